@@ -1,0 +1,356 @@
+//! Options, their defaults and their validation.
+//!
+//! The names and defaults are the reference's (`msgThreshold`, `maxToken`, `tokenRatio`,
+//! `lastKeep`, ...), so its users find them where they expect. Unlike the reference, every value
+//! is checked: a wrong one fails construction with `INVALID_CONFIG` naming the option, instead
+//! of misbehaving later. Options are read from JSON by hand rather than through serde so that
+//! every error names its option.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::format::openai::kind_of;
+use crate::prompts::PromptConfig;
+use crate::tokens::Tokenizer;
+
+/// Engine options. Build with [`Config::default`] and change fields, or read from JSON with
+/// [`Config::from_json`]; either way call [`Config::validate`] (the engine does).
+///
+/// ```
+/// let mut c = autocontext::Config::default();
+/// c.max_token = 32_000;
+/// c.validate().unwrap();
+/// assert_eq!(c.trigger_tokens(), 24_000);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Compress when the working list has at least this many messages (default 100).
+    pub msg_threshold: u32,
+    /// The model's context window in tokens (default 131072).
+    pub max_token: u64,
+    /// Compress when tokens reach `max_token × token_ratio`; that is also the target (default 0.75).
+    pub token_ratio: f64,
+    /// The last messages kept verbatim by the protected strategies, widened to whole tool
+    /// exchanges (default 50, or half of `msg_threshold` when that is smaller).
+    pub last_keep: u32,
+    /// A message whose text exceeds this many characters is "large" (default 5120).
+    pub large_payload_threshold: u32,
+    /// Characters of preview left in place of an offloaded message (default 200).
+    pub offload_single_preview: u32,
+    /// Historical runs of more tool messages than this are compressed together (default 6).
+    pub min_consecutive_tool_messages: u32,
+    /// Target length of current-round compression, as a share of the original (default 0.3).
+    pub current_round_compression_ratio: f64,
+    /// Spans estimated below this many tokens are not worth an LLM summary (default 5000).
+    pub min_compression_token_threshold: u32,
+    /// A tool result longer than this many characters is truncated to head and tail, the whole
+    /// of it offloaded (default 20000).
+    pub tool_result_limit: u32,
+    /// Tokens the host sends besides the messages (system prompt, tool schemas); counted
+    /// against the window (default 0).
+    pub reserved_tokens: u64,
+    /// Namespace of this conversation's offload keys (`<sessionId>/<uuid>`); default a new uuid.
+    pub session_id: String,
+    /// Wire format of the messages (default `openai`).
+    pub format: Format,
+    /// How tokens are counted (default `o200k_base`).
+    pub tokenizer: Tokenizer,
+    /// Custom prompts for the LLM strategies.
+    pub custom_prompt: PromptConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            msg_threshold: 100,
+            max_token: 131_072,
+            token_ratio: 0.75,
+            last_keep: 50,
+            large_payload_threshold: 5120,
+            offload_single_preview: 200,
+            min_consecutive_tool_messages: 6,
+            current_round_compression_ratio: 0.3,
+            min_compression_token_threshold: 5000,
+            tool_result_limit: 20_000,
+            reserved_tokens: 0,
+            session_id: uuid::Uuid::new_v4().to_string(),
+            format: Format::OpenAi,
+            tokenizer: Tokenizer::O200kBase,
+            custom_prompt: PromptConfig::default(),
+        }
+    }
+}
+
+const KNOWN: &[&str] = &[
+    "msgThreshold",
+    "maxToken",
+    "tokenRatio",
+    "lastKeep",
+    "largePayloadThreshold",
+    "offloadSinglePreview",
+    "minConsecutiveToolMessages",
+    "currentRoundCompressionRatio",
+    "minCompressionTokenThreshold",
+    "toolResultLimit",
+    "reservedTokens",
+    "sessionId",
+    "format",
+    "tokenizer",
+    "customPrompt",
+];
+
+impl Config {
+    /// Token count at which compression starts, and the target a pass compresses below.
+    pub fn trigger_tokens(&self) -> u64 {
+        (self.max_token as f64 * self.token_ratio).floor() as u64
+    }
+
+    /// Reads options from a JSON object (camelCase names), then validates them.
+    pub fn from_json(v: &Value) -> Result<Config> {
+        let obj = match v {
+            Value::Object(o) => o,
+            Value::Null => return Config::default().validated(),
+            other => {
+                return Err(Error::new(
+                    crate::ErrorCode::InvalidConfig,
+                    format!("options must be an object, got {}", kind_of(other)),
+                ))
+            }
+        };
+        for key in obj.keys() {
+            if !KNOWN.contains(&key.as_str()) {
+                let hint = KNOWN
+                    .iter()
+                    .find(|k| k.eq_ignore_ascii_case(key))
+                    .map(|k| format!(" (did you mean `{k}`?)"))
+                    .unwrap_or_default();
+                return Err(Error::config(key, format!("is not an option of autocontext{hint}")));
+            }
+        }
+        let mut c = Config::default();
+        let explicit_last_keep = obj.contains_key("lastKeep");
+        read_int(obj, "msgThreshold", &mut c.msg_threshold)?;
+        read_int(obj, "maxToken", &mut c.max_token)?;
+        read_float(obj, "tokenRatio", &mut c.token_ratio)?;
+        read_int(obj, "lastKeep", &mut c.last_keep)?;
+        read_int(obj, "largePayloadThreshold", &mut c.large_payload_threshold)?;
+        read_int(obj, "offloadSinglePreview", &mut c.offload_single_preview)?;
+        read_int(obj, "minConsecutiveToolMessages", &mut c.min_consecutive_tool_messages)?;
+        read_float(obj, "currentRoundCompressionRatio", &mut c.current_round_compression_ratio)?;
+        read_int(obj, "minCompressionTokenThreshold", &mut c.min_compression_token_threshold)?;
+        read_int(obj, "toolResultLimit", &mut c.tool_result_limit)?;
+        read_int(obj, "reservedTokens", &mut c.reserved_tokens)?;
+        if !explicit_last_keep {
+            c.last_keep = c.last_keep.min(c.msg_threshold / 2);
+        }
+        if let Some(v) = obj.get("sessionId") {
+            c.session_id = match v {
+                Value::String(s) => s.clone(),
+                other => return Err(Error::config("sessionId", format!("must be a string, got {}", kind_of(other)))),
+            };
+        }
+        if let Some(v) = obj.get("format") {
+            c.format = match v.as_str() {
+                Some("openai") => Format::OpenAi,
+                _ => return Err(Error::config("format", format!("must be \"openai\", got {v}"))),
+            };
+        }
+        if let Some(v) = obj.get("tokenizer") {
+            c.tokenizer = match v.as_str().and_then(Tokenizer::from_name) {
+                Some(t) => t,
+                None => {
+                    return Err(Error::config(
+                        "tokenizer",
+                        format!("must be \"o200k_base\", \"cl100k_base\", \"estimate\" or a function, got {v}"),
+                    ))
+                }
+            };
+        }
+        if let Some(v) = obj.get("customPrompt") {
+            c.custom_prompt = PromptConfig::from_json(v)?;
+        }
+        c.validated()
+    }
+
+    fn validated(self) -> Result<Config> {
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// Checks every value and the relations between them.
+    pub fn validate(&self) -> Result<()> {
+        positive("msgThreshold", self.msg_threshold as u64, 10_000_000)?;
+        positive("maxToken", self.max_token, 1_000_000_000)?;
+        ratio("tokenRatio", self.token_ratio)?;
+        ratio("currentRoundCompressionRatio", self.current_round_compression_ratio)?;
+        positive("largePayloadThreshold", self.large_payload_threshold as u64, 1_000_000_000)?;
+        positive("minConsecutiveToolMessages", self.min_consecutive_tool_messages as u64, 1_000_000)?;
+        positive("minCompressionTokenThreshold", self.min_compression_token_threshold as u64, 1_000_000_000)?;
+        if self.last_keep >= self.msg_threshold {
+            return Err(Error::config(
+                "lastKeep",
+                format!(
+                    "({}) must be smaller than msgThreshold ({}), or no count-triggered pass could ever compress",
+                    self.last_keep, self.msg_threshold
+                ),
+            ));
+        }
+        if self.offload_single_preview >= self.large_payload_threshold {
+            return Err(Error::config(
+                "offloadSinglePreview",
+                format!(
+                    "({}) must be smaller than largePayloadThreshold ({}), or an offload would not shrink anything",
+                    self.offload_single_preview, self.large_payload_threshold
+                ),
+            ));
+        }
+        if self.tool_result_limit < 100 {
+            return Err(Error::config("toolResultLimit", format!("must be at least 100 characters, got {}", self.tool_result_limit)));
+        }
+        if self.reserved_tokens >= self.trigger_tokens() {
+            return Err(Error::config(
+                "reservedTokens",
+                format!(
+                    "({}) leaves no room for messages under maxToken × tokenRatio ({})",
+                    self.reserved_tokens,
+                    self.trigger_tokens()
+                ),
+            ));
+        }
+        let sid = &self.session_id;
+        if sid.is_empty()
+            || sid.len() > 128
+            || !sid.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+        {
+            return Err(Error::config(
+                "sessionId",
+                format!("must be 1–128 characters of A–Z, a–z, 0–9, '-', '_', '.', ':' (it prefixes store keys), got {sid:?}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The options as JSON (camelCase), as [`Config::from_json`] reads them.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "msgThreshold": self.msg_threshold,
+            "maxToken": self.max_token,
+            "tokenRatio": self.token_ratio,
+            "lastKeep": self.last_keep,
+            "largePayloadThreshold": self.large_payload_threshold,
+            "offloadSinglePreview": self.offload_single_preview,
+            "minConsecutiveToolMessages": self.min_consecutive_tool_messages,
+            "currentRoundCompressionRatio": self.current_round_compression_ratio,
+            "minCompressionTokenThreshold": self.min_compression_token_threshold,
+            "toolResultLimit": self.tool_result_limit,
+            "reservedTokens": self.reserved_tokens,
+            "sessionId": self.session_id,
+            "format": self.format.name(),
+            "tokenizer": self.tokenizer.name(),
+            "customPrompt": self.custom_prompt.to_json(),
+        })
+    }
+}
+
+fn positive(field: &str, v: u64, max: u64) -> Result<()> {
+    if v == 0 || v > max {
+        return Err(Error::config(field, format!("must be an integer from 1 to {max}, got {v}")));
+    }
+    Ok(())
+}
+
+fn ratio(field: &str, v: f64) -> Result<()> {
+    if !(v > 0.0 && v <= 1.0) {
+        return Err(Error::config(field, format!("must be a number in (0, 1], got {v}")));
+    }
+    Ok(())
+}
+
+fn read_int<T: TryFrom<u64>>(obj: &Map<String, Value>, field: &str, out: &mut T) -> Result<()> {
+    let Some(v) = obj.get(field) else { return Ok(()) };
+    let n = match v {
+        Value::Number(n) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19).map(|f| f as u64)),
+        _ => None,
+    };
+    let n = n.ok_or_else(|| Error::config(field, format!("must be a non-negative integer, got {}", show(v))))?;
+    *out = T::try_from(n).map_err(|_| Error::config(field, format!("is too large: {n}")))?;
+    Ok(())
+}
+
+fn read_float(obj: &Map<String, Value>, field: &str, out: &mut f64) -> Result<()> {
+    let Some(v) = obj.get(field) else { return Ok(()) };
+    *out = v.as_f64().ok_or_else(|| Error::config(field, format!("must be a number, got {}", show(v))))?;
+    Ok(())
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Number(n) => n.to_string(),
+        other => kind_of(other).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_references() {
+        let c = Config::from_json(&json!({})).unwrap();
+        assert_eq!(c.msg_threshold, 100);
+        assert_eq!(c.max_token, 131_072);
+        assert_eq!(c.token_ratio, 0.75);
+        assert_eq!(c.last_keep, 50);
+        assert_eq!(c.large_payload_threshold, 5120);
+        assert_eq!(c.offload_single_preview, 200);
+        assert_eq!(c.min_consecutive_tool_messages, 6);
+        assert_eq!(c.current_round_compression_ratio, 0.3);
+        assert_eq!(c.min_compression_token_threshold, 5000);
+        assert_eq!(c.trigger_tokens(), 98_304);
+    }
+
+    #[test]
+    fn every_bad_value_names_its_option() {
+        let cases = [
+            (json!({"maxToken": -5}), "maxToken"),
+            (json!({"maxToken": 0}), "maxToken"),
+            (json!({"maxToken": 1.5}), "maxToken"),
+            (json!({"maxToken": "NaN"}), "maxToken"),
+            (json!({"maxToken": 1e300}), "maxToken"),
+            (json!({"tokenRatio": 1.5}), "tokenRatio"),
+            (json!({"tokenRatio": 0}), "tokenRatio"),
+            (json!({"msgThreshold": 10, "lastKeep": 10}), "lastKeep"),
+            (json!({"offloadSinglePreview": 6000}), "offloadSinglePreview"),
+            (json!({"sessionId": "a/b"}), "sessionId"),
+            (json!({"sessionId": ""}), "sessionId"),
+            (json!({"format": "xml"}), "format"),
+            (json!({"tokenizer": "gpt2"}), "tokenizer"),
+            (json!({"maxtoken": 5}), "maxtoken"),
+            (json!({"reservedTokens": 99_000}), "reservedTokens"),
+        ];
+        for (opts, field) in cases {
+            let e = Config::from_json(&opts).unwrap_err();
+            assert_eq!(e.code(), crate::ErrorCode::InvalidConfig, "{opts}");
+            assert_eq!(e.field(), Some(field), "{opts}: {}", e.message());
+            assert!(e.message().contains(field), "{}", e.message());
+        }
+        let e = Config::from_json(&json!({"maxtoken": 5})).unwrap_err();
+        assert!(e.message().contains("did you mean `maxToken`"), "{}", e.message());
+    }
+
+    #[test]
+    fn last_keep_follows_a_small_msg_threshold() {
+        let c = Config::from_json(&json!({"msgThreshold": 30})).unwrap();
+        assert_eq!(c.last_keep, 15);
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let c = Config::from_json(&json!({"maxToken": 32000, "sessionId": "s1", "tokenizer": "estimate"})).unwrap();
+        assert_eq!(Config::from_json(&c.to_json()).unwrap(), c);
+    }
+}

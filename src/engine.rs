@@ -1,0 +1,577 @@
+//! `AutoContextMemory`: the working list, the append-only original log, the offload index and
+//! the events, and the compression pass that ties them together.
+//!
+//! A pass works on a snapshot of the working list. It runs the ladder cheapest first,
+//! re-measuring after each strategy, until the request fits under `maxToken × tokenRatio` or
+//! nothing more applies. Originals are written to the store before anything changes, and the
+//! pass commits all its edits at once at the end: if the store or the summarizer fails, the
+//! working list is exactly as it was, no event is recorded and the offloads written so far are
+//! deleted again. Messages added while a pass awaits the host are kept: the commit replaces
+//! only the prefix the pass looked at.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use futures_util::future::join_all;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::CompressionEvent;
+use crate::format::Format;
+use crate::host::{OffloadStore, Summarizer};
+use crate::message::{transcript, Message};
+use crate::strategy::{Ctx, Edit, Entry, Strategy, DEFAULT_LADDER};
+use crate::structure::Structure;
+use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
+
+/// Sweeps of the ladder a pass may make before it gives up (the loop guard).
+const MAX_SWEEPS: usize = 4;
+
+/// What `compress_if_needed` did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompressResult {
+    /// Whether the working list changed.
+    pub compressed: bool,
+    /// Request tokens before the pass.
+    pub tokens_before: u64,
+    /// Request tokens after the pass.
+    pub tokens_after: u64,
+    /// Working messages before the pass.
+    pub messages_before: usize,
+    /// Working messages after the pass.
+    pub messages_after: usize,
+    /// The target the pass compressed towards (`maxToken × tokenRatio`).
+    pub target_tokens: u64,
+    /// Whether the request now fits under the target.
+    pub under_target: bool,
+    /// Why a triggered pass could not reach the target, if it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The changes made, in order.
+    pub events: Vec<CompressionEvent>,
+}
+
+/// An offload this session created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OffloadRecord {
+    /// Its uuid.
+    pub uuid: String,
+    /// How many messages it holds.
+    pub message_count: usize,
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub working: Vec<Entry>,
+    pub working_tokens: u64,
+    pub original: Vec<Rc<Value>>,
+    pub offloads: Vec<OffloadRecord>,
+    pub offload_ids: HashSet<String>,
+    pub events: Vec<CompressionEvent>,
+    pub call_ids: HashSet<String>,
+    /// Bumped by every commit that rewrites the working list.
+    pub generation: u64,
+}
+
+/// The context memory of one conversation.
+///
+/// ```
+/// use autocontext::{AutoContextMemory, Config, MemoryStore, NoSummarizer};
+/// use serde_json::json;
+///
+/// let mut config = Config::default();
+/// config.max_token = 2_000;
+/// config.tool_result_limit = 1_000;
+/// let memory = AutoContextMemory::new(config, NoSummarizer, MemoryStore::new()).unwrap();
+/// memory.add(&json!([
+///     {"role": "user", "content": "read the log"},
+///     {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]},
+///     {"role": "tool", "tool_call_id": "c1", "content": "line\n".repeat(2_000)},
+/// ])).unwrap();
+/// let result = futures_executor::block_on(memory.compress_if_needed()).unwrap();
+/// assert!(result.compressed && result.under_target);
+/// assert_eq!(memory.messages()[2]["tool_call_id"], "c1");
+/// ```
+pub struct AutoContextMemory<S, O> {
+    config: Config,
+    counter: TokenCounter,
+    summarizer: Option<S>,
+    store: O,
+    ladder: Vec<Strategy>,
+    pub(crate) state: RefCell<State>,
+    busy: Cell<bool>,
+}
+
+impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
+    /// A memory with the tokenizer named in `config`.
+    pub fn new(config: Config, summarizer: S, store: O) -> Result<Self> {
+        let counter = TokenCounter::new(config.tokenizer)?;
+        Self::with_counter(config, counter, Some(summarizer), store)
+    }
+
+    /// A memory with an explicit token counter and an optional summarizer (without one, the
+    /// LLM strategies are skipped).
+    pub fn with_counter(config: Config, counter: TokenCounter, summarizer: Option<S>, store: O) -> Result<Self> {
+        config.validate()?;
+        Ok(AutoContextMemory {
+            config,
+            counter,
+            summarizer,
+            store,
+            ladder: DEFAULT_LADDER.to_vec(),
+            state: RefCell::new(State::default()),
+            busy: Cell::new(false),
+        })
+    }
+
+    /// The options in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The wire format.
+    pub fn format(&self) -> Format {
+        self.config.format
+    }
+
+    /// The store.
+    pub fn store(&self) -> &O {
+        &self.store
+    }
+
+    /// Adds one wire message, or an array of them. All or nothing: if any message is invalid
+    /// (bad shape, a tool result that answers no open call, a reused call id, a new turn while
+    /// calls still wait for results), nothing is added and the error names the message by its
+    /// index in the conversation.
+    pub fn add(&self, value: &Value) -> Result<()> {
+        let items: Vec<&Value> = match value {
+            Value::Array(a) => a.iter().collect(),
+            other => vec![other],
+        };
+        let base = self.state.borrow().original.len();
+        let mut parsed = Vec::with_capacity(items.len());
+        for (k, v) in items.iter().enumerate() {
+            let m = self.config.format.parse(k, v).map_err(|e| e.offset_index(base))?;
+            parsed.push(m);
+        }
+        let mut entries = Vec::with_capacity(parsed.len());
+        {
+            let st = self.state.borrow();
+            let mut open = open_exchange(&st.working);
+            let mut new_calls: HashSet<&str> = HashSet::new();
+            for (k, m) in parsed.iter().enumerate() {
+                let index = base + k;
+                check_pairing(index, m, &mut open, &st.call_ids, &mut new_calls)?;
+            }
+        }
+        for m in parsed {
+            let tokens = self.counter.count_message(&m)?;
+            entries.push(Entry { msg: Rc::new(m), tokens });
+        }
+        let mut st = self.state.borrow_mut();
+        for (e, v) in entries.into_iter().zip(items) {
+            for id in e.msg.call_ids() {
+                st.call_ids.insert(id.to_string());
+            }
+            st.working_tokens += e.tokens as u64;
+            st.original.push(Rc::new(v.clone()));
+            st.working.push(e);
+        }
+        Ok(())
+    }
+
+    /// The working list in wire format, ready to send.
+    pub fn messages(&self) -> Vec<Value> {
+        self.state.borrow().working.iter().map(|e| e.msg.wire.clone()).collect()
+    }
+
+    /// The working list as canonical messages.
+    pub fn working(&self) -> Vec<Rc<Message>> {
+        self.state.borrow().working.iter().map(|e| e.msg.clone()).collect()
+    }
+
+    /// Everything ever added, in order, exactly as added.
+    pub fn original_messages(&self) -> Vec<Value> {
+        self.state.borrow().original.iter().map(|v| (**v).clone()).collect()
+    }
+
+    /// Tokens of the request the working list makes (messages, request overhead and
+    /// `reservedTokens`).
+    pub fn token_count(&self) -> u64 {
+        request_tokens(self.state.borrow().working_tokens, &self.config)
+    }
+
+    /// All events so far.
+    pub fn events(&self) -> Vec<CompressionEvent> {
+        self.state.borrow().events.clone()
+    }
+
+    /// The offloads this session created.
+    pub fn offloads(&self) -> Vec<OffloadRecord> {
+        self.state.borrow().offloads.clone()
+    }
+
+    /// Whether a pass would run now.
+    pub fn needs_compression(&self) -> bool {
+        let st = self.state.borrow();
+        st.working.len() >= self.config.msg_threshold as usize
+            || request_tokens(st.working_tokens, &self.config) >= self.config.trigger_tokens()
+    }
+
+    /// Problems a provider would reject the working list for (empty when valid).
+    pub fn validate(&self) -> Vec<crate::format::Problem> {
+        let st = self.state.borrow();
+        let msgs: Vec<Message> = st.working.iter().map(|e| (*e.msg).clone()).collect();
+        self.config.format.validate(&msgs)
+    }
+
+    /// Runs a compression pass if the working list is over `msgThreshold` messages or
+    /// `maxToken × tokenRatio` tokens.
+    pub async fn compress_if_needed(&self) -> Result<CompressResult> {
+        if self.busy.replace(true) {
+            return Err(Error::new(
+                ErrorCode::LimitExceeded,
+                "a compression pass is already running on this memory; await it first",
+            ));
+        }
+        let out = self.run_pass().await;
+        self.busy.set(false);
+        out
+    }
+
+    async fn run_pass(&self) -> Result<CompressResult> {
+        let (mut work, generation) = {
+            let st = self.state.borrow();
+            (st.working.clone(), st.generation)
+        };
+        let snapshot_len = work.len();
+        let target = self.config.trigger_tokens();
+        let tokens_before = request_tokens(sum_tokens(&work), &self.config);
+        let mut result = CompressResult {
+            compressed: false,
+            tokens_before,
+            tokens_after: tokens_before,
+            messages_before: snapshot_len,
+            messages_after: snapshot_len,
+            target_tokens: target,
+            under_target: tokens_before < target,
+            reason: None,
+            events: Vec::new(),
+        };
+        let count_pressure = snapshot_len >= self.config.msg_threshold as usize;
+        if tokens_before < target && !count_pressure {
+            return Ok(result);
+        }
+
+        let mut written: Vec<String> = Vec::new();
+        let mut events: Vec<CompressionEvent> = Vec::new();
+        let outcome = self.sweep(&mut work, &mut written, &mut events, target).await;
+        if let Err(e) = outcome {
+            self.delete_quietly(&written).await;
+            return Err(e);
+        }
+
+        let tokens_after = request_tokens(sum_tokens(&work), &self.config);
+        result.tokens_after = tokens_after;
+        result.under_target = tokens_after < target;
+        if !result.under_target {
+            result.reason = Some(
+                "the strategies that apply could not bring the request under the target: what remains is protected \
+                 (system messages, the current round, the lastKeep tail) or needs a summarize function"
+                    .into(),
+            );
+        }
+        if events.is_empty() {
+            return Ok(result);
+        }
+
+        let now = crate::now_ms();
+        for e in &mut events {
+            e.timestamp = now;
+        }
+        let mut st = self.state.borrow_mut();
+        if st.generation != generation || st.working.len() < snapshot_len {
+            drop(st);
+            self.delete_quietly(&written).await;
+            return Err(Error::new(ErrorCode::InvalidState, "the memory changed under the pass (restored or compressed elsewhere); nothing was applied"));
+        }
+        let appended: Vec<Entry> = st.working[snapshot_len..].to_vec();
+        result.messages_after = work.len() + appended.len();
+        work.extend(appended);
+        st.working_tokens = sum_tokens(&work);
+        st.working = work;
+        for uuid in &written {
+            let count = events.iter().find(|e| e.offload_uuid.as_deref() == Some(uuid)).map_or(0, |e| e.message_count);
+            st.offload_ids.insert(uuid.clone());
+            st.offloads.push(OffloadRecord { uuid: uuid.clone(), message_count: count });
+        }
+        st.events.extend(events.iter().cloned());
+        st.generation += 1;
+        result.compressed = true;
+        result.events = events;
+        Ok(result)
+    }
+
+    async fn sweep(
+        &self,
+        work: &mut Vec<Entry>,
+        written: &mut Vec<String>,
+        events: &mut Vec<CompressionEvent>,
+        target: u64,
+    ) -> Result<()> {
+        for _ in 0..MAX_SWEEPS {
+            let mut changed = false;
+            for &strategy in &self.ladder {
+                let total = request_tokens(sum_tokens(work), &self.config);
+                if total < target {
+                    return Ok(());
+                }
+                if strategy.uses_llm() && self.summarizer.is_none() {
+                    continue;
+                }
+                let st = Structure::analyze(work, self.config.last_keep as usize);
+                let ctx = Ctx { config: &self.config, format: self.config.format, working: work, st: &st, total, target };
+                let edits = match &self.summarizer {
+                    Some(s) => strategy.plan(&ctx, s).await?,
+                    None => strategy.plan(&ctx, &crate::host::NoSummarizer).await?,
+                };
+                let edits = self.keep_useful(work, edits)?;
+                if edits.is_empty() {
+                    continue;
+                }
+                self.write_offloads(work, &edits, written).await?;
+                apply(work, edits, strategy, events);
+                changed = true;
+            }
+            if !changed {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the replacements and drops edits that would not save a token.
+    fn keep_useful(&self, work: &[Entry], edits: Vec<Edit>) -> Result<Vec<(Edit, Vec<u32>)>> {
+        let mut out = Vec::new();
+        for e in edits {
+            let before: u64 = work[e.span.clone()].iter().map(|x| x.tokens as u64).sum();
+            let counts = e.replacement.iter().map(|m| self.counter.count_message(m)).collect::<Result<Vec<u32>>>()?;
+            let after: u64 = counts.iter().map(|&c| c as u64).sum();
+            if after < before {
+                out.push((e, counts));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn write_offloads(&self, work: &[Entry], edits: &[(Edit, Vec<u32>)], written: &mut Vec<String>) -> Result<()> {
+        let payloads: Vec<(String, String)> = edits
+            .iter()
+            .filter_map(|(e, _)| {
+                let uuid = e.offload.as_ref()?;
+                let messages: Vec<&Value> = work[e.span.clone()].iter().map(|x| &x.msg.wire).collect();
+                let body = json!({
+                    "autocontext": 1,
+                    "sessionId": self.config.session_id,
+                    "uuid": uuid,
+                    "format": self.config.format.name(),
+                    "messages": messages,
+                });
+                Some((uuid.clone(), body.to_string()))
+            })
+            .collect();
+        let keys: Vec<String> = payloads.iter().map(|(u, _)| self.key(u)).collect();
+        let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body))| self.store.put(k, body))).await;
+        let mut failure = None;
+        for ((uuid, _), r) in payloads.iter().zip(results) {
+            match r {
+                Ok(()) => written.push(uuid.clone()),
+                Err(e) if failure.is_none() => failure = Some(e),
+                Err(_) => {}
+            }
+        }
+        match failure {
+            Some(e) => Err(Error::host(ErrorCode::StoreFailed, "the offload store failed to put an offload; nothing was changed", e)),
+            None => Ok(()),
+        }
+    }
+
+    async fn delete_quietly(&self, uuids: &[String]) {
+        let keys: Vec<String> = uuids.iter().map(|u| self.key(u)).collect();
+        let _ = join_all(keys.iter().map(|k| self.store.delete(k))).await;
+    }
+
+    fn key(&self, uuid: &str) -> String {
+        format!("{}/{}", self.config.session_id, uuid)
+    }
+
+    /// The original messages of an offload this session created, in wire format.
+    pub async fn reload(&self, uuid: &str) -> Result<Vec<Value>> {
+        if !is_uuid(uuid) {
+            return Err(Error::new(ErrorCode::InvalidArgument, format!("{uuid:?} is not an offload uuid (expected 8-4-4-4-12 hex digits)")).at_field("uuid"));
+        }
+        if !self.state.borrow().offload_ids.contains(uuid) {
+            return Err(Error::new(ErrorCode::NotFound, format!("no offload {uuid} in session {:?}", self.config.session_id)));
+        }
+        let raw = self
+            .store
+            .get(&self.key(uuid))
+            .await
+            .map_err(|e| Error::host(ErrorCode::StoreFailed, "the offload store failed to get an offload", e))?
+            .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("offload {uuid} is missing from the store")))?;
+        let body: Value = serde_json::from_str(&raw)
+            .map_err(|e| Error::new(ErrorCode::StoreFailed, format!("offload {uuid} in the store is not valid JSON: {e}")))?;
+        match body.get("messages") {
+            Some(Value::Array(m)) if body.get("uuid").and_then(Value::as_str) == Some(uuid) => Ok(m.clone()),
+            _ => Err(Error::new(ErrorCode::StoreFailed, format!("offload {uuid} in the store is not an autocontext offload"))),
+        }
+    }
+
+    /// Executes a `context_reload` call of the model and returns the text to send back as the
+    /// tool's result. An unknown or malformed uuid is answered in the text, for the model to
+    /// read; a failing store is an error for the host.
+    pub async fn handle_reload_call(&self, call: &Value) -> Result<String> {
+        let Some(uuid) = self.config.format.reload_call_uuid(call) else {
+            return Ok(format!(
+                "context_reload needs one string argument `{}`: the uuid from a <!-- CONTEXT_OFFLOAD: uuid=... --> marker.",
+                crate::format::RELOAD_TOOL_PARAM
+            ));
+        };
+        match self.reload(&uuid).await {
+            Ok(values) => {
+                let mut msgs = Vec::with_capacity(values.len());
+                for (i, v) in values.iter().enumerate() {
+                    msgs.push(self.config.format.parse(i, v)?);
+                }
+                let refs: Vec<&Message> = msgs.iter().collect();
+                Ok(format!(
+                    "Original content of offload {uuid} ({} message{}):\n{}",
+                    msgs.len(),
+                    if msgs.len() == 1 { "" } else { "s" },
+                    transcript(&refs)
+                ))
+            }
+            Err(e) if matches!(e.code(), ErrorCode::NotFound | ErrorCode::InvalidArgument) => {
+                Ok(format!("No offloaded context with uuid {uuid:?} exists in this conversation."))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn apply(work: &mut Vec<Entry>, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy, events: &mut Vec<CompressionEvent>) {
+    let mut edits = edits;
+    edits.sort_by_key(|(e, _)| std::cmp::Reverse(e.span.start));
+    let mut new_events = Vec::with_capacity(edits.len());
+    for (e, counts) in edits {
+        let before: u64 = work[e.span.clone()].iter().map(|x| x.tokens as u64).sum();
+        let after: u64 = counts.iter().map(|&c| c as u64).sum();
+        let ev = CompressionEvent {
+            event_type: strategy.event_type().into(),
+            timestamp: 0.0,
+            index: e.span.start,
+            message_count: e.span.len(),
+            replacement_count: e.replacement.len(),
+            tokens_before: before,
+            tokens_after: after,
+            offload_uuid: e.offload.clone(),
+            summarize_input_tokens: e.usage.0,
+            summarize_output_tokens: e.usage.1,
+        };
+        let entries = e.replacement.into_iter().zip(counts).map(|(m, tokens)| Entry { msg: Rc::new(m), tokens });
+        work.splice(e.span.clone(), entries);
+        new_events.push(ev);
+    }
+    // Indices of earlier edits are unaffected by later ones (applied back to front); shift the
+    // indices recorded for later spans by what the earlier ones removed.
+    new_events.reverse();
+    let mut shift: isize = 0;
+    for ev in &mut new_events {
+        ev.index = (ev.index as isize + shift) as usize;
+        shift += ev.replacement_count as isize - ev.message_count as isize;
+    }
+    events.extend(new_events);
+}
+
+fn sum_tokens(work: &[Entry]) -> u64 {
+    work.iter().map(|e| e.tokens as u64).sum()
+}
+
+fn request_tokens(messages: u64, config: &Config) -> u64 {
+    messages + REQUEST_OVERHEAD + config.reserved_tokens
+}
+
+pub(crate) fn is_uuid(s: &str) -> bool {
+    uuid::Uuid::try_parse(s).is_ok_and(|u| u.hyphenated().to_string() == s.to_ascii_lowercase()) && s.len() == 36
+}
+
+/// The calls of the exchange still open at the end of `working`, and which are answered.
+fn open_exchange(working: &[Entry]) -> Option<(Vec<String>, Vec<bool>)> {
+    let mut answered: Vec<String> = Vec::new();
+    for e in working.iter().rev() {
+        let m = &e.msg;
+        if m.has_calls() {
+            let ids: Vec<String> = m.call_ids().map(str::to_string).collect();
+            let done = ids.iter().map(|id| answered.contains(id)).collect();
+            return Some((ids, done));
+        }
+        if !m.has_results() {
+            return None;
+        }
+        answered.extend(m.result_ids().map(str::to_string));
+    }
+    None
+}
+
+fn check_pairing<'a>(
+    index: usize,
+    m: &'a Message,
+    open: &mut Option<(Vec<String>, Vec<bool>)>,
+    seen: &HashSet<String>,
+    new_calls: &mut HashSet<&'a str>,
+) -> Result<()> {
+    if m.has_results() {
+        for id in m.result_ids() {
+            let Some((ids, done)) = open.as_mut() else {
+                return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?}, but no assistant message before it made that call")));
+            };
+            match ids.iter().position(|c| c == id) {
+                Some(k) if done[k] => {
+                    return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?} a second time")))
+                }
+                Some(k) => done[k] = true,
+                None => {
+                    return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?}, which the open assistant message did not make")))
+                }
+            }
+        }
+        return Ok(());
+    }
+    if let Some((ids, done)) = open.as_ref() {
+        let missing: Vec<&str> = ids.iter().zip(done).filter(|(_, d)| !**d).map(|(i, _)| i.as_str()).collect();
+        if !missing.is_empty() {
+            return Err(Error::message_at(
+                index,
+                "",
+                format!("the conversation moves on while tool call(s) {missing:?} still wait for their results; add the results first"),
+            ));
+        }
+    }
+    *open = None;
+    if m.has_calls() {
+        let ids: Vec<String> = m.call_ids().map(str::to_string).collect();
+        for id in m.call_ids() {
+            if seen.contains(id) || !new_calls.insert(id) {
+                return Err(Error::message_at(index, "tool_calls", format!("reuses tool call id {id:?}")));
+            }
+        }
+        let n = ids.len();
+        *open = Some((ids, vec![false; n]));
+    }
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! What the host supplies: a summarizer (its own LLM) and an offload store.
+//!
+//! Both are async traits without a `Send` bound: in WebAssembly everything runs on one thread,
+//! and the binding implements them over JavaScript promises. Natively, tests implement them
+//! with fakes. Errors are [`HostError`]s, which carry the host's own error through the engine
+//! untouched.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::HostError;
+
+/// What a strategy asks the host's summarizer to compress.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummarizeRequest {
+    /// Which strategy asks: `tool_calls`, `round`, `large_message`, `current_round`, `rollup`,
+    /// `prefix` or `facts`.
+    pub kind: String,
+    /// Instructions for the summarizer model.
+    pub system: String,
+    /// The span to compress, serialized as text inside tags, plus any hint.
+    pub prompt: String,
+    /// The same span in the host's wire format.
+    pub messages: Vec<Value>,
+    /// The length the summary should stay under, in characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_chars: Option<usize>,
+}
+
+/// What the summarizer returned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// The summary text.
+    pub text: String,
+    /// Tokens the host's model read, when it reported them.
+    pub input_tokens: Option<u64>,
+    /// Tokens the host's model wrote, when it reported them.
+    pub output_tokens: Option<u64>,
+}
+
+/// The host's LLM, used by the summarizing strategies.
+#[allow(async_fn_in_trait)]
+pub trait Summarizer {
+    /// Compresses the request's span into a summary.
+    async fn summarize(&self, request: &SummarizeRequest) -> Result<Summary, HostError>;
+}
+
+/// Where originals of replaced spans are kept, under keys `<sessionId>/<uuid>`.
+#[allow(async_fn_in_trait)]
+pub trait OffloadStore {
+    /// The value under `key`, or `None`.
+    async fn get(&self, key: &str) -> Result<Option<String>, HostError>;
+    /// Stores `value` under `key`.
+    async fn put(&self, key: &str, value: &str) -> Result<(), HostError>;
+    /// Removes `key` (no error when absent).
+    async fn delete(&self, key: &str) -> Result<(), HostError>;
+}
+
+/// An offload store in memory; clones share the same map.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    map: Rc<RefCell<BTreeMap<String, String>>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of keys stored.
+    pub fn len(&self) -> usize {
+        self.map.borrow().len()
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.map.borrow().is_empty()
+    }
+
+    /// All keys, sorted.
+    pub fn keys(&self) -> Vec<String> {
+        self.map.borrow().keys().cloned().collect()
+    }
+}
+
+impl OffloadStore for MemoryStore {
+    async fn get(&self, key: &str) -> Result<Option<String>, HostError> {
+        Ok(self.map.borrow().get(key).cloned())
+    }
+    async fn put(&self, key: &str, value: &str) -> Result<(), HostError> {
+        self.map.borrow_mut().insert(key.to_string(), value.to_string());
+        Ok(())
+    }
+    async fn delete(&self, key: &str) -> Result<(), HostError> {
+        self.map.borrow_mut().remove(key);
+        Ok(())
+    }
+}
+
+/// A summarizer for hosts that have none: it always fails, so LLM strategies are skipped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSummarizer;
+
+impl Summarizer for NoSummarizer {
+    async fn summarize(&self, _: &SummarizeRequest) -> Result<Summary, HostError> {
+        Err(HostError::new("no summarize function was given"))
+    }
+}

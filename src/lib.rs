@@ -1,0 +1,67 @@
+//! # autocontext
+//!
+//! A context-memory engine for LLM agents. The host adds its conversation's messages; before
+//! each model call, [`AutoContextMemory::compress_if_needed`] checks the budget and, when
+//! needed, runs a ladder of compression strategies, cheapest first: truncation of huge tool
+//! results, offload of large old messages, and summaries written by the host's own LLM through
+//! an async [`Summarizer`]. Every original is written to the host's [`OffloadStore`] before it
+//! is replaced, and every replacement names it with a `<!-- CONTEXT_OFFLOAD: uuid=... -->`
+//! marker, so nothing is ever lost: [`AutoContextMemory::reload`] brings it back.
+//!
+//! The guarantees, each one tested: the working list is always valid for the provider (tool
+//! calls and results stay paired), nothing is lost, untouched messages come back identical to
+//! what was added, a pass commits all or nothing, a pass converges or says why it cannot, and
+//! no input makes the engine panic.
+//!
+//! This crate is the engine; the npm package `autocontext` wraps it for browsers, Workers, Deno
+//! and Node. Everything outside `src/wasm/` is plain Rust and runs natively.
+//!
+//! ```
+//! use autocontext::{AutoContextMemory, Config, MemoryStore, NoSummarizer};
+//! use serde_json::json;
+//!
+//! let memory = AutoContextMemory::new(Config::default(), NoSummarizer, MemoryStore::new()).unwrap();
+//! memory.add(&json!({"role": "user", "content": "hello"})).unwrap();
+//! assert_eq!(memory.messages(), vec![json!({"role": "user", "content": "hello"})]);
+//! ```
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod events;
+pub mod format;
+pub mod host;
+pub mod message;
+pub mod prompts;
+pub mod state;
+pub mod strategy;
+pub mod structure;
+pub mod tokens;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+pub use config::Config;
+pub use engine::{AutoContextMemory, CompressResult, OffloadRecord};
+pub use error::{Error, ErrorCode, HostError, Result};
+pub use events::CompressionEvent;
+pub use format::Format;
+pub use host::{MemoryStore, NoSummarizer, OffloadStore, SummarizeRequest, Summarizer, Summary};
+pub use message::{Block, Message, Role, Synthetic};
+pub use tokens::{TokenCounter, Tokenizer};
+
+/// Milliseconds since the Unix epoch (from the JavaScript clock in WebAssembly, where the
+/// standard library has none).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0)
+}
+
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn now_ms() -> f64 {
+    wasm::now_ms()
+}

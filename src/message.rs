@@ -1,0 +1,257 @@
+//! The canonical message every wire format is read into.
+//!
+//! Strategies reason about roles and blocks (text, thinking, tool calls, tool results), never
+//! about a provider's JSON. Each message also keeps the exact wire value it was read from, so a
+//! message that no strategy touched is written back byte-for-byte as it came in, unknown fields
+//! included; a message a strategy rewrote is rebuilt from that wire value by its format, so the
+//! fields the strategy did not change survive too.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who speaks a message. Formats map their own roles onto these four (`developer` is `System`,
+/// an Anthropic user message made only of tool results is `Tool`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions from the application.
+    System,
+    /// A real user turn.
+    User,
+    /// The model's turn: text, thinking and tool calls.
+    Assistant,
+    /// Results of tool calls.
+    Tool,
+}
+
+/// One piece of a message's content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// Plain text.
+    Text(String),
+    /// Model reasoning that is sent back to the provider.
+    Thinking(String),
+    /// A call of a tool by the model.
+    ToolCall {
+        /// The call id that its result answers.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as the model wrote them (a JSON string for OpenAI).
+        arguments: String,
+    },
+    /// The result of one tool call.
+    ToolResult {
+        /// Id of the call this result answers.
+        call_id: String,
+        /// The result as text.
+        content: String,
+        /// Whether the tool reported an error.
+        is_error: bool,
+    },
+    /// Content the engine does not read (images, audio, files): kept as its wire value and
+    /// counted with a fixed estimate.
+    Opaque {
+        /// The part exactly as it came in.
+        raw: Value,
+        /// Fixed token estimate for this part.
+        tokens: u32,
+    },
+}
+
+/// Marks a message that the engine wrote (a replacement or a summary), never the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Synthetic {
+    /// The event type that produced it (for example `LARGE_MESSAGE_OFFLOAD`).
+    pub kind: String,
+    /// The offload holding the originals this message replaced, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offload: Option<String>,
+}
+
+/// A message in canonical form plus the wire value it is sent as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// Content, in order.
+    pub blocks: Vec<Block>,
+    /// The wire value sent to the provider.
+    pub wire: Value,
+    /// Set on messages the engine produced.
+    pub synthetic: Option<Synthetic>,
+}
+
+impl Message {
+    /// Ids of the tool calls this message makes, in order.
+    pub fn call_ids(&self) -> impl Iterator<Item = &str> {
+        self.blocks.iter().filter_map(|b| match b {
+            Block::ToolCall { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Ids of the tool calls this message answers, in order.
+    pub fn result_ids(&self) -> impl Iterator<Item = &str> {
+        self.blocks.iter().filter_map(|b| match b {
+            Block::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Whether this message calls tools.
+    pub fn has_calls(&self) -> bool {
+        self.call_ids().next().is_some()
+    }
+
+    /// Whether this message carries tool results.
+    pub fn has_results(&self) -> bool {
+        self.result_ids().next().is_some()
+    }
+
+    /// A real user turn: role user and no tool results (Anthropic carries results in user
+    /// messages), and not written by the engine.
+    pub fn is_real_user(&self) -> bool {
+        self.role == Role::User && !self.has_results() && self.synthetic.is_none()
+    }
+
+    /// A final answer of the model: an assistant message with no tool calls that the engine did
+    /// not write.
+    pub fn is_final_assistant(&self) -> bool {
+        self.role == Role::Assistant && !self.has_calls() && self.synthetic.is_none()
+    }
+
+    /// The payload a replacement can shrink: text and tool-result content (not call arguments),
+    /// in characters.
+    pub fn payload_chars(&self) -> usize {
+        self.blocks
+            .iter()
+            .map(|b| match b {
+                Block::Text(t) => t.chars().count(),
+                Block::ToolResult { content, .. } => content.chars().count(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// The readable text of the message: text blocks, then tool-result contents, joined by
+    /// newlines (thinking and call arguments left out).
+    pub fn payload_text(&self) -> String {
+        let mut out = String::new();
+        for b in &self.blocks {
+            let piece = match b {
+                Block::Text(t) => t.as_str(),
+                Block::ToolResult { content, .. } => content.as_str(),
+                _ => continue,
+            };
+            if piece.is_empty() {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(piece);
+        }
+        out
+    }
+}
+
+/// The first `n` characters of `s` (never splits a character).
+pub fn head_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// The last `n` characters of `s` (never splits a character).
+pub fn tail_chars(s: &str, n: usize) -> &str {
+    if n == 0 {
+        return "";
+    }
+    match s.char_indices().rev().nth(n - 1) {
+        Some((i, _)) => &s[i..],
+        None => s,
+    }
+}
+
+/// The marker placed in the text of every message that replaced offloaded originals.
+pub fn offload_marker(uuid: &str) -> String {
+    format!("<!-- CONTEXT_OFFLOAD: uuid={uuid} -->")
+}
+
+/// Finds the uuids named by offload markers in a text, in order.
+pub fn find_markers(text: &str) -> Vec<String> {
+    const OPEN: &str = "<!-- CONTEXT_OFFLOAD: uuid=";
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(p) = rest.find(OPEN) {
+        rest = &rest[p + OPEN.len()..];
+        if let Some(end) = rest.find(" -->") {
+            out.push(rest[..end].to_string());
+            rest = &rest[end..];
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// Removes anything that looks like an offload marker, so text from outside (a summary) can
+/// never point a reload at an offload it did not come from.
+pub fn strip_markers(text: &str) -> String {
+    text.replace("<!-- CONTEXT_OFFLOAD", "<!-- (marker removed)")
+}
+
+/// Renders messages as a readable transcript, one tagged block per message, for summarizers and
+/// for reloads shown to the model.
+pub fn transcript(messages: &[&Message]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        let role = match m.role {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        };
+        for b in &m.blocks {
+            match b {
+                Block::Text(t) if !t.is_empty() => out.push_str(&format!("<{role}>\n{t}\n</{role}>\n")),
+                Block::Thinking(t) if !t.is_empty() => out.push_str(&format!("<thinking>\n{t}\n</thinking>\n")),
+                Block::ToolCall { id, name, arguments } => {
+                    out.push_str(&format!("<tool_call id=\"{id}\" name=\"{name}\">\n{arguments}\n</tool_call>\n"))
+                }
+                Block::ToolResult { call_id, content, is_error } => {
+                    let err = if *is_error { " error=\"true\"" } else { "" };
+                    out.push_str(&format!("<tool_result id=\"{call_id}\"{err}>\n{content}\n</tool_result>\n"))
+                }
+                Block::Opaque { .. } => out.push_str(&format!("<{role}>[attachment]</{role}>\n")),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn char_slicing_is_boundary_safe() {
+        assert_eq!(head_chars("héllo", 2), "hé");
+        assert_eq!(tail_chars("héllo", 4), "éllo");
+        assert_eq!(head_chars("ab", 5), "ab");
+        assert_eq!(tail_chars("ab", 5), "ab");
+        assert_eq!(tail_chars("ab", 0), "");
+        assert_eq!(head_chars("日本語", 1), "日");
+    }
+
+    #[test]
+    fn markers_round_trip() {
+        let t = format!("x {} y {}", offload_marker("a-1"), offload_marker("b-2"));
+        assert_eq!(find_markers(&t), vec!["a-1", "b-2"]);
+        assert!(find_markers("<!-- CONTEXT_OFFLOAD: uuid=broken").is_empty());
+    }
+}

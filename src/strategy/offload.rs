@@ -1,0 +1,65 @@
+//! Large-message offload, with and without the `lastKeep` protection (no LLM).
+//!
+//! A message before the protected zone whose text or tool-result content is larger than
+//! `largePayloadThreshold` characters is replaced by a preview of `offloadSinglePreview`
+//! characters and an offload marker. Tool results keep their call id and tool calls keep their
+//! calls, so pairing survives; system messages and the current round are never touched. The
+//! reference refused to run on lists shorter than `lastKeep` (its issue 1260); here the
+//! protected tail simply covers the whole list then, and the unprotected variant still runs.
+
+use super::{new_uuid, Ctx, Edit, Strategy};
+use crate::message::{head_chars, offload_marker, Block, Synthetic};
+
+pub(super) fn plan(ctx: &Ctx<'_>, protect: bool) -> Vec<Edit> {
+    let st = ctx.st;
+    let end = if protect { st.current_start.min(st.keep_start) } else { st.current_start };
+    let threshold = ctx.config.large_payload_threshold as usize;
+    let preview_len = ctx.config.offload_single_preview as usize;
+    let kind = if protect { Strategy::LargeMessageOffloadWithProtection } else { Strategy::LargeMessageOffload };
+    let mut edits = Vec::new();
+    for i in 0..end.min(ctx.working.len()) {
+        if st.is_system(i) {
+            continue;
+        }
+        let m = &ctx.working[i].msg;
+        if m.payload_chars() <= threshold {
+            continue;
+        }
+        let uuid = new_uuid();
+        let marker = offload_marker(&uuid);
+        let mut blocks: Vec<Block> = Vec::new();
+        if m.has_results() {
+            // Each result keeps its id; its content becomes a preview.
+            for b in &m.blocks {
+                if let Block::ToolResult { call_id, content, is_error } = b {
+                    blocks.push(Block::ToolResult {
+                        call_id: call_id.clone(),
+                        content: format!("{}\n{marker}", preview(content, preview_len)),
+                        is_error: *is_error,
+                    });
+                }
+            }
+        } else {
+            blocks.push(Block::Text(format!("{}\n{marker}", preview(&m.payload_text(), preview_len))));
+            // Calls stay, so their results still answer something.
+            blocks.extend(m.blocks.iter().filter(|b| matches!(b, Block::ToolCall { .. })).cloned());
+        }
+        let synthetic = Synthetic { kind: kind.event_type().into(), offload: Some(uuid.clone()) };
+        edits.push(Edit {
+            span: i..i + 1,
+            replacement: vec![ctx.format.rebuild(m, blocks, synthetic)],
+            offload: Some(uuid),
+            usage: (None, None),
+        });
+    }
+    edits
+}
+
+fn preview(text: &str, n: usize) -> String {
+    let head = head_chars(text, n);
+    if head.len() < text.len() {
+        format!("{head}...")
+    } else {
+        head.to_string()
+    }
+}

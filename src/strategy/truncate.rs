@@ -1,0 +1,68 @@
+//! Tool-result truncation: the cheapest step, and safe anywhere in the conversation.
+//!
+//! A tool result longer than `toolResultLimit` characters keeps its first 60% and last 30% of
+//! that limit, with a notice and an offload marker between them; the whole result goes to the
+//! store. The message keeps its role and call id, so even a result the model has not read yet
+//! may shrink this way: its structure is untouched and the rest is one reload away.
+
+use super::{new_uuid, Ctx, Edit, Strategy};
+use crate::message::{head_chars, offload_marker, tail_chars, Block, Synthetic};
+
+pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
+    let limit = ctx.config.tool_result_limit as usize;
+    let mut edits = Vec::new();
+    for (i, e) in ctx.working.iter().enumerate() {
+        let m = &e.msg;
+        let over = m.blocks.iter().any(|b| matches!(b, Block::ToolResult { content, .. } if content.chars().count() > limit));
+        if !over {
+            continue;
+        }
+        let uuid = new_uuid();
+        let blocks = m
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::ToolResult { call_id, content, is_error } if content.chars().count() > limit => Block::ToolResult {
+                    call_id: call_id.clone(),
+                    content: shorten(content, limit, &uuid),
+                    is_error: *is_error,
+                },
+                other => other.clone(),
+            })
+            .collect();
+        let synthetic = Synthetic { kind: Strategy::ToolResultTruncate.event_type().into(), offload: Some(uuid.clone()) };
+        edits.push(Edit {
+            span: i..i + 1,
+            replacement: vec![ctx.format.rebuild(m, blocks, synthetic)],
+            offload: Some(uuid),
+            usage: (None, None),
+        });
+    }
+    edits
+}
+
+fn shorten(content: &str, limit: usize, uuid: &str) -> String {
+    let total = content.chars().count();
+    let head = head_chars(content, limit * 6 / 10);
+    let tail = tail_chars(content, limit * 3 / 10);
+    let omitted = total - head.chars().count() - tail.chars().count();
+    format!(
+        "{head}\n[... {omitted} of {total} characters omitted; call context_reload with the uuid below for the full output ...]\n{}\n{tail}",
+        offload_marker(uuid)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shorten_keeps_head_tail_and_marker() {
+        let s: String = (0..1000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        let out = shorten(&s, 200, "u-1");
+        assert!(out.starts_with(&s[..120]));
+        assert!(out.ends_with(&s[1000 - 60..]));
+        assert!(out.contains("820 of 1000 characters omitted"));
+        assert!(out.contains("<!-- CONTEXT_OFFLOAD: uuid=u-1 -->"));
+    }
+}

@@ -1,0 +1,219 @@
+//! Token counting: exact BPE encodings, a calibrated estimator, or the host's own counter.
+//!
+//! The engine counts each message once, when it is added or created, and keeps the count beside
+//! it; the total is a running sum. That makes `add` plus the trigger check O(1) amortized
+//! whatever the length of the conversation. The BPE vocabularies are parsed lazily, on the first
+//! count that needs them, so a host that never counts with them never pays for them.
+
+use crate::error::{Error, ErrorCode, HostError, Result};
+use crate::message::{Block, Message};
+
+/// Tokens every message costs besides its content (OpenAI's accounting: 3 per message plus the
+/// role).
+pub const MESSAGE_OVERHEAD: u32 = 4;
+/// Tokens a tool call or a tool result costs besides its text (id, name and framing).
+pub const TOOL_BLOCK_OVERHEAD: u32 = 3;
+/// Tokens every request costs once (the reply's priming).
+pub const REQUEST_OVERHEAD: u64 = 3;
+
+/// Which counter to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// tiktoken `o200k_base` (GPT-4o and later), exact. The default.
+    O200kBase,
+    /// tiktoken `cl100k_base` (GPT-4, GPT-3.5), exact.
+    Cl100kBase,
+    /// A byte-class linear estimate (no vocabulary; about 14% mean error, see [`estimate`]).
+    Estimate,
+    /// The host's own `(text) => number`.
+    Custom,
+}
+
+impl Tokenizer {
+    /// Reads an option value (`o200k_base`, `cl100k_base`, `estimate`, `custom`).
+    pub fn from_name(name: &str) -> Option<Tokenizer> {
+        Some(match name {
+            "o200k_base" => Tokenizer::O200kBase,
+            "cl100k_base" => Tokenizer::Cl100kBase,
+            "estimate" => Tokenizer::Estimate,
+            "custom" => Tokenizer::Custom,
+            _ => return None,
+        })
+    }
+
+    /// The option value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::O200kBase => "o200k_base",
+            Tokenizer::Cl100kBase => "cl100k_base",
+            Tokenizer::Estimate => "estimate",
+            Tokenizer::Custom => "custom",
+        }
+    }
+}
+
+/// A host-supplied counter of tokens in a text.
+pub trait TextCounter {
+    /// Tokens in `text`.
+    fn count(&self, text: &str) -> Result<u32, HostError>;
+}
+
+/// Counts the tokens of texts and messages with the chosen [`Tokenizer`].
+pub struct TokenCounter {
+    kind: Tokenizer,
+    custom: Option<Box<dyn TextCounter>>,
+}
+
+impl std::fmt::Debug for TokenCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenCounter").field("kind", &self.kind).finish()
+    }
+}
+
+impl TokenCounter {
+    /// A counter of a built-in kind. `Tokenizer::Custom` needs [`TokenCounter::custom`].
+    pub fn new(kind: Tokenizer) -> Result<TokenCounter> {
+        if kind == Tokenizer::Custom {
+            return Err(Error::config("tokenizer", "\"custom\" needs a counting function"));
+        }
+        Ok(TokenCounter { kind, custom: None })
+    }
+
+    /// A counter that asks the host.
+    pub fn custom(counter: Box<dyn TextCounter>) -> TokenCounter {
+        TokenCounter { kind: Tokenizer::Custom, custom: Some(counter) }
+    }
+
+    /// Which tokenizer this is.
+    pub fn kind(&self) -> Tokenizer {
+        self.kind
+    }
+
+    /// Tokens in a text.
+    pub fn count_text(&self, text: &str) -> Result<u32> {
+        if text.is_empty() {
+            return Ok(0);
+        }
+        Ok(match self.kind {
+            Tokenizer::O200kBase => clamp(tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()),
+            Tokenizer::Cl100kBase => clamp(tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len()),
+            Tokenizer::Estimate => estimate(text, &O200K_WEIGHTS),
+            Tokenizer::Custom => match &self.custom {
+                Some(c) => c.count(text).map_err(|e| Error::host(ErrorCode::TokenizerFailed, "the tokenizer function failed", e))?,
+                None => return Err(Error::new(ErrorCode::TokenizerFailed, "no tokenizer function was given")),
+            },
+        })
+    }
+
+    /// Tokens a message costs in a request: its text, thinking, tool calls (name and
+    /// arguments), tool results, a fixed estimate per image or file, and the per-message
+    /// overhead.
+    pub fn count_message(&self, m: &Message) -> Result<u32> {
+        let mut n = MESSAGE_OVERHEAD;
+        for b in &m.blocks {
+            n = n.saturating_add(match b {
+                Block::Text(t) | Block::Thinking(t) => self.count_text(t)?,
+                Block::ToolCall { name, arguments, .. } => {
+                    TOOL_BLOCK_OVERHEAD + self.count_text(name)? + self.count_text(arguments)?
+                }
+                Block::ToolResult { content, .. } => TOOL_BLOCK_OVERHEAD + self.count_text(content)?,
+                Block::Opaque { tokens, .. } => *tokens,
+            });
+        }
+        Ok(n)
+    }
+}
+
+fn clamp(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Weights of the byte-class estimator fitted for `o200k_base`.
+pub const O200K_WEIGHTS: [f64; 10] = [0.086, 0.8166, 0.8358, 0.2484, 0.0891, 1.4462, 1.0497, 0.7831, 2.0002, 0.0579];
+/// Weights of the byte-class estimator fitted for `cl100k_base`.
+pub const CL100K_WEIGHTS: [f64; 10] = [0.0771, 0.7957, 0.8349, 0.2475, 0.1446, 1.4536, 1.0612, 1.0695, 2.0002, 0.066];
+
+/// Estimates tokens from ten byte-class features in one pass over the UTF-8 bytes: ASCII
+/// letters, runs of letters, digits, other ASCII symbols, runs of whitespace, newlines, 2-, 3-
+/// and 4-byte characters, and a constant. Fitted by least squares on relative error; about 14%
+/// mean and 32% p95 absolute error on held-out messages, 1.6× covers the 99th percentile.
+///
+/// ```
+/// use autocontext::tokens::{estimate, O200K_WEIGHTS};
+/// let n = estimate("The quick brown fox jumps over the lazy dog.", &O200K_WEIGHTS);
+/// assert!((8..=13).contains(&n));
+/// ```
+pub fn estimate(text: &str, w: &[f64; 10]) -> u32 {
+    let mut f = [0u64; 10];
+    let mut in_word = false;
+    let mut in_space = false;
+    for &b in text.as_bytes() {
+        let letter = b.is_ascii_alphabetic();
+        let space = matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+        if letter {
+            f[0] += 1;
+            if !in_word {
+                f[1] += 1;
+            }
+        } else if b.is_ascii_digit() {
+            f[2] += 1;
+        } else if b < 0x80 && !space {
+            f[3] += 1;
+        }
+        if space && !in_space {
+            f[4] += 1;
+        }
+        if b == b'\n' {
+            f[5] += 1;
+        }
+        match b {
+            0xC0..=0xDF => f[6] += 1,
+            0xE0..=0xEF => f[7] += 1,
+            0xF0..=0xFF => f[8] += 1,
+            _ => {}
+        }
+        in_word = letter;
+        in_space = space;
+    }
+    f[9] = 1;
+    let sum: f64 = f.iter().zip(w).map(|(x, k)| *x as f64 * k).sum();
+    (sum.round() as u32).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_counts_match_tiktoken() {
+        let o = TokenCounter::new(Tokenizer::O200kBase).unwrap();
+        let c = TokenCounter::new(Tokenizer::Cl100kBase).unwrap();
+        assert_eq!(o.count_text("hello world").unwrap(), 2);
+        assert_eq!(c.count_text("hello world").unwrap(), 2);
+        assert_eq!(o.count_text("").unwrap(), 0);
+    }
+
+    #[test]
+    fn estimate_is_close_on_prose_and_counts_cjk() {
+        let o = TokenCounter::new(Tokenizer::O200kBase).unwrap();
+        let prose = "The engine keeps an agent's conversation inside its context window. ".repeat(20);
+        let exact = o.count_text(&prose).unwrap() as f64;
+        let est = estimate(&prose, &O200K_WEIGHTS) as f64;
+        assert!((est - exact).abs() / exact < 0.35, "exact {exact} estimate {est}");
+        assert!(estimate("日本語のテキスト", &O200K_WEIGHTS) >= 5);
+    }
+
+    #[test]
+    fn custom_counter_errors_are_typed() {
+        struct Bad;
+        impl TextCounter for Bad {
+            fn count(&self, _: &str) -> Result<u32, HostError> {
+                Err(HostError::new("boom"))
+            }
+        }
+        let c = TokenCounter::custom(Box::new(Bad));
+        let e = c.count_text("x").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::TokenizerFailed);
+        assert!(e.message().contains("boom"));
+    }
+}
