@@ -225,9 +225,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// Problems a provider would reject the working list for (empty when valid).
     pub fn validate(&self) -> Vec<crate::format::Problem> {
-        let st = self.state.borrow();
-        let msgs: Vec<Message> = st.working.iter().map(|e| (*e.msg).clone()).collect();
-        self.config.format.validate(&msgs)
+        self.config.format.validate(&self.state.borrow().working)
     }
 
     /// Runs a compression pass if the working list is over `msgThreshold` messages or

@@ -113,8 +113,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             working_tokens += tokens as u64;
             working.push(Entry { msg: Rc::new(m), tokens });
         }
-        let msgs: Vec<_> = working.iter().map(|e| (*e.msg).clone()).collect();
-        if let Some(p) = format.validate(&msgs).first() {
+        if let Some(p) = format.validate(&working).first() {
             return Err(bad(format!("state.working is not a valid conversation: {}", p.message)));
         }
         let memory = AutoContextMemory::with_counter(config, counter, summarizer, store)

@@ -76,7 +76,7 @@ impl Format {
     }
 
     /// Problems a provider would reject the list for (empty when valid).
-    pub fn validate(self, messages: &[Message]) -> Vec<Problem> {
+    pub fn validate<M: AsRef<Message>>(self, messages: &[M]) -> Vec<Problem> {
         validate_tool_pairing(messages)
     }
 }
@@ -96,7 +96,7 @@ pub struct Problem {
 /// message that opened its exchange (only results between them), each call is answered before
 /// the conversation moves on, and no id is used twice. Calls of the last exchange may still be
 /// waiting for results (the host is about to run the tools).
-pub fn validate_tool_pairing(messages: &[Message]) -> Vec<Problem> {
+pub fn validate_tool_pairing<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut open: Option<(usize, Vec<String>, Vec<bool>)> = None;
     let mut seen_calls = std::collections::HashSet::new();
@@ -114,6 +114,7 @@ pub fn validate_tool_pairing(messages: &[Message]) -> Vec<Problem> {
         }
     };
     for (i, m) in messages.iter().enumerate() {
+        let m = m.as_ref();
         if m.has_results() {
             for id in m.result_ids() {
                 let found = open.as_mut().and_then(|(_, ids, answered)| {
