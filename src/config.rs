@@ -50,6 +50,14 @@ pub struct Config {
     /// Tokens the host sends besides the messages (system prompt, tool schemas); counted
     /// against the window (default 0).
     pub reserved_tokens: u64,
+    /// The rollup keeps at least this many recent complete rounds verbatim (default 3).
+    pub history_rollup_keep_recent_rounds: u32,
+    /// ... and at least this many recent tokens; both must hold (default 8000).
+    pub history_rollup_keep_recent_tokens: u64,
+    /// Summarize calls of one pass that may run at once (default 4).
+    pub max_concurrent_summaries: u32,
+    /// A summarize call still running after this many milliseconds is aborted (default 60000).
+    pub summarize_timeout_ms: u64,
     /// Namespace of this conversation's offload keys (`<sessionId>/<uuid>`); default a new uuid.
     pub session_id: String,
     /// Wire format of the messages (default `openai`).
@@ -74,6 +82,10 @@ impl Default for Config {
             min_compression_token_threshold: 5000,
             tool_result_limit: 20_000,
             reserved_tokens: 0,
+            history_rollup_keep_recent_rounds: 3,
+            history_rollup_keep_recent_tokens: 8000,
+            max_concurrent_summaries: 4,
+            summarize_timeout_ms: 60_000,
             session_id: uuid::Uuid::new_v4().to_string(),
             format: Format::OpenAi,
             tokenizer: Tokenizer::O200kBase,
@@ -94,6 +106,10 @@ const KNOWN: &[&str] = &[
     "minCompressionTokenThreshold",
     "toolResultLimit",
     "reservedTokens",
+    "historyRollupKeepRecentRounds",
+    "historyRollupKeepRecentTokens",
+    "maxConcurrentSummaries",
+    "summarizeTimeoutMs",
     "sessionId",
     "format",
     "tokenizer",
@@ -141,6 +157,10 @@ impl Config {
         read_int(obj, "minCompressionTokenThreshold", &mut c.min_compression_token_threshold)?;
         read_int(obj, "toolResultLimit", &mut c.tool_result_limit)?;
         read_int(obj, "reservedTokens", &mut c.reserved_tokens)?;
+        read_int(obj, "historyRollupKeepRecentRounds", &mut c.history_rollup_keep_recent_rounds)?;
+        read_int(obj, "historyRollupKeepRecentTokens", &mut c.history_rollup_keep_recent_tokens)?;
+        read_int(obj, "maxConcurrentSummaries", &mut c.max_concurrent_summaries)?;
+        read_int(obj, "summarizeTimeoutMs", &mut c.summarize_timeout_ms)?;
         if !explicit_last_keep {
             c.last_keep = c.last_keep.min(c.msg_threshold / 2);
         }
@@ -187,6 +207,8 @@ impl Config {
         positive("largePayloadThreshold", self.large_payload_threshold as u64, 1_000_000_000)?;
         positive("minConsecutiveToolMessages", self.min_consecutive_tool_messages as u64, 1_000_000)?;
         positive("minCompressionTokenThreshold", self.min_compression_token_threshold as u64, 1_000_000_000)?;
+        positive("maxConcurrentSummaries", self.max_concurrent_summaries as u64, 64)?;
+        positive("summarizeTimeoutMs", self.summarize_timeout_ms, 3_600_000)?;
         if self.last_keep >= self.msg_threshold {
             return Err(Error::config(
                 "lastKeep",
@@ -245,6 +267,10 @@ impl Config {
             "minCompressionTokenThreshold": self.min_compression_token_threshold,
             "toolResultLimit": self.tool_result_limit,
             "reservedTokens": self.reserved_tokens,
+            "historyRollupKeepRecentRounds": self.history_rollup_keep_recent_rounds,
+            "historyRollupKeepRecentTokens": self.history_rollup_keep_recent_tokens,
+            "maxConcurrentSummaries": self.max_concurrent_summaries,
+            "summarizeTimeoutMs": self.summarize_timeout_ms,
             "sessionId": self.session_id,
             "format": self.format.name(),
             "tokenizer": self.tokenizer.name(),
@@ -331,6 +357,8 @@ mod tests {
             (json!({"tokenizer": "gpt2"}), "tokenizer"),
             (json!({"maxtoken": 5}), "maxtoken"),
             (json!({"reservedTokens": 99_000}), "reservedTokens"),
+            (json!({"maxConcurrentSummaries": 0}), "maxConcurrentSummaries"),
+            (json!({"summarizeTimeoutMs": 0}), "summarizeTimeoutMs"),
         ];
         for (opts, field) in cases {
             let e = Config::from_json(&opts).unwrap_err();
