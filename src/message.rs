@@ -68,6 +68,25 @@ pub struct Synthetic {
     /// The offload holding the originals this message replaced, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offload: Option<String>,
+    /// The message is one original shrunk in place (same role, same calls or call ids), so it
+    /// keeps that original's part in the conversation (a shrunk final answer is still final).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_place: bool,
+    /// For rolling summaries: how many summaries were folded into this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u32>,
+}
+
+impl Synthetic {
+    /// A mark for a message shrunk in place by the strategy `kind`, its original in `offload`.
+    pub fn in_place(kind: &str, offload: &str) -> Synthetic {
+        Synthetic { kind: kind.into(), offload: Some(offload.into()), in_place: true, generation: None }
+    }
+
+    /// A mark for a new message written by the strategy `kind`.
+    pub fn new(kind: &str, offload: Option<&str>) -> Synthetic {
+        Synthetic { kind: kind.into(), offload: offload.map(str::to_string), in_place: false, generation: None }
+    }
 }
 
 /// A message in canonical form plus the wire value it is sent as.
@@ -111,15 +130,15 @@ impl Message {
     }
 
     /// A real user turn: role user and no tool results (Anthropic carries results in user
-    /// messages), and not written by the engine.
+    /// messages), and not written by the engine (a user message shrunk in place still counts).
     pub fn is_real_user(&self) -> bool {
-        self.role == Role::User && !self.has_results() && self.synthetic.is_none()
+        self.role == Role::User && !self.has_results() && self.synthetic.as_ref().is_none_or(|s| s.in_place)
     }
 
     /// A final answer of the model: an assistant message with no tool calls that the engine did
-    /// not write.
+    /// not write (a final answer shrunk in place still counts).
     pub fn is_final_assistant(&self) -> bool {
-        self.role == Role::Assistant && !self.has_calls() && self.synthetic.is_none()
+        self.role == Role::Assistant && !self.has_calls() && self.synthetic.as_ref().is_none_or(|s| s.in_place)
     }
 
     /// The payload a replacement can shrink: text and tool-result content (not call arguments),

@@ -312,7 +312,7 @@ mod tests {
     use super::*;
 
     fn syn() -> Synthetic {
-        Synthetic { kind: "TEST".into(), offload: None }
+        Synthetic::new("TEST", None)
     }
 
     #[test]

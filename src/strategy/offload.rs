@@ -44,7 +44,7 @@ pub(super) fn plan(ctx: &Ctx<'_>, protect: bool) -> Vec<Edit> {
             // Calls stay, so their results still answer something.
             blocks.extend(m.blocks.iter().filter(|b| matches!(b, Block::ToolCall { .. })).cloned());
         }
-        let synthetic = Synthetic { kind: kind.event_type().into(), offload: Some(uuid.clone()) };
+        let synthetic = Synthetic::in_place(kind.event_type(), &uuid);
         edits.push(Edit {
             span: i..i + 1,
             replacement: vec![ctx.format.rebuild(m, blocks, synthetic)],

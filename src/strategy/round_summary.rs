@@ -57,7 +57,7 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Result
             return Err(Error::new(ErrorCode::SummarizeFailed, "the summarize function returned an empty summary"));
         }
         let uuid = new_uuid();
-        let synthetic = Synthetic { kind: kind.into(), offload: Some(uuid.clone()) };
+        let synthetic = Synthetic::new(kind, Some(&uuid));
         let msg = ctx.format.synthesize(Role::Assistant, format!("{text}\n{}", offload_marker(&uuid)), synthetic);
         edits.push(Edit {
             span,

@@ -30,7 +30,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
                 other => other.clone(),
             })
             .collect();
-        let synthetic = Synthetic { kind: Strategy::ToolResultTruncate.event_type().into(), offload: Some(uuid.clone()) };
+        let synthetic = Synthetic::in_place(Strategy::ToolResultTruncate.event_type(), &uuid);
         edits.push(Edit {
             span: i..i + 1,
             replacement: vec![ctx.format.rebuild(m, blocks, synthetic)],
