@@ -23,7 +23,10 @@ use crate::events::CompressionEvent;
 use crate::format::Format;
 use crate::host::{OffloadStore, Summarizer};
 use crate::message::{transcript, Message};
+use crate::plan::Plan;
+use crate::strategy::llm::Failure;
 use crate::strategy::{Ctx, Edit, Entry, Strategy, DEFAULT_LADDER};
+use crate::message::Role;
 use crate::structure::Structure;
 use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
 
@@ -48,6 +51,8 @@ pub struct CompressResult {
     pub target_tokens: u64,
     /// Whether the request now fits under the target.
     pub under_target: bool,
+    /// Whether the pass stopped over the target because nothing more could be compressed.
+    pub exhausted: bool,
     /// Why a triggered pass could not reach the target, if it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -76,6 +81,8 @@ pub(crate) struct State {
     pub call_ids: HashSet<String>,
     /// Bumped by every commit that rewrites the working list.
     pub generation: u64,
+    /// The host's current plan.
+    pub plan: Option<Plan>,
 }
 
 /// The context memory of one conversation.
@@ -258,6 +265,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             messages_after: snapshot_len,
             target_tokens: target,
             under_target: tokens_before < target,
+            exhausted: false,
             reason: None,
             events: Vec::new(),
         };
@@ -268,21 +276,33 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
         let mut written: Vec<String> = Vec::new();
         let mut events: Vec<CompressionEvent> = Vec::new();
-        let outcome = self.sweep(&mut work, &mut written, &mut events, target).await;
+        let failures = RefCell::new(Vec::new());
+        let outcome = self.sweep(&mut work, &mut written, &mut events, &failures, target).await;
         if let Err(e) = outcome {
             self.delete_quietly(&written).await;
             return Err(e);
+        }
+        // Failed summaries are events too, placed before the changes of the pass.
+        let failed: Vec<CompressionEvent> = failures.into_inner().into_iter().map(failure_event).collect();
+        if !failed.is_empty() {
+            events.splice(0..0, failed);
         }
 
         let tokens_after = request_tokens(sum_tokens(&work), &self.config);
         result.tokens_after = tokens_after;
         result.under_target = tokens_after < target;
         if !result.under_target {
-            result.reason = Some(
-                "the strategies that apply could not bring the request under the target: what remains is protected \
-                 (system messages, the current round, the lastKeep tail) or needs a summarize function"
-                    .into(),
-            );
+            result.exhausted = true;
+            result.reason = Some(if self.summarizer.is_none() {
+                "over the target after every step that needs no summarize function: what remains is protected \
+                 (system messages, the first and the current user message, results the model has not answered yet), \
+                 or needs a summarize function"
+                    .into()
+            } else {
+                "over the target after every step: what remains is protected (system messages, the first and the \
+                 current user message, results the model has not answered yet)"
+                    .into()
+            });
         }
         if events.is_empty() {
             return Ok(result);
@@ -299,6 +319,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             return Err(Error::new(ErrorCode::InvalidState, "the memory changed under the pass (restored or compressed elsewhere); nothing was applied"));
         }
         let appended: Vec<Entry> = st.working[snapshot_len..].to_vec();
+        result.compressed = !work.is_empty() && events.iter().any(|e| e.event_type != FAILURE_EVENT);
         result.messages_after = work.len() + appended.len();
         work.extend(appended);
         st.working_tokens = sum_tokens(&work);
@@ -310,7 +331,6 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         st.events.extend(events.iter().cloned());
         st.generation += 1;
-        result.compressed = true;
         result.events = events;
         Ok(result)
     }
@@ -320,20 +340,36 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         work: &mut Vec<Entry>,
         written: &mut Vec<String>,
         events: &mut Vec<CompressionEvent>,
+        failures: &RefCell<Vec<Failure>>,
         target: u64,
     ) -> Result<()> {
+        let plan = self.state.borrow().plan.clone();
         for _ in 0..MAX_SWEEPS {
             let mut changed = false;
             for &strategy in &self.ladder {
                 let total = request_tokens(sum_tokens(work), &self.config);
-                if total < target {
+                let count_pressure = work.len() >= self.config.msg_threshold as usize;
+                let token_pressure = total >= target;
+                if !token_pressure && !count_pressure {
                     return Ok(());
                 }
-                if strategy.uses_llm() && self.summarizer.is_none() {
+                let relevant = if strategy.relieves_count() { count_pressure } else { token_pressure };
+                if !relevant || (strategy.uses_llm() && self.summarizer.is_none()) {
                     continue;
                 }
                 let st = Structure::analyze(work, self.config.last_keep as usize);
-                let ctx = Ctx { config: &self.config, format: self.config.format, working: work, st: &st, total, target };
+                let last_assistant = work.iter().rposition(|e| e.msg.role == Role::Assistant);
+                let ctx = Ctx {
+                    config: &self.config,
+                    format: self.config.format,
+                    working: work,
+                    st: &st,
+                    last_assistant,
+                    total,
+                    target,
+                    plan: plan.as_ref(),
+                    failures,
+                };
                 let edits = match &self.summarizer {
                     Some(s) => strategy.plan(&ctx, s).await?,
                     None => strategy.plan(&ctx, &crate::host::NoSummarizer).await?,
@@ -353,6 +389,17 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         Ok(())
     }
 
+    /// Sets or clears the agent's plan; while set, every summarize request ends with a hint
+    /// about it.
+    pub fn set_plan(&self, plan: Option<Plan>) {
+        self.state.borrow_mut().plan = plan;
+    }
+
+    /// The plan set with [`AutoContextMemory::set_plan`].
+    pub fn plan(&self) -> Option<Plan> {
+        self.state.borrow().plan.clone()
+    }
+
     /// Counts the replacements and drops edits that would not save a token.
     fn keep_useful(&self, work: &[Entry], edits: Vec<Edit>) -> Result<Vec<(Edit, Vec<u32>)>> {
         let mut out = Vec::new();
@@ -360,7 +407,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             let before: u64 = work[e.span.clone()].iter().map(|x| x.tokens as u64).sum();
             let counts = e.replacement.iter().map(|m| self.counter.count_message(m)).collect::<Result<Vec<u32>>>()?;
             let after: u64 = counts.iter().map(|&c| c as u64).sum();
-            if after < before {
+            if after < before || (after == before && e.replacement.len() < e.span.len()) {
                 out.push((e, counts));
             }
         }
@@ -480,6 +527,8 @@ fn apply(work: &mut Vec<Entry>, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy
             offload_uuid: e.offload.clone(),
             summarize_input_tokens: e.usage.0,
             summarize_output_tokens: e.usage.1,
+            duration_ms: e.ms,
+            error: None,
         };
         let entries = e.replacement.into_iter().zip(counts).map(|(m, tokens)| Entry { msg: Rc::new(m), tokens });
         work.splice(e.span.clone(), entries);
@@ -494,6 +543,26 @@ fn apply(work: &mut Vec<Entry>, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy
         shift += ev.replacement_count as isize - ev.message_count as isize;
     }
     events.extend(new_events);
+}
+
+/// Event type of a summarize call that failed (its span fell back to a non-LLM step or stayed).
+pub const FAILURE_EVENT: &str = "SUMMARIZE_FAILED";
+
+fn failure_event(f: Failure) -> CompressionEvent {
+    CompressionEvent {
+        event_type: FAILURE_EVENT.into(),
+        timestamp: 0.0,
+        index: f.index,
+        message_count: f.message_count,
+        replacement_count: 0,
+        tokens_before: 0,
+        tokens_after: 0,
+        offload_uuid: None,
+        summarize_input_tokens: None,
+        summarize_output_tokens: None,
+        duration_ms: Some(f.ms),
+        error: Some(format!("{}: {}", f.event_type, f.error)),
+    }
 }
 
 fn sum_tokens(work: &[Entry]) -> u64 {

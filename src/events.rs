@@ -35,6 +35,12 @@ pub struct CompressionEvent {
     /// Tokens the summarizer wrote, when it was called and reported them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summarize_output_tokens: Option<u64>,
+    /// How long the summarizer took, in milliseconds, when it was called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    /// For `SUMMARIZE_FAILED`: which strategy's call failed and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl CompressionEvent {

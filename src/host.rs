@@ -30,6 +30,9 @@ pub struct SummarizeRequest {
     /// The length the summary should stay under, in characters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_chars: Option<usize>,
+    /// How long the host may take before the call is aborted, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 /// What the summarizer returned.

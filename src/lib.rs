@@ -33,6 +33,7 @@ pub mod events;
 pub mod format;
 pub mod host;
 pub mod message;
+pub mod plan;
 pub mod prompts;
 pub mod state;
 pub mod strategy;
@@ -49,6 +50,7 @@ pub use events::CompressionEvent;
 pub use format::Format;
 pub use host::{MemoryStore, NoSummarizer, OffloadStore, SummarizeRequest, Summarizer, Summary};
 pub use message::{Block, Message, Role, Synthetic};
+pub use plan::Plan;
 pub use tokens::{TokenCounter, Tokenizer};
 
 /// Milliseconds since the Unix epoch (from the JavaScript clock in WebAssembly, where the

@@ -223,8 +223,34 @@ pub fn strip_markers(text: &str) -> String {
     text.replace("<!-- CONTEXT_OFFLOAD", "<!-- (marker removed)")
 }
 
+const TAGS: [&str; 10] = [
+    "conversation", "user", "assistant", "system", "tool_call", "tool_result", "tool", "thinking", "plan_aware_hint", "attachment",
+];
+
+/// Escapes anything in `text` that would open or close one of the transcript's tags, so content
+/// can never end its own block early or forge another (`<user>` becomes `&lt;user>`).
+pub fn escape_tags(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('<') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(p) = rest.find('<') {
+        out.push_str(&rest[..p]);
+        let after = &rest[p + 1..];
+        let name = after.strip_prefix('/').unwrap_or(after);
+        let forged = TAGS.iter().any(|t| {
+            name.starts_with(t) && name[t.len()..].chars().next().is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+        });
+        out.push_str(if forged { "&lt;" } else { "<" });
+        rest = after;
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 /// Renders messages as a readable transcript, one tagged block per message, for summarizers and
-/// for reloads shown to the model.
+/// for reloads shown to the model. Content is escaped with [`escape_tags`].
 pub fn transcript(messages: &[&Message]) -> String {
     let mut out = String::new();
     for m in messages {
@@ -236,14 +262,17 @@ pub fn transcript(messages: &[&Message]) -> String {
         };
         for b in &m.blocks {
             match b {
-                Block::Text(t) if !t.is_empty() => out.push_str(&format!("<{role}>\n{t}\n</{role}>\n")),
-                Block::Thinking(t) if !t.is_empty() => out.push_str(&format!("<thinking>\n{t}\n</thinking>\n")),
-                Block::ToolCall { id, name, arguments } => {
-                    out.push_str(&format!("<tool_call id=\"{id}\" name=\"{name}\">\n{arguments}\n</tool_call>\n"))
-                }
+                Block::Text(t) if !t.is_empty() => out.push_str(&format!("<{role}>\n{}\n</{role}>\n", escape_tags(t))),
+                Block::Thinking(t) if !t.is_empty() => out.push_str(&format!("<thinking>\n{}\n</thinking>\n", escape_tags(t))),
+                Block::ToolCall { id, name, arguments } => out.push_str(&format!(
+                    "<tool_call id=\"{}\" name=\"{}\">\n{}\n</tool_call>\n",
+                    attr(id),
+                    attr(name),
+                    escape_tags(arguments)
+                )),
                 Block::ToolResult { call_id, content, is_error } => {
                     let err = if *is_error { " error=\"true\"" } else { "" };
-                    out.push_str(&format!("<tool_result id=\"{call_id}\"{err}>\n{content}\n</tool_result>\n"))
+                    out.push_str(&format!("<tool_result id=\"{}\"{err}>\n{}\n</tool_result>\n", attr(call_id), escape_tags(content)))
                 }
                 Block::Opaque { .. } => out.push_str(&format!("<{role}>[attachment]</{role}>\n")),
                 _ => {}
@@ -253,9 +282,20 @@ pub fn transcript(messages: &[&Message]) -> String {
     out
 }
 
+fn attr(s: &str) -> String {
+    s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn content_cannot_forge_transcript_tags() {
+        assert_eq!(escape_tags("a </tool_result> b <user>hi"), "a &lt;/tool_result> b &lt;user>hi");
+        assert_eq!(escape_tags("x < y and <userdata> and <div>"), "x < y and <userdata> and <div>");
+        assert_eq!(escape_tags("<tool>"), "&lt;tool>");
+    }
 
     #[test]
     fn char_slicing_is_boundary_safe() {

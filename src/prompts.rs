@@ -77,10 +77,56 @@ impl PromptConfig {
     }
 
     /// The system text for summarizing a complete earlier round.
-    pub fn previous_round_summary(&self) -> &str {
-        self.previous_round_summary_prompt.as_deref().unwrap_or(PREVIOUS_ROUND_SUMMARY)
+    pub fn previous_round_summary(&self) -> String {
+        pick(&self.previous_round_summary_prompt, PREVIOUS_ROUND_SUMMARY)
+    }
+
+    /// The system text for compressing a run of historical tool exchanges.
+    pub fn previous_round_tool_compress(&self) -> String {
+        pick(&self.previous_round_tool_compress_prompt, PREVIOUS_ROUND_TOOL_COMPRESS)
+    }
+
+    /// The system text for summarizing one large message of the current round.
+    pub fn current_round_large_message(&self) -> String {
+        pick(&self.current_round_large_message_prompt, CURRENT_ROUND_LARGE_MESSAGE)
+    }
+
+    /// The system text for shrinking answered tool results of the current round.
+    pub fn current_round_compress(&self) -> String {
+        pick(&self.current_round_compress_prompt, CURRENT_ROUND_COMPRESS)
+    }
+
+    /// The system text for the rolling summary of old rounds.
+    pub fn history_rollup(&self) -> String {
+        pick(&self.history_rollup_prompt, HISTORY_ROLLUP)
     }
 }
+
+/// What every default prompt asks for, whatever the span.
+const KEEP_RULES: &str = "Keep verbatim: tool names and their key arguments, file paths, commands, identifiers, \
+numbers, error messages, decisions and what was changed or failed. Write in the third person, in the language of \
+the conversation, as plain text. Do not address the user, do not invent anything, and do not write offload markers \
+or tags.";
+
+/// Default instructions for compressing a run of historical tool exchanges.
+pub const PREVIOUS_ROUND_TOOL_COMPRESS: &str = "You compress a run of tool calls and their results from earlier in an \
+agent conversation. Say which tools were called with which arguments and what each returned that matters; merge \
+identical repeated calls into one line with a count; be careful with calls that changed state (writes, deletions, \
+commands) and say exactly what changed. Mark output that was cut off as truncated.";
+
+/// Default instructions for one large message of the current round.
+pub const CURRENT_ROUND_LARGE_MESSAGE: &str = "You shorten one large message from the turn the agent is working on \
+right now. The agent still needs it, so compress conservatively: keep every detail it may act on next.";
+
+/// Default instructions for shrinking an answered tool result of the current round.
+pub const CURRENT_ROUND_COMPRESS: &str = "You shorten the result of one tool call that the agent has already read \
+and acted on in its current turn. Write a short factual digest of what the result showed, so the agent does not \
+need to run the tool again; prefix output that could not be understood with [unparsed].";
+
+/// Default instructions for the rolling summary of rounds that left the focus window.
+pub const HISTORY_ROLLUP: &str = "You maintain the long-term memory of an agent conversation. Merge the earlier \
+summary, if there is one, with the rounds that follow it into one durable summary: the user's requirements and \
+constraints, decisions made, technical facts learned, what was done and its outcome, and what is still open.";
 
 /// Default instructions for summarizing one complete earlier round.
 pub const PREVIOUS_ROUND_SUMMARY: &str = "You compress one finished round of an agent conversation so it can stay in \
@@ -89,3 +135,13 @@ the assistant did to answer it. Write in the third person, in the language of th
 every fact later turns may need: file paths, commands, identifiers, numbers, error messages, decisions, what was \
 changed and what failed. Name the tools used and their key arguments briefly. Do not address the user, do not invent \
 anything, and do not write offload markers.";
+
+/// The host's prompt when it gave one, else the default followed by the rules every default
+/// shares.
+fn pick(custom: &Option<String>, default: &str) -> String {
+    match custom {
+        Some(c) => c.clone(),
+        None if default.contains("do not write offload markers") => default.to_string(),
+        None => format!("{default}\n\n{KEEP_RULES}"),
+    }
+}

@@ -47,6 +47,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             "original": st.original.iter().map(|v| (**v).clone()).collect::<Vec<_>>(),
             "offloads": st.offloads,
             "events": st.events,
+            "plan": st.plan,
         })
     }
 
@@ -79,6 +80,10 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let events: Vec<CompressionEvent> = serde_json::from_value(obj.get("events").cloned().unwrap_or(json!([])))
             .map_err(|e| bad(format!("state.events: {e}")))?;
 
+        let plan = match obj.get("plan") {
+            None | Some(Value::Null) => None,
+            Some(p) => Some(crate::plan::Plan::from_json(p).map_err(|e| bad(format!("state.plan: {}", e.message())))?),
+        };
         let original_values = match obj.get("original") {
             Some(Value::Array(a)) => a,
             _ => return Err(bad("state.original must be an array")),
@@ -127,6 +132,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             events,
             call_ids,
             generation: 0,
+            plan,
         };
         Ok(memory)
     }

@@ -6,10 +6,17 @@
 //! pass at once, so a failure anywhere leaves the working list as it was. The order of the
 //! ladder is data ([`DEFAULT_LADDER`]), so presets and hosts can choose their own.
 
+mod current_compress;
+mod current_large;
+mod emergency;
+pub(crate) mod llm;
 mod offload;
+mod rollup;
 mod round_summary;
+mod tool_runs;
 mod truncate;
 
+use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
 
@@ -18,6 +25,7 @@ use crate::error::Result;
 use crate::format::Format;
 use crate::host::Summarizer;
 use crate::message::Message;
+use crate::plan::Plan;
 use crate::structure::Structure;
 
 /// A message of the working list with its cached token count.
@@ -45,16 +53,34 @@ pub enum Strategy {
     LargeMessageOffloadWithProtection,
     /// The same, without the `lastKeep` protection (the current round stays protected).
     LargeMessageOffload,
+    /// Complete rounds outside the recent focus window roll into one rolling summary (LLM;
+    /// message-count pressure only).
+    HistoryRollup,
+    /// Long runs of historical tool exchanges become one summary each (LLM).
+    ToolRunCompress,
     /// Each complete earlier round's work becomes one summary; the user's message stays (LLM).
     PreviousRoundSummary,
+    /// A large, already answered message of the current round is summarized in place (LLM).
+    CurrentRoundLargeMessage,
+    /// Results of already answered exchanges of the current round shrink in place (LLM).
+    CurrentRoundCompress,
+    /// The last resort: oldest rounds, then the oldest answered work of the current round, are
+    /// offloaded whole behind a short notice (no LLM).
+    Emergency,
 }
 
-/// The default order.
+/// The default order: the no-LLM steps first, then the reference's LLM strategies, then the
+/// emergency step that guarantees the budget.
 pub const DEFAULT_LADDER: &[Strategy] = &[
     Strategy::ToolResultTruncate,
     Strategy::LargeMessageOffloadWithProtection,
     Strategy::LargeMessageOffload,
+    Strategy::HistoryRollup,
+    Strategy::ToolRunCompress,
     Strategy::PreviousRoundSummary,
+    Strategy::CurrentRoundLargeMessage,
+    Strategy::CurrentRoundCompress,
+    Strategy::Emergency,
 ];
 
 /// What a proposed edit needs from the pass.
@@ -63,10 +89,34 @@ pub(crate) struct Ctx<'a> {
     pub format: Format,
     pub working: &'a [Entry],
     pub st: &'a Structure,
+    /// Index of the last assistant message.
+    pub last_assistant: Option<usize>,
     /// Tokens of the whole request now.
     pub total: u64,
     /// The pass's target.
     pub target: u64,
+    /// The host's plan, if set.
+    pub plan: Option<&'a Plan>,
+    /// Summaries that failed during this pass.
+    pub failures: &'a RefCell<Vec<llm::Failure>>,
+}
+
+impl Ctx<'_> {
+    /// Tokens of a span of the working list.
+    pub fn tokens(&self, span: Range<usize>) -> u64 {
+        self.working[span].iter().map(|e| e.tokens as u64).sum()
+    }
+
+    /// Tokens the pass still has to free.
+    pub fn excess(&self) -> u64 {
+        (self.total + 1).saturating_sub(self.target)
+    }
+
+    /// Whether the model has already answered message `i`: an assistant message comes after
+    /// it. Results the model has not answered yet are in flight and never summarized.
+    pub fn answered(&self, i: usize) -> bool {
+        self.last_assistant.is_some_and(|a| a > i)
+    }
 }
 
 /// A proposed replacement of a span of whole units.
@@ -77,6 +127,8 @@ pub(crate) struct Edit {
     /// The offload uuid the originals of `span` go to.
     pub offload: Option<String>,
     pub usage: (Option<u64>, Option<u64>),
+    /// Time the summarizer took, when it was called.
+    pub ms: Option<f64>,
 }
 
 impl Strategy {
@@ -86,22 +138,45 @@ impl Strategy {
             Strategy::ToolResultTruncate => "TOOL_RESULT_TRUNCATE",
             Strategy::LargeMessageOffloadWithProtection => "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION",
             Strategy::LargeMessageOffload => "LARGE_MESSAGE_OFFLOAD",
+            Strategy::HistoryRollup => "RECENT_FOCUS_WINDOW_COMPACT",
+            Strategy::ToolRunCompress => "TOOL_INVOCATION_COMPRESS",
             Strategy::PreviousRoundSummary => "PREVIOUS_ROUND_CONVERSATION_SUMMARY",
+            Strategy::CurrentRoundLargeMessage => "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY",
+            Strategy::CurrentRoundCompress => "CURRENT_ROUND_MESSAGE_COMPRESS",
+            Strategy::Emergency => "EMERGENCY_OFFLOAD",
         }
     }
 
     /// Whether the strategy calls the host's summarizer.
     pub fn uses_llm(self) -> bool {
-        matches!(self, Strategy::PreviousRoundSummary)
+        matches!(
+            self,
+            Strategy::HistoryRollup
+                | Strategy::ToolRunCompress
+                | Strategy::PreviousRoundSummary
+                | Strategy::CurrentRoundLargeMessage
+                | Strategy::CurrentRoundCompress
+        )
+    }
+
+    /// Whether the strategy relieves message-count pressure (the others relieve token
+    /// pressure, and run only under it).
+    pub fn relieves_count(self) -> bool {
+        matches!(self, Strategy::HistoryRollup)
     }
 
     pub(crate) async fn plan<S: Summarizer>(self, ctx: &Ctx<'_>, summarizer: &S) -> Result<Vec<Edit>> {
-        match self {
-            Strategy::ToolResultTruncate => Ok(truncate::plan(ctx)),
-            Strategy::LargeMessageOffloadWithProtection => Ok(offload::plan(ctx, true)),
-            Strategy::LargeMessageOffload => Ok(offload::plan(ctx, false)),
+        Ok(match self {
+            Strategy::ToolResultTruncate => truncate::plan(ctx),
+            Strategy::LargeMessageOffloadWithProtection => offload::plan(ctx, true),
+            Strategy::LargeMessageOffload => offload::plan(ctx, false),
+            Strategy::HistoryRollup => rollup::plan(ctx, summarizer).await,
+            Strategy::ToolRunCompress => tool_runs::plan(ctx, summarizer).await,
             Strategy::PreviousRoundSummary => round_summary::plan(ctx, summarizer).await,
-        }
+            Strategy::CurrentRoundLargeMessage => current_large::plan(ctx, summarizer).await,
+            Strategy::CurrentRoundCompress => current_compress::plan(ctx, summarizer).await,
+            Strategy::Emergency => emergency::plan(ctx),
+        })
     }
 }
 

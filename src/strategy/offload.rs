@@ -14,7 +14,6 @@ pub(super) fn plan(ctx: &Ctx<'_>, protect: bool) -> Vec<Edit> {
     let st = ctx.st;
     let end = if protect { st.current_start.min(st.keep_start) } else { st.current_start };
     let threshold = ctx.config.large_payload_threshold as usize;
-    let preview_len = ctx.config.offload_single_preview as usize;
     let kind = if protect { Strategy::LargeMessageOffloadWithProtection } else { Strategy::LargeMessageOffload };
     let mut edits = Vec::new();
     for i in 0..end.min(ctx.working.len()) {
@@ -25,34 +24,43 @@ pub(super) fn plan(ctx: &Ctx<'_>, protect: bool) -> Vec<Edit> {
         if m.payload_chars() <= threshold {
             continue;
         }
-        let uuid = new_uuid();
-        let marker = offload_marker(&uuid);
-        let mut blocks: Vec<Block> = Vec::new();
-        if m.has_results() {
-            // Each result keeps its id; its content becomes a preview.
-            for b in &m.blocks {
-                if let Block::ToolResult { call_id, content, is_error } = b {
-                    blocks.push(Block::ToolResult {
-                        call_id: call_id.clone(),
-                        content: format!("{}\n{marker}", preview(content, preview_len)),
-                        is_error: *is_error,
-                    });
-                }
-            }
-        } else {
-            blocks.push(Block::Text(format!("{}\n{marker}", preview(&m.payload_text(), preview_len))));
-            // Calls stay, so their results still answer something.
-            blocks.extend(m.blocks.iter().filter(|b| matches!(b, Block::ToolCall { .. })).cloned());
-        }
-        let synthetic = Synthetic::in_place(kind.event_type(), &uuid);
-        edits.push(Edit {
-            span: i..i + 1,
-            replacement: vec![ctx.format.rebuild(m, blocks, synthetic)],
-            offload: Some(uuid),
-            usage: (None, None),
-        });
+        edits.push(shrink(ctx, i, kind.event_type()));
     }
     edits
+}
+
+/// Replaces message `i` in place by a preview of `offloadSinglePreview` characters and the
+/// marker of its offloaded original. Tool results keep their ids and tool calls their calls.
+/// Also the fallback of the in-place LLM strategies.
+pub(super) fn shrink(ctx: &Ctx<'_>, i: usize, kind: &str) -> Edit {
+    let m = &ctx.working[i].msg;
+    let preview_len = ctx.config.offload_single_preview as usize;
+    let uuid = new_uuid();
+    let marker = offload_marker(&uuid);
+    let mut blocks: Vec<Block> = Vec::new();
+    if m.has_results() {
+        // Each result keeps its id; its content becomes a preview.
+        for b in &m.blocks {
+            if let Block::ToolResult { call_id, content, is_error } = b {
+                blocks.push(Block::ToolResult {
+                    call_id: call_id.clone(),
+                    content: format!("{}\n{marker}", preview(content, preview_len)),
+                    is_error: *is_error,
+                });
+            }
+        }
+    } else {
+        blocks.push(Block::Text(format!("{}\n{marker}", preview(&m.payload_text(), preview_len))));
+        // Calls stay, so their results still answer something.
+        blocks.extend(m.blocks.iter().filter(|b| matches!(b, Block::ToolCall { .. })).cloned());
+    }
+    Edit {
+        span: i..i + 1,
+        replacement: vec![ctx.format.rebuild(m, blocks, Synthetic::in_place(kind, &uuid))],
+        offload: Some(uuid),
+        usage: (None, None),
+        ms: None,
+    }
 }
 
 fn preview(text: &str, n: usize) -> String {

@@ -4,67 +4,57 @@
 //! exchanges, intermediate text, the final answer) is replaced by one assistant message holding
 //! the summary and the marker of the offloaded originals. Rounds are summarized concurrently;
 //! rounds below `minCompressionTokenThreshold` and rounds already reduced to one summary are
-//! left alone. The current round is never touched.
+//! left alone. The current round is never touched. Unlike the reference, a round whose tool
+//! runs were compressed earlier can still be summarized: synthetic messages are not answers.
 
-use futures_util::future::join_all;
-
+use super::llm::{self, Job, Outcome};
 use super::{new_uuid, Ctx, Edit, Strategy};
-use crate::error::{Error, ErrorCode, Result};
-use crate::host::{SummarizeRequest, Summarizer};
-use crate::message::{offload_marker, transcript, Role, Synthetic};
+use crate::host::Summarizer;
+use crate::message::{offload_marker, Role, Synthetic};
 
-pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Result<Vec<Edit>> {
+pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let st = ctx.st;
     let kind = Strategy::PreviousRoundSummary.event_type();
+    let mut jobs = Vec::new();
     let mut spans = Vec::new();
     for r in st.previous_rounds() {
         let span = r.start + 1..r.end;
-        if span.is_empty() || (span.start..span.end).any(|i| st.is_system(i)) {
+        if span.is_empty() || span.clone().any(|i| st.is_system(i)) {
             continue;
         }
         let only_summary = span.len() == 1 && ctx.working[span.start].msg.synthetic.as_ref().is_some_and(|s| s.kind == kind);
-        if only_summary {
+        if only_summary || ctx.tokens(span.clone()) < ctx.config.min_compression_token_threshold as u64 {
             continue;
         }
-        let tokens: u64 = ctx.working[span.clone()].iter().map(|e| e.tokens as u64).sum();
-        if tokens < ctx.config.min_compression_token_threshold as u64 {
-            continue;
-        }
-        spans.push((r.start, span));
-    }
-    let requests: Vec<SummarizeRequest> = spans
-        .iter()
-        .map(|(user, span)| {
-            let msgs: Vec<_> = ctx.working[*user..span.end].iter().map(|e| e.msg.as_ref()).collect();
-            SummarizeRequest {
-                kind: "round".into(),
-                system: ctx.config.custom_prompt.previous_round_summary().to_string(),
-                prompt: format!(
-                    "<conversation_round>\n{}</conversation_round>\n\nSummarize what the assistant did and found in this round.",
-                    transcript(&msgs)
-                ),
-                messages: msgs.iter().map(|m| m.wire.clone()).collect(),
-                target_chars: None,
-            }
-        })
-        .collect();
-    let results = join_all(requests.iter().map(|r| summarizer.summarize(r))).await;
-    let mut edits = Vec::new();
-    for ((_, span), res) in spans.into_iter().zip(results) {
-        let summary = res.map_err(|e| Error::host(ErrorCode::SummarizeFailed, "the summarize function failed", e))?;
-        let text = crate::message::strip_markers(summary.text.trim());
-        if text.is_empty() {
-            return Err(Error::new(ErrorCode::SummarizeFailed, "the summarize function returned an empty summary"));
-        }
-        let uuid = new_uuid();
-        let synthetic = Synthetic::new(kind, Some(&uuid));
-        let msg = ctx.format.synthesize(Role::Assistant, format!("{text}\n{}", offload_marker(&uuid)), synthetic);
-        edits.push(Edit {
-            span,
-            replacement: vec![msg],
-            offload: Some(uuid),
-            usage: (summary.input_tokens, summary.output_tokens),
+        let replaces_chars = ctx.working[span.clone()].iter().map(|e| e.msg.payload_chars() + 1).sum();
+        jobs.push(Job {
+            kind: "round",
+            system: ctx.config.custom_prompt.previous_round_summary(),
+            show: r.start..span.end,
+            instruction: "Summarize what the assistant did and found to answer the user's request in this round.".into(),
+            replaces_chars,
+            target_chars: None,
         });
+        spans.push(span);
     }
-    Ok(edits)
+    let outcomes = llm::run(ctx, summarizer, &jobs).await;
+    let mut edits = Vec::new();
+    for (span, outcome) in spans.into_iter().zip(outcomes) {
+        match outcome {
+            Outcome::Done { text, input_tokens, output_tokens, ms } => {
+                let uuid = new_uuid();
+                let msg = ctx.format.synthesize(
+                    Role::Assistant,
+                    format!("{text}\n{}", offload_marker(&uuid)),
+                    Synthetic::new(kind, Some(&uuid)),
+                );
+                edits.push(Edit { span, replacement: vec![msg], offload: Some(uuid), usage: (input_tokens, output_tokens), ms: Some(ms) });
+            }
+            Outcome::Failed { error, ms } => {
+                llm::fail(ctx, kind, &span, error, ms);
+                edits.push(llm::collapse(ctx, span, kind, Role::Assistant, "Summary unavailable; this round's work"));
+            }
+        }
+    }
+    edits
 }

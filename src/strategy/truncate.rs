@@ -36,6 +36,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
             replacement: vec![ctx.format.rebuild(m, blocks, synthetic)],
             offload: Some(uuid),
             usage: (None, None),
+            ms: None,
         });
     }
     edits

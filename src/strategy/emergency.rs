@@ -1,0 +1,137 @@
+//! Emergency offload (no LLM): the step that guarantees the budget.
+//!
+//! When everything else has run and the request is still over the target, whole spans are
+//! offloaded behind one short notice, oldest first and only as far as needed: first the
+//! complete earlier rounds, then, inside the current round, the oldest work the model has
+//! already answered. System messages, the first user message, the current round's user message
+//! and everything the model has not answered yet stay. A notice already there is absorbed into
+//! the next one, so its marker stays reachable. Only spans of whole units move, so pairing
+//! holds; the notice lists the user requests and tools it stands for, so the model knows what to
+//! reload.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use super::{new_uuid, Ctx, Edit, Strategy};
+use crate::message::{head_chars, offload_marker, strip_markers, Block, Role, Synthetic};
+
+/// Tokens a notice is assumed to cost when planning how far to go.
+const NOTICE_TOKENS: u64 = 120;
+
+pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
+    let st = ctx.st;
+    let n = ctx.working.len();
+    let mut need = ctx.excess();
+    let mut edits = Vec::new();
+
+    // Phase 1: earlier rounds, after the first user message.
+    let first_user = (0..st.current_start).find(|&i| ctx.working[i].msg.is_real_user());
+    if let Some(fu) = first_user {
+        let start = fu + 1;
+        let mut end = start;
+        for r in st.previous_rounds() {
+            if need == 0 {
+                break;
+            }
+            if r.end <= start {
+                continue;
+            }
+            // Stop before a system message: it is never offloaded.
+            if let Some(s) = (end..r.end).find(|&i| st.is_system(i)) {
+                end = s;
+                break;
+            }
+            end = r.end;
+            need = need.saturating_sub(ctx.tokens(start..end).saturating_sub(NOTICE_TOKENS));
+        }
+        if let Some(e) = notice_edit(ctx, start..end, "earlier rounds of this conversation") {
+            need = need.max(0);
+            edits.push(e);
+        }
+    }
+
+    // Phase 2: the current round's oldest answered work.
+    if need > 0 {
+        let cur = st.current_start;
+        let start = if cur < n && ctx.working[cur].msg.is_real_user() { cur + 1 } else { cur };
+        let mut end = start;
+        let mut gained = 0u64;
+        for u in &st.units {
+            if u.span.start < start {
+                continue;
+            }
+            let last = u.span.end - 1;
+            // Stop at what the model has not answered yet, and keep the newest message.
+            if u.span.end >= n || !ctx.answered(last) || (u.exchange && !u.complete) || st.is_system(u.span.start) {
+                break;
+            }
+            end = u.span.end;
+            gained = ctx.tokens(start..end).saturating_sub(NOTICE_TOKENS);
+            if gained >= need {
+                break;
+            }
+        }
+        let _ = gained;
+        if let Some(e) = notice_edit(ctx, start..end, "the beginning of the current turn") {
+            edits.push(e);
+        }
+    }
+    edits
+}
+
+fn notice_edit(ctx: &Ctx<'_>, span: Range<usize>, what: &str) -> Option<Edit> {
+    let kind = Strategy::Emergency.event_type();
+    if span.is_empty() || !ctx.st.is_whole(&span) {
+        return None;
+    }
+    // A lone earlier notice is already as small as it gets.
+    if span.len() == 1 && ctx.working[span.start].msg.synthetic.as_ref().is_some_and(|s| s.kind == kind) {
+        return None;
+    }
+    let uuid = new_uuid();
+    let mut requests = Vec::new();
+    let mut tools: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut earlier = 0;
+    for e in &ctx.working[span.clone()] {
+        let m = &e.msg;
+        if m.synthetic.as_ref().is_some_and(|s| s.kind == kind) {
+            earlier += 1;
+        }
+        if m.is_real_user() {
+            let t = m.payload_text();
+            let line = t.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+            requests.push(strip_markers(head_chars(line, 120)));
+        }
+        for b in &m.blocks {
+            if let Block::ToolCall { name, .. } = b {
+                *tools.entry(name.as_str()).or_default() += 1;
+            }
+        }
+    }
+    let mut text = format!(
+        "[Context note: {} message{} from {what} were offloaded to keep the conversation within the context window.",
+        span.len(),
+        if span.len() == 1 { "" } else { "s" }
+    );
+    if earlier > 0 {
+        text.push_str(" They include an earlier note of the same kind.");
+    }
+    if !requests.is_empty() {
+        text.push_str(" User requests in that part:");
+        for (k, r) in requests.iter().take(10).enumerate() {
+            text.push_str(&format!(" ({}) {r}", k + 1));
+        }
+        if requests.len() > 10 {
+            text.push_str(&format!(" and {} more", requests.len() - 10));
+        }
+        text.push('.');
+    }
+    if !tools.is_empty() {
+        let list: Vec<String> = tools.iter().map(|(t, c)| if *c > 1 { format!("{t} ×{c}") } else { t.to_string() }).collect();
+        text.push_str(&format!(" Tools called: {}.", list.join(", ")));
+    }
+    text.push_str(" Call context_reload with the uuid below to see it.]\n");
+    text.push_str(&offload_marker(&uuid));
+    let msg = ctx.format.synthesize(Role::User, text, Synthetic::new(kind, Some(&uuid)));
+    Some(Edit { span, replacement: vec![msg], offload: Some(uuid), usage: (None, None), ms: None })
+}

@@ -1,0 +1,74 @@
+//! Recent-focus-window rollup (LLM; message-count pressure only).
+//!
+//! The focus window is the current round plus the most recent complete rounds, widened until it
+//! holds at least `historyRollupKeepRecentRounds` rounds and `historyRollupKeepRecentTokens`
+//! tokens. The complete rounds before it roll into one rolling summary; a rollup already there
+//! is absorbed and the new one's generation is one higher. Unlike the reference's PR, the older
+//! rollup's offload is kept: the new rollup's offload holds the older rollup message, whose
+//! marker still reloads its own originals.
+
+use super::llm::{self, Job, Outcome};
+use super::{new_uuid, Ctx, Edit, Strategy};
+use crate::host::Summarizer;
+use crate::message::{offload_marker, Role, Synthetic};
+
+pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+    let kind = Strategy::HistoryRollup.event_type();
+    let st = ctx.st;
+    let rounds: Vec<_> = st.previous_rounds().cloned().collect();
+    let mut window_start = st.current_start;
+    let mut kept = 0u32;
+    let mut tokens = ctx.tokens(st.current_start..st.len);
+    for r in rounds.iter().rev() {
+        if kept >= ctx.config.history_rollup_keep_recent_rounds && tokens >= ctx.config.history_rollup_keep_recent_tokens {
+            break;
+        }
+        kept += 1;
+        tokens += ctx.tokens(r.clone());
+        window_start = r.start;
+    }
+    let Some(first) = rounds.iter().find(|r| r.end <= window_start) else { return Vec::new() };
+    let mut start = first.start;
+    // Never roll a system message in: start after the last one in the range.
+    if let Some(s) = (start..window_start).rev().find(|&i| st.is_system(i)) {
+        start = s + 1;
+    }
+    let mut generation = 1;
+    if start > 0 {
+        if let Some(prev) = ctx.working[start - 1].msg.synthetic.as_ref().filter(|s| s.kind == kind) {
+            start -= 1;
+            generation = prev.generation.unwrap_or(1) + 1;
+        }
+    }
+    let span = start..window_start;
+    if span.len() < 4 || !st.is_whole(&span) {
+        return Vec::new();
+    }
+    let job = Job {
+        kind: "rollup",
+        system: ctx.config.custom_prompt.history_rollup(),
+        show: span.clone(),
+        instruction: "Write the updated long-term summary of this part of the conversation.".into(),
+        replaces_chars: ctx.working[span.clone()].iter().map(|e| e.msg.payload_chars() + 1).sum(),
+        target_chars: None,
+    };
+    let outcome = llm::run(ctx, summarizer, std::slice::from_ref(&job)).await.pop();
+    match outcome {
+        Some(Outcome::Done { text, input_tokens, output_tokens, ms }) => {
+            let uuid = new_uuid();
+            let mut mark = Synthetic::new(kind, Some(&uuid));
+            mark.generation = Some(generation);
+            let msg = ctx.format.synthesize(
+                Role::User,
+                format!("[Summary of the earlier conversation]\n{text}\n{}", offload_marker(&uuid)),
+                mark,
+            );
+            vec![Edit { span, replacement: vec![msg], offload: Some(uuid), usage: (input_tokens, output_tokens), ms: Some(ms) }]
+        }
+        Some(Outcome::Failed { error, ms }) => {
+            llm::fail(ctx, kind, &span, error, ms);
+            Vec::new()
+        }
+        None => Vec::new(),
+    }
+}
