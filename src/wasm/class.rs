@@ -1,0 +1,207 @@
+//! `WasmMemory`: the engine as a JavaScript class, plus the stateless free functions.
+//!
+//! The class holds the engine in an `Rc`. Synchronous methods borrow it briefly; asynchronous
+//! ones clone the `Rc` into the future they return as a `Promise`, so no borrow of the class is
+//! held across an `await` and calls may overlap (the engine itself refuses a second concurrent
+//! pass with `LIMIT_EXCEEDED`; the TypeScript wrapper shares one pass instead).
+
+use std::rc::Rc;
+
+use js_sys::Promise;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::convert;
+use super::error::{js_field_error, to_js};
+use super::host::{HostParts, JsCounter, JsHost, JsStore, JsSummarizer};
+use crate::config::Config;
+use crate::engine::AutoContextMemory;
+use crate::error::ErrorCode;
+use crate::plan::Plan;
+use crate::tokens::{TokenCounter, Tokenizer};
+
+type Engine = AutoContextMemory<JsSummarizer, JsStore>;
+
+/// The context memory of one conversation (the engine behind the `AutoContextMemory` class of
+/// the JavaScript API). Everything crosses as JSON text.
+#[wasm_bindgen]
+pub struct WasmMemory {
+    inner: Rc<Engine>,
+}
+
+fn custom_counter(counter: Option<JsCounter>, field: &str) -> Result<TokenCounter, JsValue> {
+    counter.map(|c| TokenCounter::custom(Box::new(c))).ok_or_else(|| {
+        js_field_error(
+            ErrorCode::InvalidConfig,
+            field,
+            format!("option `{field}` is \"custom\", which needs a counting function: pass `tokenizer: (text) => number`"),
+        )
+    })
+}
+
+#[wasm_bindgen]
+impl WasmMemory {
+    /// A memory from options (JSON text of the engine's options) and the host's objects.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options_json: &str, host: &JsHost) -> Result<WasmMemory, JsValue> {
+        let options = convert::parse(options_json, ErrorCode::InvalidConfig, "options")?;
+        let config = Config::from_json(&options).map_err(to_js)?;
+        let parts = HostParts::read(host)?;
+        let counter = match config.tokenizer {
+            Tokenizer::Custom => custom_counter(parts.counter, "tokenizer")?,
+            kind => TokenCounter::new(kind).map_err(to_js)?,
+        };
+        let inner = AutoContextMemory::with_counter(config, counter, parts.summarizer, parts.store).map_err(to_js)?;
+        Ok(WasmMemory { inner: Rc::new(inner) })
+    }
+
+    /// Restores a memory from the JSON text `toJson` wrote.
+    #[wasm_bindgen(js_name = fromJson)]
+    pub fn from_json(state_json: &str, host: &JsHost) -> Result<WasmMemory, JsValue> {
+        let state = convert::parse(state_json, ErrorCode::InvalidState, "state")?;
+        let parts = HostParts::read(host)?;
+        let custom = state.pointer("/config/tokenizer").and_then(Value::as_str) == Some(Tokenizer::Custom.name());
+        let counter = if custom { Some(custom_counter(parts.counter, "tokenizer")?) } else { None };
+        let inner = AutoContextMemory::from_json(&state, parts.summarizer, parts.store, counter).map_err(to_js)?;
+        Ok(WasmMemory { inner: Rc::new(inner) })
+    }
+
+    /// Adds one wire message or an array of them (JSON text); all or nothing.
+    pub fn add(&self, messages_json: &str) -> Result<(), JsValue> {
+        let value = convert::parse(messages_json, ErrorCode::InvalidMessage, "messages")?;
+        self.inner.add(&value).map_err(to_js)
+    }
+
+    /// The working list (JSON text of an array), ready to send.
+    pub fn messages(&self) -> String {
+        Value::Array(self.inner.messages()).to_string()
+    }
+
+    /// Everything ever added, exactly as added (JSON text of an array).
+    #[wasm_bindgen(js_name = originalMessages)]
+    pub fn original_messages(&self) -> String {
+        Value::Array(self.inner.original_messages()).to_string()
+    }
+
+    /// Tokens of the request the working list makes.
+    #[wasm_bindgen(js_name = tokenCount)]
+    pub fn token_count(&self) -> f64 {
+        self.inner.token_count() as f64
+    }
+
+    /// All compression events so far (JSON text of an array).
+    pub fn events(&self) -> String {
+        convert::to_text(&self.inner.events())
+    }
+
+    /// The offloads this session created (JSON text of `[{uuid, messageCount}]`).
+    pub fn offloads(&self) -> String {
+        convert::to_text(&self.inner.offloads())
+    }
+
+    /// The session id that prefixes this memory's store keys.
+    #[wasm_bindgen(js_name = sessionId)]
+    pub fn session_id(&self) -> String {
+        self.inner.config().session_id.clone()
+    }
+
+    /// Whether `compressIfNeeded` would run a pass now.
+    #[wasm_bindgen(js_name = needsCompression)]
+    pub fn needs_compression(&self) -> bool {
+        self.inner.needs_compression()
+    }
+
+    /// Problems a provider would reject the working list for (JSON text of an array).
+    pub fn validate(&self) -> String {
+        convert::to_text(&self.inner.validate())
+    }
+
+    /// The `context_reload` tool definition in the memory's format (JSON text).
+    #[wasm_bindgen(js_name = reloadTool)]
+    pub fn reload_tool(&self) -> String {
+        self.inner.format().reload_tool().to_string()
+    }
+
+    /// The whole memory as versioned JSON text.
+    #[wasm_bindgen(js_name = toJson)]
+    pub fn to_json(&self) -> String {
+        self.inner.to_json().to_string()
+    }
+
+    /// Sets the agent's plan (JSON text of `{goal, subtasks?, expectedOutcome?}`), or clears it
+    /// with `null`; while set, every summarize request ends with a hint about it.
+    #[wasm_bindgen(js_name = setPlan)]
+    pub fn set_plan(&self, plan_json: &str) -> Result<(), JsValue> {
+        let value = convert::parse(plan_json, ErrorCode::InvalidArgument, "plan")?;
+        let plan = match value {
+            Value::Null => None,
+            v => Some(Plan::from_json(&v).map_err(to_js)?),
+        };
+        self.inner.set_plan(plan);
+        Ok(())
+    }
+
+    /// The plan set with `setPlan` (JSON text, `null` when none).
+    pub fn plan(&self) -> String {
+        convert::to_text(&self.inner.plan())
+    }
+
+    /// Runs a compression pass if needed; resolves to JSON text of the result.
+    #[wasm_bindgen(js_name = compressIfNeeded, unchecked_return_type = "Promise<string>")]
+    pub fn compress_if_needed(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let result = inner.compress_if_needed().await.map_err(to_js)?;
+            Ok(JsValue::from_str(&convert::to_text(&result)))
+        })
+    }
+
+    /// The originals of an offload; resolves to JSON text of an array of wire messages.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
+    pub fn reload(&self, uuid: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let messages = inner.reload(&uuid).await.map_err(to_js)?;
+            Ok(JsValue::from_str(&Value::Array(messages).to_string()))
+        })
+    }
+
+    /// Executes a `context_reload` call (JSON text of the call, its arguments string or its
+    /// parsed arguments); resolves to the text to send back as the tool's result.
+    #[wasm_bindgen(js_name = handleReloadCall, unchecked_return_type = "Promise<string>")]
+    pub fn handle_reload_call(&self, call_json: &str) -> Promise {
+        let inner = self.inner.clone();
+        let call = convert::parse(call_json, ErrorCode::InvalidArgument, "reload call arguments");
+        future_to_promise(async move {
+            let text = inner.handle_reload_call(&call?).await.map_err(to_js)?;
+            Ok(JsValue::from_str(&text))
+        })
+    }
+}
+
+/// Problems a provider would reject a list of wire messages for (JSON text of an array of
+/// `{index, code, message}`; empty when valid).
+#[wasm_bindgen(js_name = validateMessages)]
+pub fn validate_messages(messages_json: &str, format: &str) -> Result<String, JsValue> {
+    let format = convert::format(format)?;
+    let messages = convert::parse(messages_json, ErrorCode::InvalidMessage, "messages")?;
+    Ok(convert::to_text(&convert::validate(&messages, format)))
+}
+
+/// Tokens in a text with a built-in tokenizer (`o200k_base`, `cl100k_base` or `estimate`).
+#[wasm_bindgen(js_name = countTokens)]
+pub fn count_tokens(text: &str, tokenizer: &str) -> Result<f64, JsValue> {
+    let kind = match Tokenizer::from_name(tokenizer) {
+        Some(Tokenizer::Custom) | None => {
+            return Err(js_field_error(
+                ErrorCode::InvalidConfig,
+                "tokenizer",
+                format!("tokenizer must be \"o200k_base\", \"cl100k_base\" or \"estimate\", got {tokenizer:?}"),
+            ))
+        }
+        Some(kind) => kind,
+    };
+    let counter = TokenCounter::new(kind).map_err(to_js)?;
+    counter.count_text(text).map(f64::from).map_err(to_js)
+}

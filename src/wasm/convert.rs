@@ -1,0 +1,91 @@
+//! JSON text in, JSON text out: every value that crosses the boundary, converted in one place.
+//!
+//! Inputs that are not valid JSON are the caller's fault and get the code of what they were
+//! meant to be (`INVALID_MESSAGE` for messages, `INVALID_CONFIG` for options, ...). Outputs are
+//! serialized from types that always serialize, so writing them cannot fail.
+
+use serde::Serialize;
+use serde_json::Value;
+use wasm_bindgen::JsValue;
+
+use super::error::js_error;
+use crate::error::{ErrorCode, HostError};
+use crate::format::{Format, Problem};
+use crate::host::Summary;
+
+/// Parses JSON text from the host; `what` names it in the error.
+pub(crate) fn parse(text: &str, code: ErrorCode, what: &str) -> Result<Value, JsValue> {
+    serde_json::from_str(text).map_err(|e| js_error(code, format!("{what}: not valid JSON ({e})")))
+}
+
+/// Serializes a value the binding returns.
+pub(crate) fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
+    // Only types whose serialization cannot fail (plain data, string keys) are passed here.
+    serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
+}
+
+/// Reads a wire-format name.
+pub(crate) fn format(name: &str) -> Result<Format, JsValue> {
+    match name {
+        "openai" => Ok(Format::OpenAi),
+        other => Err(super::error::js_field_error(
+            ErrorCode::InvalidConfig,
+            "format",
+            format!("option `format` must be \"openai\", got {other:?}"),
+        )),
+    }
+}
+
+/// Reads what the summarize adapter resolved to: JSON text of
+/// `{"text": string, "inputTokens"?: number, "outputTokens"?: number}`.
+pub(crate) fn summary(text: &str) -> Result<Summary, HostError> {
+    let bad = |why: String| HostError::new(format!("summarize returned an unusable result: {why}"));
+    let v: Value = serde_json::from_str(text).map_err(|e| bad(format!("not JSON ({e})")))?;
+    let obj = v.as_object().ok_or_else(|| bad("expected an object with a `text` string".into()))?;
+    let text = match obj.get("text") {
+        Some(Value::String(s)) => s.clone(),
+        _ => return Err(bad("`text` must be a string".into())),
+    };
+    let count = |key: &str| -> Result<Option<u64>, HostError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => match n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.is_finite()).map(|f| f.round() as u64)) {
+                Some(n) => Ok(Some(n)),
+                None => Err(bad(format!("`{key}` must be a non-negative number, got {n}"))),
+            },
+            Some(_) => Err(bad(format!("`{key}` must be a number"))),
+        }
+    };
+    Ok(Summary { text, input_tokens: count("inputTokens")?, output_tokens: count("outputTokens")? })
+}
+
+/// Problems a provider would reject a wire list for: messages that cannot be read, then the
+/// tool pairing of the messages that can (their indices and texts are those of the whole list).
+pub(crate) fn validate(messages: &Value, format: Format) -> Vec<Problem> {
+    let items: Vec<&Value> = match messages {
+        Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    let mut problems = Vec::new();
+    let mut parsed = Vec::with_capacity(items.len());
+    let mut index_of = Vec::with_capacity(items.len());
+    for (i, v) in items.iter().enumerate() {
+        match format.parse(i, v) {
+            Ok(m) => {
+                parsed.push(m);
+                index_of.push(i);
+            }
+            Err(e) => problems.push(Problem { index: i, code: "INVALID_MESSAGE", message: e.message().to_string() }),
+        }
+    }
+    for mut p in format.validate(&parsed) {
+        let real = index_of.get(p.index).copied().unwrap_or(p.index);
+        if real != p.index {
+            p.message = p.message.replacen(&format!("message {}", p.index), &format!("message {real}"), 1);
+            p.index = real;
+        }
+        problems.push(p);
+    }
+    problems.sort_by_key(|p| p.index);
+    problems
+}
