@@ -1,0 +1,417 @@
+/**
+ * autocontext: keeps an LLM agent's conversation inside its context window.
+ *
+ * ```js
+ * import { AutoContextMemory } from 'autocontext';
+ * import { MemoryStore } from 'autocontext/stores/memory';
+ *
+ * const memory = new AutoContextMemory({ maxToken: 128_000, store: new MemoryStore(), summarize });
+ * memory.add(messages);
+ * await memory.compressIfNeeded();
+ * const request = { messages: memory.messages(), tools: [...tools, memory.reloadTool()] };
+ * ```
+ *
+ * This module is the public API; the engine is the WebAssembly build of the Rust core, which
+ * each runtime's entry point initializes before this module is used.
+ *
+ * @module
+ */
+
+import { WasmMemory, countTokens as wasmCountTokens, validateMessages } from './wasm/autocontext.js';
+import type { WasmHost } from './wasm/autocontext.js';
+import { AutoContextError, call, callAsync, type ErrorCode } from './errors.js';
+import { MemoryStore } from './stores/memory.js';
+import type {
+  AutoContextOptions,
+  CompressOutput,
+  CompressResult,
+  CompressionEvent,
+  HostOptions,
+  MemoryState,
+  OffloadInfo,
+  OffloadStore,
+  Plan,
+  SummarizeFn,
+  SummarizeRequest,
+  TokenCounterFn,
+  TokenizerName,
+  ValidationProblem,
+  WireMessage,
+} from './types.js';
+
+export type * from './types.js';
+export { AutoContextError, isAutoContextError } from './errors.js';
+export type { AutoContextErrorOptions, ErrorCode } from './errors.js';
+export { MemoryStore } from './stores/memory.js';
+
+/** The `context_reload` tool definition, in the shape of the chosen format (OpenAI: a function tool). */
+export interface ReloadToolDefinition {
+  /** `'function'` for OpenAI. */
+  type: string;
+  /** Name (`context_reload`), description and JSON-schema parameters. */
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+  /** Other fields of the format's tool shape. */
+  [field: string]: unknown;
+}
+
+const HOST_KEYS = new Set(['summarize', 'store', 'tokenizer']);
+
+/** A short description of a value's type, for error messages. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const t = typeof value;
+  return t === 'object' ? 'an object' : t === 'undefined' ? 'undefined' : `a ${t}`;
+}
+
+/** Options may not hide bad values: NaN, Infinity, functions and BigInts reach the engine as text it names. */
+function optionsReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
+  if (typeof value === 'symbol') return String(value);
+  return value;
+}
+
+/** JSON text of user input; what JSON cannot hold becomes an {@link AutoContextError} with `code`. */
+function toJson(value: unknown, code: ErrorCode, what: string, replacer?: (key: string, value: unknown) => unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value, replacer);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new AutoContextError(code, `${what} cannot be converted to JSON: ${why}`, { cause: e });
+  }
+  if (text === undefined) throw new AutoContextError(code, `${what} cannot be converted to JSON (got ${describe(value)})`);
+  return text;
+}
+
+function configError(field: string, message: string): AutoContextError {
+  return new AutoContextError('INVALID_CONFIG', `option \`${field}\` ${message}`, { field });
+}
+
+/** Normalizes what the host's summarize function returned into the engine's JSON answer. */
+function summaryJson(out: unknown): string {
+  if (typeof out === 'string') return JSON.stringify({ text: out });
+  if (out !== null && typeof out === 'object' && typeof (out as { text?: unknown }).text === 'string') {
+    const { text, usage } = out as { text: string; usage?: unknown };
+    const answer: { text: string; inputTokens?: number; outputTokens?: number } = { text };
+    if (usage !== null && typeof usage === 'object') {
+      const { inputTokens, outputTokens } = usage as { inputTokens?: unknown; outputTokens?: unknown };
+      if (isCount(inputTokens)) answer.inputTokens = Math.round(inputTokens);
+      if (isCount(outputTokens)) answer.outputTokens = Math.round(outputTokens);
+    }
+    return JSON.stringify(answer);
+  }
+  throw new AutoContextError(
+    'SUMMARIZE_FAILED',
+    `summarize must return a string or { text: string, usage? }, got ${describe(out)}`,
+  );
+}
+
+function isCount(n: unknown): n is number {
+  return typeof n === 'number' && Number.isFinite(n) && n >= 0;
+}
+
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Adapts the user's summarize function to the engine's: JSON request in, JSON answer out, with
+ * an AbortSignal that fires when the engine's timeout passes. What the user's function throws
+ * passes through unchanged.
+ */
+function adaptSummarize(fn: SummarizeFn<never>): (requestJson: string) => Promise<string> {
+  return async (requestJson) => {
+    const request = JSON.parse(requestJson) as Omit<SummarizeRequest, 'signal'>;
+    const controller = new AbortController();
+    const work = (async () => (fn as unknown as SummarizeFn)({ ...request, signal: controller.signal }))();
+    const ms = request.timeoutMs;
+    if (ms === undefined || !(ms >= 0 && ms <= MAX_TIMER_MS)) return summaryJson(await work);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new AutoContextError('SUMMARIZE_FAILED', `summarize did not answer within ${ms} ms`);
+        controller.abort(error);
+        reject(error);
+      }, ms);
+    });
+    try {
+      return summaryJson(await Promise.race([work, timeout]));
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/** Checks the host's pieces and builds what the engine calls. */
+function makeHost(host: HostOptions<never>): { wasm: WasmHost; store: OffloadStore } {
+  const store = host.store ?? new MemoryStore();
+  for (const method of ['get', 'put', 'delete'] as const) {
+    if (typeof store !== 'object' || typeof (store as unknown as Record<string, unknown>)[method] !== 'function') {
+      throw configError('store', `must be an object with get, put and delete methods (its \`${method}\` is missing)`);
+    }
+  }
+  if (host.summarize != null && typeof host.summarize !== 'function') {
+    throw configError('summarize', `must be a function, got ${describe(host.summarize)}`);
+  }
+  const wasm: WasmHost = { store };
+  if (typeof host.summarize === 'function') wasm.summarize = adaptSummarize(host.summarize);
+  if (typeof host.tokenizer === 'function') wasm.countTokens = host.tokenizer;
+  return { wasm, store };
+}
+
+/** Splits options into the engine's JSON and the host's pieces. */
+function splitOptions(options: unknown): { json: string; host: HostOptions<never> } {
+  if (options === undefined) return { json: '{}', host: {} };
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new AutoContextError('INVALID_CONFIG', `options must be an object, got ${describe(options)}`);
+  }
+  const engine: Record<string, unknown> = {};
+  const host: HostOptions<never> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (!HOST_KEYS.has(key)) engine[key] = value;
+  }
+  const o = options as HostOptions<never>;
+  host.summarize = o.summarize;
+  host.store = o.store;
+  host.tokenizer = o.tokenizer;
+  if (typeof o.tokenizer === 'function') engine.tokenizer = 'custom';
+  else if (o.tokenizer !== undefined) engine.tokenizer = o.tokenizer;
+  return { json: toJson(engine, 'INVALID_CONFIG', 'options', optionsReplacer), host };
+}
+
+let restoring: { wasm: WasmMemory; store: OffloadStore } | null = null;
+
+/**
+ * The context memory of one conversation: the working list the model sees, the append-only log
+ * of everything added, and the offloaded originals in the host's store.
+ *
+ * `M` is the wire message type (for OpenAI, e.g. `ChatCompletionMessageParam`).
+ */
+export class AutoContextMemory<M extends object = WireMessage> {
+  readonly #wasm: WasmMemory;
+  readonly #store: OffloadStore;
+  #pending: Promise<CompressResult> | null = null;
+
+  /**
+   * A memory for one conversation.
+   *
+   * @param options - the engine's options plus `summarize` (the host's LLM call), `store`
+   *   (where originals go; default a new {@link MemoryStore}) and `tokenizer`.
+   * @throws {@link AutoContextError} `INVALID_CONFIG` naming the option at fault.
+   */
+  constructor(options: AutoContextOptions<M> = {}) {
+    if (restoring !== null) {
+      ({ wasm: this.#wasm, store: this.#store } = restoring);
+      restoring = null;
+      return;
+    }
+    const { json, host } = splitOptions(options);
+    const { wasm, store } = makeHost(host);
+    this.#store = store;
+    this.#wasm = call(() => new WasmMemory(json, wasm));
+  }
+
+  /**
+   * Restores a memory from {@link AutoContextMemory.toJSON} output. The store must be the one
+   * holding this session's offloads for reloads to work; pass the same tokenizer function if
+   * the memory was made with one.
+   *
+   * @throws {@link AutoContextError} `INVALID_STATE` when the state is not a valid one.
+   */
+  static fromJSON<M extends object = WireMessage>(state: MemoryState | string, host: HostOptions<M> = {}): AutoContextMemory<M> {
+    const text = typeof state === 'string' ? state : toJson(state, 'INVALID_STATE', 'state');
+    if (host === null || typeof host !== 'object') {
+      throw new AutoContextError('INVALID_CONFIG', `fromJSON's second argument must be an object, got ${describe(host)}`);
+    }
+    if (typeof host.tokenizer === 'string') {
+      let made: unknown;
+      try {
+        made = (JSON.parse(text) as MemoryState)?.config?.tokenizer;
+      } catch {
+        made = undefined; // the engine reports the bad state
+      }
+      if (typeof made === 'string' && made !== host.tokenizer) {
+        throw configError('tokenizer', `is ${JSON.stringify(host.tokenizer)}, but the state was made with ${JSON.stringify(made)}`);
+      }
+    }
+    const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>);
+    const wasm = call(() => WasmMemory.fromJson(text, wasmHost));
+    restoring = { wasm, store };
+    return new AutoContextMemory<M>();
+  }
+
+  /**
+   * Adds one message or an array of them, in the memory's wire format. All or nothing: if any
+   * message is invalid (bad shape, a tool result that answers no call, a reused call id),
+   * nothing is added.
+   *
+   * @throws {@link AutoContextError} `INVALID_MESSAGE` with the message's `index` and `field`.
+   */
+  add(message: M | readonly M[]): void {
+    const json = toJson(message, 'INVALID_MESSAGE', 'messages');
+    call(() => this.#wasm.add(json));
+  }
+
+  /**
+   * Runs a compression pass if the working list is over `msgThreshold` messages or
+   * `maxToken × tokenRatio` tokens. A call made while a pass runs returns that same pass.
+   */
+  compressIfNeeded(): Promise<CompressResult> {
+    if (this.#pending !== null) return this.#pending;
+    const pass = callAsync(() => this.#wasm.compressIfNeeded()).then((text) => JSON.parse(text) as CompressResult);
+    this.#pending = pass;
+    const done = () => {
+      if (this.#pending === pass) this.#pending = null;
+    };
+    pass.then(done, done);
+    return pass;
+  }
+
+  /** The working list, ready to send (a fresh copy each call). */
+  messages(): M[] {
+    return JSON.parse(this.#wasm.messages()) as M[];
+  }
+
+  /** Everything ever added, in order, exactly as added. */
+  originalMessages(): M[] {
+    return JSON.parse(this.#wasm.originalMessages()) as M[];
+  }
+
+  /** Tokens of the request the working list makes (messages, request overhead, `reservedTokens`). */
+  tokenCount(): number {
+    return this.#wasm.tokenCount();
+  }
+
+  /** Whether {@link AutoContextMemory.compressIfNeeded} would run a pass now. */
+  needsCompression(): boolean {
+    return this.#wasm.needsCompression();
+  }
+
+  /**
+   * The original messages of an offloaded span, byte-exact, by the uuid of its
+   * `<!-- CONTEXT_OFFLOAD: uuid=... -->` marker.
+   *
+   * @throws {@link AutoContextError} `INVALID_ARGUMENT`, `NOT_FOUND` or `STORE_FAILED`.
+   */
+  async reload(uuid: string): Promise<M[]> {
+    if (typeof uuid !== 'string') {
+      throw new AutoContextError('INVALID_ARGUMENT', `uuid must be a string, got ${describe(uuid)}`, { field: 'uuid' });
+    }
+    const text = await callAsync(() => this.#wasm.reload(uuid));
+    return JSON.parse(text) as M[];
+  }
+
+  /** The `context_reload` tool definition; give it to the model with your other tools. */
+  reloadTool(): ReloadToolDefinition {
+    return JSON.parse(this.#wasm.reloadTool()) as ReloadToolDefinition;
+  }
+
+  /**
+   * Executes a `context_reload` call of the model and returns the text to send back as the
+   * tool's result. Accepts the tool call object, its `arguments` JSON string, or the parsed
+   * arguments. An unknown uuid is answered in the text, for the model to read.
+   *
+   * @throws {@link AutoContextError} `STORE_FAILED` when the store fails.
+   */
+  async handleReloadCall(toolCall: unknown): Promise<string> {
+    const json = toJson(toolCall, 'INVALID_ARGUMENT', 'the reload call');
+    return callAsync(() => this.#wasm.handleReloadCall(json));
+  }
+
+  /** Every compression event so far. */
+  events(): CompressionEvent[] {
+    return JSON.parse(this.#wasm.events()) as CompressionEvent[];
+  }
+
+  /** The offloads this session created. */
+  offloads(): OffloadInfo[] {
+    return JSON.parse(this.#wasm.offloads()) as OffloadInfo[];
+  }
+
+  /** Problems a provider would reject the working list for (empty when valid). */
+  validate(): ValidationProblem[] {
+    return JSON.parse(this.#wasm.validate()) as ValidationProblem[];
+  }
+
+  /**
+   * Sets the agent's plan, or clears it with `null`; while set, every summarize request ends
+   * with a hint about it.
+   *
+   * @throws {@link AutoContextError} `INVALID_ARGUMENT` for a malformed plan.
+   */
+  setPlan(plan: Plan | null): void {
+    const json = toJson(plan, 'INVALID_ARGUMENT', 'plan');
+    call(() => this.#wasm.setPlan(json));
+  }
+
+  /** The plan set with {@link AutoContextMemory.setPlan}, or `null`. */
+  plan(): Plan | null {
+    return JSON.parse(this.#wasm.plan()) as Plan | null;
+  }
+
+  /** The whole memory as versioned, JSON-safe state (offloaded originals stay in the store). */
+  toJSON(): MemoryState {
+    return JSON.parse(this.#wasm.toJson()) as MemoryState;
+  }
+
+  /** The session id that prefixes this memory's store keys (`<sessionId>/<uuid>`). */
+  get sessionId(): string {
+    return this.#wasm.sessionId();
+  }
+
+  /** The store holding this memory's offloaded originals. */
+  get store(): OffloadStore {
+    return this.#store;
+  }
+}
+
+/**
+ * Compresses a list of messages in one call, for request handlers that keep no memory between
+ * requests. Returns the compressed list, what the pass did, and the store holding the
+ * originals of whatever was replaced.
+ */
+export async function compress<M extends object = WireMessage>(
+  messages: readonly M[],
+  options: AutoContextOptions<M> = {},
+): Promise<CompressOutput<M>> {
+  const memory = new AutoContextMemory<M>(options);
+  memory.add(messages);
+  const result = await memory.compressIfNeeded();
+  return { ...result, messages: memory.messages(), store: memory.store, sessionId: memory.sessionId };
+}
+
+/**
+ * Problems a provider would reject a list of messages for: messages that cannot be read, and
+ * broken tool pairing. Empty when the list is valid.
+ */
+export function validate(messages: readonly unknown[], format: 'openai' = 'openai'): ValidationProblem[] {
+  const json = toJson(messages, 'INVALID_MESSAGE', 'messages');
+  return JSON.parse(call(() => validateMessages(json, String(format)))) as ValidationProblem[];
+}
+
+/**
+ * Tokens in a text, with a built-in tokenizer (default `o200k_base`) or the host's own counter.
+ *
+ * @throws {@link AutoContextError} `INVALID_ARGUMENT` for a non-string text, `INVALID_CONFIG`
+ *   for an unknown tokenizer, `TOKENIZER_FAILED` when a counter function misbehaves.
+ */
+export function countTokens(text: string, tokenizer: TokenizerName | TokenCounterFn = 'o200k_base'): number {
+  if (typeof text !== 'string') {
+    throw new AutoContextError('INVALID_ARGUMENT', `text must be a string, got ${describe(text)}`, { field: 'text' });
+  }
+  if (typeof tokenizer === 'function') {
+    let n: unknown;
+    try {
+      n = tokenizer(text);
+    } catch (e) {
+      throw new AutoContextError('TOKENIZER_FAILED', 'the tokenizer function failed', { cause: e });
+    }
+    if (!isCount(n)) {
+      throw new AutoContextError('TOKENIZER_FAILED', `the tokenizer function must return a finite, non-negative number, got ${describe(n)}`);
+    }
+    return Math.ceil(n);
+  }
+  return call(() => wasmCountTokens(text, String(tokenizer)));
+}

@@ -1,0 +1,257 @@
+/**
+ * Public types of autocontext: options, the host's summarize function and offload store,
+ * results and events.
+ *
+ * @module
+ */
+
+/** A value, or a promise of it: host functions may answer either way. */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * A message in the chosen wire format. For `format: 'openai'` it is a chat-completions message
+ * (`{ role, content, tool_calls?, tool_call_id?, ... }`); fields autocontext does not know are
+ * kept untouched.
+ */
+export interface WireMessage {
+  /** `system`, `developer`, `user`, `assistant` or `tool`. */
+  role: string;
+  /** A string, `null`, or a list of content parts. */
+  content?: unknown;
+  /** Any other field of the wire format, passed through unchanged. */
+  [field: string]: unknown;
+}
+
+/** Which strategy asks for a summary. */
+export type SummarizeKind = 'tool_calls' | 'round' | 'large_message' | 'current_round' | 'rollup' | 'prefix' | 'facts';
+
+/** What autocontext asks the host's summarizer model to do. */
+export interface SummarizeRequest<M = WireMessage> {
+  /** Which strategy asks. */
+  kind: SummarizeKind;
+  /** Instructions for the summarizer model (a system prompt). */
+  system: string;
+  /** The span to compress, serialized as text inside tags, plus any hint. */
+  prompt: string;
+  /** The same span in the host's wire format, for hosts that prefer it. */
+  messages: M[];
+  /** The length the summary should stay under, in characters. */
+  targetChars?: number;
+  /** How long the call may take; the signal aborts and the call counts as failed after it. */
+  timeoutMs?: number;
+  /** A JSON schema the answer should follow, for structured strategies. */
+  schema?: object;
+  /** Aborted when autocontext no longer waits for this call (for example on timeout). */
+  signal: AbortSignal;
+}
+
+/** Token usage the host's model reported for one summary. */
+export interface SummarizeUsage {
+  /** Tokens the model read. */
+  inputTokens?: number;
+  /** Tokens the model wrote. */
+  outputTokens?: number;
+}
+
+/** What a summarize function returns: the summary text, or the text with its usage. */
+export type SummarizeResult = string | { text: string; usage?: SummarizeUsage };
+
+/**
+ * The host's LLM call. It may answer synchronously or with a promise; whatever it throws is
+ * recorded (a failed summary falls back to a non-LLM step).
+ */
+export type SummarizeFn<M = WireMessage> = (request: SummarizeRequest<M>) => Awaitable<SummarizeResult>;
+
+/**
+ * Where originals of replaced spans are kept, under keys `<sessionId>/<uuid>`. Each method may
+ * answer synchronously or with a promise. See `autocontext/stores/memory` for the simplest one.
+ */
+export interface OffloadStore {
+  /** The value under `key`, or `null`/`undefined` when there is none. */
+  get(key: string): Awaitable<string | null | undefined>;
+  /** Stores `value` under `key`. */
+  put(key: string, value: string): Awaitable<unknown>;
+  /** Removes `key` (no error when absent). */
+  delete(key: string): Awaitable<unknown>;
+}
+
+/** A built-in tokenizer: exact `o200k_base` (the default) or `cl100k_base`, or a fast estimate. */
+export type TokenizerName = 'o200k_base' | 'cl100k_base' | 'estimate';
+
+/** The host's own synchronous token counter. */
+export type TokenCounterFn = (text: string) => number;
+
+/** Overrides of the instructions the LLM strategies send (blank means the default). */
+export interface CustomPrompt {
+  /** Compression of historical runs of tool exchanges. */
+  previousRoundToolCompressPrompt?: string;
+  /** Summary of a complete earlier round. */
+  previousRoundSummaryPrompt?: string;
+  /** Summary of one large message of the current round. */
+  currentRoundLargeMessagePrompt?: string;
+  /** Compression of the answered exchanges of the current round. */
+  currentRoundCompressPrompt?: string;
+  /** The rolling summary of rounds outside the focus window. */
+  historyRollupPrompt?: string;
+}
+
+/** The engine's options; every one is checked, and a wrong one fails with `INVALID_CONFIG`. */
+export interface EngineOptions {
+  /** Wire format of the messages (default `'openai'`). */
+  format?: 'openai';
+  /** Compress when the working list has at least this many messages (default 100). */
+  msgThreshold?: number;
+  /** The model's context window in tokens (default 131072). */
+  maxToken?: number;
+  /** Compress when tokens reach `maxToken × tokenRatio`, which is also the target (default 0.75). */
+  tokenRatio?: number;
+  /** The last messages kept verbatim by the protected strategies (default 50, at most half of `msgThreshold`). */
+  lastKeep?: number;
+  /** A message whose text exceeds this many characters is "large" (default 5120). */
+  largePayloadThreshold?: number;
+  /** Characters of preview left in place of an offloaded message (default 200). */
+  offloadSinglePreview?: number;
+  /** Historical runs of more tool messages than this are compressed together (default 6). */
+  minConsecutiveToolMessages?: number;
+  /** Target length of current-round compression, as a share of the original (default 0.3). */
+  currentRoundCompressionRatio?: number;
+  /** Spans below this many tokens are not worth an LLM summary (default 5000). */
+  minCompressionTokenThreshold?: number;
+  /** A tool result longer than this many characters keeps only its head and tail (default 20000). */
+  toolResultLimit?: number;
+  /** Tokens sent besides the messages (system prompt, tool schemas), counted against the window (default 0). */
+  reservedTokens?: number;
+  /** The focus-window rollup keeps at least this many recent complete rounds (default 3). */
+  historyRollupKeepRecentRounds?: number;
+  /** ... and at least this many recent tokens (default 8000). */
+  historyRollupKeepRecentTokens?: number;
+  /** Summarize calls of one pass that may run at once (default 4). */
+  maxConcurrentSummaries?: number;
+  /** A summarize call still running after this many milliseconds is aborted (default 60000). */
+  summarizeTimeoutMs?: number;
+  /** Namespace of this conversation's store keys (default: a new uuid). */
+  sessionId?: string;
+  /** Overrides of the LLM strategies' instructions. */
+  customPrompt?: CustomPrompt;
+}
+
+/** What the host supplies besides the options. */
+export interface HostOptions<M = WireMessage> {
+  /** The host's LLM call; without it the LLM strategies are skipped. */
+  summarize?: SummarizeFn<M>;
+  /** Where originals go (default: a new in-memory store). */
+  store?: OffloadStore;
+  /** How tokens are counted (default `'o200k_base'`), or the host's own counter. */
+  tokenizer?: TokenizerName | TokenCounterFn;
+}
+
+/** Options of {@link AutoContextMemory}: the engine's options plus the host's functions. */
+export interface AutoContextOptions<M = WireMessage> extends EngineOptions, HostOptions<M> {}
+
+/** One change made by a compression pass (or one summarize call that failed). */
+export interface CompressionEvent {
+  /** The strategy's event type, e.g. `TOOL_RESULT_TRUNCATE`, or `SUMMARIZE_FAILED`. */
+  type: string;
+  /** When the pass committed, in milliseconds since the Unix epoch. */
+  timestamp: number;
+  /** Index in the working list (after the change) of the first message written. */
+  index: number;
+  /** Messages replaced. */
+  messageCount: number;
+  /** Messages written in their place. */
+  replacementCount: number;
+  /** Tokens of the replaced messages. */
+  tokensBefore: number;
+  /** Tokens of the messages written in their place. */
+  tokensAfter: number;
+  /** The offload holding the replaced originals. */
+  offloadUuid?: string;
+  /** Tokens the summarizer read, when it reported them. */
+  summarizeInputTokens?: number;
+  /** Tokens the summarizer wrote, when it reported them. */
+  summarizeOutputTokens?: number;
+  /** How long the summarizer took, in milliseconds, when it was called. */
+  durationMs?: number;
+  /** For `SUMMARIZE_FAILED`: which strategy's call failed and why. */
+  error?: string;
+}
+
+/** What {@link AutoContextMemory.compressIfNeeded} did. */
+export interface CompressResult {
+  /** Whether the working list changed. */
+  compressed: boolean;
+  /** Request tokens before the pass. */
+  tokensBefore: number;
+  /** Request tokens after the pass. */
+  tokensAfter: number;
+  /** Working messages before the pass. */
+  messagesBefore: number;
+  /** Working messages after the pass. */
+  messagesAfter: number;
+  /** The target the pass compressed towards (`maxToken × tokenRatio`). */
+  targetTokens: number;
+  /** Whether the request now fits under the target. */
+  underTarget: boolean;
+  /** Whether the pass stopped over the target because nothing more could be compressed. */
+  exhausted?: boolean;
+  /** Why a triggered pass could not reach the target, if it could not. */
+  reason?: string;
+  /** The changes made, in order. */
+  events: CompressionEvent[];
+}
+
+/** What the stateless {@link compress} returns. */
+export interface CompressOutput<M = WireMessage> extends CompressResult {
+  /** The compressed list, ready to send. */
+  messages: M[];
+  /** The store holding the originals of what was replaced. */
+  store: OffloadStore;
+  /** The session id that prefixes the store keys. */
+  sessionId: string;
+}
+
+/** An offload this session created. */
+export interface OffloadInfo {
+  /** Its uuid, as named by `<!-- CONTEXT_OFFLOAD: uuid=... -->` markers. */
+  uuid: string;
+  /** How many original messages it holds. */
+  messageCount: number;
+}
+
+/** One reason a provider would reject a message list. */
+export interface ValidationProblem {
+  /** Index of the message at fault. */
+  index: number;
+  /** `INVALID_MESSAGE`, `ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT` or `DUPLICATE_CALL`. */
+  code: string;
+  /** What is wrong, for people. */
+  message: string;
+}
+
+/** The agent's plan; while set, every summarize request ends with a hint about it. */
+export interface Plan {
+  /** What the agent is trying to achieve. */
+  goal: string;
+  /** Its steps. */
+  subtasks?: { name: string; state: 'todo' | 'in_progress' | 'done' | 'abandoned' }[];
+  /** What the result should be. */
+  expectedOutcome?: string;
+}
+
+/** The versioned state {@link AutoContextMemory.toJSON} returns (plain JSON data). */
+export interface MemoryState {
+  /** State format version. */
+  autocontext: number;
+  /** The options in force. */
+  config: Record<string, unknown>;
+  /** The working list with the engine's marks. */
+  working: unknown[];
+  /** Everything ever added. */
+  original: unknown[];
+  /** The offloads created. */
+  offloads: OffloadInfo[];
+  /** The events so far. */
+  events: CompressionEvent[];
+  /** Any further field a later version writes. */
+  [field: string]: unknown;
+}

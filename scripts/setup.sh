@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the build needs, once: the wasm32 target, the wasm-bindgen CLI matching the
+# crate's pinned wasm-bindgen, and the npm packages. Fast when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+WASM_BINDGEN_VERSION=0.2.130
+
+if command -v rustup >/dev/null 2>&1; then
+  if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    rustup target add wasm32-unknown-unknown
+  fi
+fi
+
+if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+  echo "setup: installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes, once)" >&2
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --no-default-features
+fi
+
+# npm packages: install when node_modules is missing or older than the manifest or the lockfile.
+stamp=node_modules/.package-lock.json
+if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.json ] && [ package-lock.json -nt "$stamp" ]; }; then
+  if [ -f package-lock.json ]; then
+    npm ci --no-audit --no-fund
+  else
+    npm install --no-audit --no-fund
+  fi
+fi
