@@ -13,6 +13,12 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let mut edits = Vec::new();
     for (i, e) in ctx.working.iter().enumerate() {
         let m = &e.msg;
+        // A message the engine already shrank has its original one reload away; with a small
+        // limit its head, tail, notice and marker exceed the limit again, and truncating it
+        // once more would only nest offloads, pass after pass.
+        if m.synthetic.is_some() {
+            continue;
+        }
         let over = m.blocks.iter().any(|b| matches!(b, Block::ToolResult { content, .. } if content.chars().count() > limit));
         if !over {
             continue;
