@@ -1,0 +1,431 @@
+//! Helpers shared by the native integration tests: fake summarizers and stores, builders of
+//! OpenAI-format conversations, `block_on`, and the recoverability checker.
+//!
+//! Each test file includes this module with `mod common;` and uses only part of it.
+#![allow(dead_code)]
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use autocontext::message::find_markers;
+use autocontext::{
+    AutoContextMemory, Config, HostError, MemoryStore, OffloadStore, SummarizeRequest, Summarizer, Summary,
+};
+use serde_json::{json, Value};
+
+/// Runs a future to completion on the current thread.
+pub fn block_on<F: Future>(f: F) -> F::Output {
+    futures_executor::block_on(f)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summarizers
+// ---------------------------------------------------------------------------------------------
+
+/// The payload a [`FakeSummarizer`] in failing mode puts in its `HostError`, so a test can
+/// check that the very same value comes back as the error's cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummarizerBoom {
+    pub tag: String,
+}
+
+/// What a [`FakeSummarizer`] does when called.
+#[derive(Debug, Clone)]
+pub enum Mode {
+    /// Returns this text, with usage (input = prompt chars / 4, output = text chars / 4).
+    Fixed(String),
+    /// Returns a short deterministic digest of the prompt (its length and first characters).
+    Digest,
+    /// Fails with a `HostError` carrying a `SummarizerBoom { tag }` payload.
+    Fail(String),
+    /// Returns only whitespace.
+    Empty,
+}
+
+/// A summarizer for tests: counts its calls, keeps every request, and can measure how many
+/// calls were in flight at the same time (with `rendezvous`, each call waits — by yielding to
+/// the executor, never blocking — until that many calls have started, or gives up after a few
+/// thousand polls so a sequential engine cannot hang the test).
+#[derive(Clone)]
+pub struct FakeSummarizer {
+    pub mode: Mode,
+    pub calls: Rc<Cell<usize>>,
+    pub requests: Rc<RefCell<Vec<SummarizeRequest>>>,
+    pub in_flight: Rc<Cell<usize>>,
+    pub max_in_flight: Rc<Cell<usize>>,
+    pub rendezvous: Option<usize>,
+}
+
+impl FakeSummarizer {
+    pub fn new(mode: Mode) -> Self {
+        FakeSummarizer {
+            mode,
+            calls: Rc::default(),
+            requests: Rc::default(),
+            in_flight: Rc::default(),
+            max_in_flight: Rc::default(),
+            rendezvous: None,
+        }
+    }
+    pub fn fixed(text: &str) -> Self {
+        Self::new(Mode::Fixed(text.to_string()))
+    }
+    pub fn digest() -> Self {
+        Self::new(Mode::Digest)
+    }
+    pub fn failing(tag: &str) -> Self {
+        Self::new(Mode::Fail(tag.to_string()))
+    }
+    pub fn empty() -> Self {
+        Self::new(Mode::Empty)
+    }
+    pub fn with_rendezvous(mut self, n: usize) -> Self {
+        self.rendezvous = Some(n);
+        self
+    }
+    pub fn calls(&self) -> usize {
+        self.calls.get()
+    }
+}
+
+/// Resolves once `started` reaches `n` (or after a bounded number of polls).
+struct Rendezvous {
+    started: Rc<Cell<usize>>,
+    n: usize,
+    polls: usize,
+}
+
+impl Future for Rendezvous {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.started.get() >= self.n || self.polls > 5_000 {
+            return Poll::Ready(());
+        }
+        self.polls += 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+impl Summarizer for FakeSummarizer {
+    async fn summarize(&self, request: &SummarizeRequest) -> Result<Summary, HostError> {
+        self.calls.set(self.calls.get() + 1);
+        self.requests.borrow_mut().push(request.clone());
+        self.in_flight.set(self.in_flight.get() + 1);
+        self.max_in_flight.set(self.max_in_flight.get().max(self.in_flight.get()));
+        if let Some(n) = self.rendezvous {
+            Rendezvous { started: self.calls.clone(), n, polls: 0 }.await;
+        }
+        self.in_flight.set(self.in_flight.get() - 1);
+        let input = (request.prompt.chars().count() / 4) as u64;
+        match &self.mode {
+            Mode::Fixed(t) => Ok(Summary {
+                text: t.clone(),
+                input_tokens: Some(input),
+                output_tokens: Some((t.chars().count() / 4) as u64 + 1),
+            }),
+            Mode::Digest => {
+                let head: String = request.prompt.chars().take(160).collect();
+                let text = format!("[{} summary of {} chars] {}", request.kind, request.prompt.len(), head);
+                let out = (text.chars().count() / 4) as u64;
+                Ok(Summary { text, input_tokens: Some(input), output_tokens: Some(out) })
+            }
+            Mode::Fail(tag) => Err(HostError::with_payload(
+                format!("summarizer exploded ({tag})"),
+                Box::new(SummarizerBoom { tag: tag.clone() }),
+            )),
+            Mode::Empty => Ok(Summary { text: "   \n ".into(), input_tokens: None, output_tokens: None }),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stores
+// ---------------------------------------------------------------------------------------------
+
+/// The payload a [`FlakyStore`] puts in its errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreBoom {
+    pub op: &'static str,
+    pub key: String,
+}
+
+/// A `MemoryStore` that counts its calls and fails on demand: `fail_put_at(n)` makes the n-th
+/// put from now on (1-based, counted from the call) fail, `fail_puts()` fails every put,
+/// `fail_gets()` every get, `fail_deletes()` every delete. Clones share everything.
+#[derive(Clone, Default)]
+pub struct FlakyStore {
+    pub inner: MemoryStore,
+    pub puts: Rc<Cell<usize>>,
+    pub gets: Rc<Cell<usize>>,
+    pub deletes: Rc<Cell<usize>>,
+    fail_put_number: Rc<Cell<Option<usize>>>,
+    fail_all_puts: Rc<Cell<bool>>,
+    fail_all_gets: Rc<Cell<bool>>,
+    fail_all_deletes: Rc<Cell<bool>>,
+}
+
+impl FlakyStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Makes the `n`-th put after this call fail (1 = the next one).
+    pub fn fail_put_at(&self, n: usize) {
+        self.fail_put_number.set(Some(self.puts.get() + n));
+    }
+    pub fn fail_puts(&self, on: bool) {
+        self.fail_all_puts.set(on);
+    }
+    pub fn fail_gets(&self, on: bool) {
+        self.fail_all_gets.set(on);
+    }
+    pub fn fail_deletes(&self, on: bool) {
+        self.fail_all_deletes.set(on);
+    }
+    pub fn keys(&self) -> Vec<String> {
+        self.inner.keys()
+    }
+}
+
+impl OffloadStore for FlakyStore {
+    async fn get(&self, key: &str) -> Result<Option<String>, HostError> {
+        self.gets.set(self.gets.get() + 1);
+        if self.fail_all_gets.get() {
+            return Err(HostError::with_payload("get failed", Box::new(StoreBoom { op: "get", key: key.into() })));
+        }
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: &str) -> Result<(), HostError> {
+        self.puts.set(self.puts.get() + 1);
+        if self.fail_all_puts.get() || self.fail_put_number.get() == Some(self.puts.get()) {
+            return Err(HostError::with_payload("put failed", Box::new(StoreBoom { op: "put", key: key.into() })));
+        }
+        self.inner.put(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), HostError> {
+        self.deletes.set(self.deletes.get() + 1);
+        if self.fail_all_deletes.get() {
+            return Err(HostError::with_payload("delete failed", Box::new(StoreBoom { op: "delete", key: key.into() })));
+        }
+        self.inner.delete(key).await
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversation builders (OpenAI chat-completions shape)
+// ---------------------------------------------------------------------------------------------
+
+pub fn system(text: &str) -> Value {
+    json!({"role": "system", "content": text})
+}
+
+pub fn user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+/// A final answer of the model.
+pub fn answer(text: &str) -> Value {
+    json!({"role": "assistant", "content": text})
+}
+
+/// One tool call object with id `id`.
+pub fn call(id: &str, name: &str) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": format!("{{\"path\":\"/src/{id}.rs\"}}")}})
+}
+
+/// An assistant message calling one tool per id (parallel calls when several).
+pub fn assistant_calls(ids: &[&str]) -> Value {
+    let calls: Vec<Value> = ids.iter().map(|id| call(id, "read_file")).collect();
+    json!({"role": "assistant", "content": null, "tool_calls": calls})
+}
+
+/// A tool result for `id` with exactly `chars` characters of readable, varied text.
+pub fn tool_result(id: &str, chars: usize) -> Value {
+    json!({"role": "tool", "tool_call_id": id, "content": filler(id, chars)})
+}
+
+/// `chars` characters of text that tokenizes like prose and differs per seed.
+pub fn filler(seed: &str, chars: usize) -> String {
+    const WORDS: [&str; 16] = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
+        "lima", "mike", "november", "oscar", "papa",
+    ];
+    let mut s = String::with_capacity(chars + 16);
+    let mut k = seed.bytes().fold(7usize, |a, b| a.wrapping_mul(31).wrapping_add(b as usize));
+    let mut line = 0;
+    while s.len() < chars {
+        k = k.wrapping_mul(1103515245).wrapping_add(12345);
+        s.push_str(WORDS[(k >> 8) % WORDS.len()]);
+        line += 1;
+        if line % 12 == 0 {
+            s.push_str(&format!(" {}\n", (k >> 4) % 1000));
+        } else {
+            s.push(' ');
+        }
+    }
+    s.truncate(chars);
+    s
+}
+
+/// One complete tool round: user question, an assistant with `n_calls` parallel calls, their
+/// results of `result_chars` each, and a final answer. Call ids are `<tag>-c<k>`.
+pub fn tool_round(tag: &str, n_calls: usize, result_chars: usize) -> Vec<Value> {
+    let ids: Vec<String> = (0..n_calls).map(|k| format!("{tag}-c{k}")).collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let mut out = vec![user(&format!("question {tag}")), assistant_calls(&refs)];
+    for id in &ids {
+        out.push(tool_result(id, result_chars));
+    }
+    out.push(answer(&format!("answer to {tag}")));
+    out
+}
+
+/// A config with a fixed session id and the given window.
+pub fn config(session: &str, max_token: u64) -> Config {
+    let mut c = Config::default();
+    c.session_id = session.to_string();
+    c.max_token = max_token;
+    c
+}
+
+/// Request tokens of a list of messages as the engine counts them (a throwaway memory with a
+/// window far above it).
+pub fn tokens_of(messages: &[Value]) -> u64 {
+    let m = AutoContextMemory::new(config("measure", 1_000_000_000), FakeSummarizer::empty(), MemoryStore::new()).unwrap();
+    m.add(&Value::Array(messages.to_vec())).unwrap();
+    m.token_count()
+}
+
+/// Tokens one message costs, as the engine counts it (o200k_base plus per-message overhead).
+pub fn message_tokens(v: &Value) -> u64 {
+    let m = autocontext::Format::OpenAi.parse(0, v).unwrap();
+    autocontext::TokenCounter::new(autocontext::Tokenizer::O200kBase).unwrap().count_message(&m).unwrap() as u64
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+// ---------------------------------------------------------------------------------------------
+
+/// Every offload marker in any string of `v`.
+pub fn markers_in(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => out.extend(find_markers(s)),
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    walk(v, &mut out);
+    out
+}
+
+/// Byte-exact key of a wire value (key order included: serde_json keeps insertion order).
+fn key(v: &Value) -> String {
+    serde_json::to_string(v).unwrap()
+}
+
+/// What [`check_recoverable`] found.
+#[derive(Debug, Default)]
+pub struct Recovery {
+    /// Originals found unchanged in the working list.
+    pub in_working: usize,
+    /// Originals recovered only through reloads.
+    pub via_reload: usize,
+    /// Distinct uuids reloaded (transitively).
+    pub reloads: usize,
+}
+
+/// Guarantee 2: every original message is either in the working list unchanged or recoverable
+/// byte-exact by reloading the uuids named in the working list's markers, transitively, counted
+/// with multiplicity. Panics with a precise description otherwise (`what` names the case).
+pub fn check_recoverable<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, what: &str) -> Recovery {
+    let originals = memory.original_messages();
+    let working = memory.messages();
+
+    let mut pool_working: HashMap<String, usize> = HashMap::new();
+    for w in &working {
+        *pool_working.entry(key(w)).or_default() += 1;
+    }
+    let mut pool_reload: HashMap<String, usize> = HashMap::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut queue: Vec<String> = working.iter().flat_map(markers_in).collect();
+    while let Some(uuid) = queue.pop() {
+        if !seen.insert(uuid.clone()) {
+            continue;
+        }
+        let msgs = block_on(memory.reload(&uuid))
+            .unwrap_or_else(|e| panic!("{what}: marker uuid {uuid} in the working list does not reload: {e:?}"));
+        assert!(!msgs.is_empty(), "{what}: offload {uuid} is empty");
+        for m in &msgs {
+            *pool_reload.entry(key(m)).or_default() += 1;
+            queue.extend(markers_in(m));
+        }
+    }
+
+    let mut rec = Recovery { reloads: seen.len(), ..Default::default() };
+    for (i, o) in originals.iter().enumerate() {
+        let k = key(o);
+        if let Some(n) = pool_working.get_mut(&k).filter(|n| **n > 0) {
+            *n -= 1;
+            rec.in_working += 1;
+        } else if let Some(n) = pool_reload.get_mut(&k).filter(|n| **n > 0) {
+            *n -= 1;
+            rec.via_reload += 1;
+        } else {
+            let shown: String = k.chars().take(300).collect();
+            panic!("{what}: original message {i} is neither in the working list nor recoverable by reload: {shown}");
+        }
+    }
+    rec
+}
+
+/// Guarantee 1: the working list is valid for the provider.
+pub fn assert_valid<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, what: &str) {
+    let problems = memory.validate();
+    assert!(problems.is_empty(), "{what}: the working list is invalid: {problems:?}");
+}
+
+/// Guarantee 3 (list form): the working messages the engine did not write are, in order, a
+/// subsequence of the originals, each deep-equal (byte-exact) to what was added.
+pub fn assert_untouched_are_identical<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, what: &str) {
+    let originals: Vec<String> = memory.original_messages().iter().map(key).collect();
+    let working = memory.working();
+    let mut j = 0;
+    for (i, m) in working.iter().enumerate() {
+        if m.synthetic.is_some() {
+            continue;
+        }
+        let k = key(&m.wire);
+        while j < originals.len() && originals[j] != k {
+            j += 1;
+        }
+        assert!(j < originals.len(), "{what}: untouched working message {i} differs from every original after it: {k}");
+        j += 1;
+    }
+}
+
+/// A memory's observable state, for "nothing changed" checks.
+#[derive(Debug, PartialEq)]
+pub struct Snapshot {
+    pub messages: Vec<Value>,
+    pub originals: usize,
+    pub events: Vec<autocontext::CompressionEvent>,
+    pub offloads: Vec<String>,
+    pub tokens: u64,
+}
+
+pub fn snapshot<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>) -> Snapshot {
+    Snapshot {
+        messages: memory.messages(),
+        originals: memory.original_messages().len(),
+        events: memory.events(),
+        offloads: memory.offloads().into_iter().map(|o| o.uuid).collect(),
+        tokens: memory.token_count(),
+    }
+}
