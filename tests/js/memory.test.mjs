@@ -1,0 +1,246 @@
+// AutoContextMemory through the installed package: lossless round trips, truncation and
+// offload with byte-exact reloads, events, persistence, tokenizers and the reload tool.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AutoContextMemory, AutoContextError, countTokens } from 'autocontext';
+import { MemoryStore } from 'autocontext/stores/memory';
+import { UUID, bigToolResult, call, markers, text } from './helpers.mjs';
+
+const TRICKY = [
+  { role: 'system', content: 'You are terse.', x_trace: { id: 7, spans: [0.1, 0.30000000000000004, 1e-7, 5e-324, 1.7976931348623157e308, -2.5e-3] } },
+  { role: 'user', name: 'ana', content: [{ type: 'text', text: 'What is in this picture? ☃ 日本' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } }] },
+  { role: 'assistant', content: null, refusal: null, tool_calls: [{ ...call('a1', 'look', { zoom: 2.5 }), x_vendor: [true, null, 'k'] }] },
+  { role: 'tool', tool_call_id: 'a1', content: [{ type: 'text', text: 'a snowman' }], x_ms: 12.75 },
+  { role: 'assistant', content: 'A snowman.', metadata: { nested: { deep: [1, 2, { three: '3' }] }, empty: {}, list: [] } },
+];
+
+test('added messages come back deep-equal, unknown fields and content parts included', () => {
+  const memory = new AutoContextMemory();
+  memory.add(TRICKY[0]);
+  memory.add(TRICKY.slice(1));
+  assert.deepStrictEqual(memory.messages(), TRICKY);
+  assert.deepStrictEqual(memory.originalMessages(), TRICKY);
+  // A fresh copy each call: mutating it does not reach the memory.
+  memory.messages()[1].content[0].text = 'changed';
+  assert.deepStrictEqual(memory.messages(), TRICKY);
+  assert.deepStrictEqual(memory.validate(), []);
+});
+
+test('a tool result over toolResultLimit keeps head, tail and id; reload returns it byte-exact', async () => {
+  const store = new MemoryStore();
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000, store, sessionId: 's-trunc' });
+  const conversation = bigToolResult();
+  const original = conversation[2].content;
+  memory.add(conversation);
+  assert.equal(memory.needsCompression(), true);
+  const before = memory.tokenCount();
+
+  const result = await memory.compressIfNeeded();
+  assert.equal(result.compressed, true);
+  assert.equal(result.tokensBefore, before);
+  assert.ok(result.tokensAfter < before);
+  assert.equal(memory.tokenCount(), result.tokensAfter);
+
+  const shrunk = memory.messages()[2];
+  assert.equal(shrunk.role, 'tool');
+  assert.equal(shrunk.tool_call_id, 'log1');
+  assert.ok(shrunk.content.length < original.length);
+  assert.ok(shrunk.content.startsWith(original.slice(0, 1000)), 'the head is kept');
+  assert.ok(shrunk.content.endsWith(original.slice(-500)), 'the tail is kept');
+  const [uuid] = markers(shrunk.content);
+  assert.match(uuid, UUID);
+  assert.deepStrictEqual(memory.messages().slice(0, 2), conversation.slice(0, 2), 'untouched messages stay identical');
+
+  const reloaded = await memory.reload(uuid);
+  assert.deepStrictEqual(reloaded, [conversation[2]]);
+  assert.equal(reloaded[0].content, original);
+  assert.deepStrictEqual(store.keys(), [`s-trunc/${uuid}`]);
+  assert.deepStrictEqual(memory.offloads(), [{ uuid, messageCount: 1 }]);
+  assert.deepStrictEqual(memory.originalMessages(), conversation, 'the original log is append-only');
+});
+
+test('a large old message is offloaded behind a preview and reloads byte-exact', async () => {
+  const big = { role: 'assistant', content: text(9000, 5), x_keep: 'me' };
+  const conversation = [
+    { role: 'user', content: 'Explain the linker.' },
+    big,
+    { role: 'user', content: 'Thanks. And the loader?' },
+    { role: 'assistant', content: 'The loader maps segments.' },
+    { role: 'user', content: 'And relocation?' },
+  ];
+  const memory = new AutoContextMemory({ maxToken: 2000, lastKeep: 2 });
+  memory.add(conversation);
+  const result = await memory.compressIfNeeded();
+  assert.equal(result.compressed, true);
+  assert.equal(result.underTarget, true);
+  const offload = result.events.find((e) => e.type.startsWith('LARGE_MESSAGE_OFFLOAD'));
+  assert.ok(offload, JSON.stringify(result.events));
+  assert.equal(offload.index, 1);
+
+  const now = memory.messages();
+  assert.equal(now.length, conversation.length);
+  assert.equal(now[1].role, 'assistant');
+  assert.equal(now[1].x_keep, 'me', 'fields the strategy did not change survive');
+  assert.ok(now[1].content.length < 600, `preview too long: ${now[1].content.length}`);
+  assert.ok(now[1].content.startsWith(big.content.slice(0, 100)));
+  assert.deepStrictEqual(markers(now[1].content), [offload.offloadUuid]);
+  assert.deepStrictEqual(await memory.reload(offload.offloadUuid), [big]);
+  assert.deepStrictEqual(now.slice(2), conversation.slice(2));
+});
+
+test('events have one shape, match the pass result, and name the offload the marker names', async () => {
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000 });
+  memory.add(bigToolResult());
+  assert.deepStrictEqual(memory.events(), []);
+  const t0 = Date.now();
+  const result = await memory.compressIfNeeded();
+  const events = memory.events();
+  assert.deepStrictEqual(events, result.events);
+  assert.equal(events.length, 1);
+  const [e] = events;
+  assert.equal(e.type, 'TOOL_RESULT_TRUNCATE');
+  assert.ok(e.timestamp >= t0 - 1 && e.timestamp <= Date.now() + 1, `timestamp ${e.timestamp}`);
+  assert.equal(e.index, 2);
+  assert.equal(e.messageCount, 1);
+  assert.equal(e.replacementCount, 1);
+  assert.ok(Number.isInteger(e.tokensBefore) && Number.isInteger(e.tokensAfter));
+  assert.ok(e.tokensAfter < e.tokensBefore);
+  assert.match(e.offloadUuid, UUID);
+  assert.deepStrictEqual(markers(memory.messages()[e.index].content), [e.offloadUuid]);
+  for (const key of ['compressed', 'tokensBefore', 'tokensAfter', 'messagesBefore', 'messagesAfter', 'targetTokens', 'underTarget']) {
+    assert.ok(key in result, `result has ${key}`);
+  }
+  assert.equal(result.targetTokens, 3000);
+
+  // A second pass under the target does nothing and records nothing.
+  const again = await memory.compressIfNeeded();
+  assert.equal(again.compressed, false);
+  assert.deepStrictEqual(again.events, []);
+  assert.equal(memory.events().length, 1);
+});
+
+test('toJSON -> fromJSON restores messages, events and offloads; reload still works', async () => {
+  const store = new MemoryStore();
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000, store, sessionId: 'persist-1' });
+  memory.add(TRICKY);
+  memory.add(bigToolResult());
+  await memory.compressIfNeeded();
+  const state = memory.toJSON();
+  assert.deepStrictEqual(JSON.parse(JSON.stringify(state)), state, 'the state is plain JSON data');
+  assert.equal(JSON.stringify(memory), JSON.stringify(state), 'JSON.stringify uses toJSON');
+
+  for (const input of [state, JSON.stringify(state)]) {
+    const restored = AutoContextMemory.fromJSON(input, { store });
+    assert.ok(restored instanceof AutoContextMemory);
+    assert.deepStrictEqual(restored.messages(), memory.messages());
+    assert.deepStrictEqual(restored.originalMessages(), memory.originalMessages());
+    assert.deepStrictEqual(restored.events(), memory.events());
+    assert.deepStrictEqual(restored.offloads(), memory.offloads());
+    assert.equal(restored.tokenCount(), memory.tokenCount());
+    assert.equal(restored.sessionId, 'persist-1');
+    assert.equal(restored.store, store);
+    const [{ uuid }] = restored.offloads();
+    const [original] = await restored.reload(uuid);
+    assert.equal(original.content.length, 20_000);
+    restored.add({ role: 'assistant', content: 'The log shows a linker error.' });
+    assert.equal(restored.messages().length, memory.messages().length + 1);
+  }
+  assert.equal(memory.messages().length, TRICKY.length + 3, 'restoring does not touch the source memory');
+});
+
+test("tokenizer 'estimate' and a tokenizer function count the memory's tokens", () => {
+  const msg = { role: 'user', content: 'The quick brown fox jumps over the lazy dog.' };
+  const exact = new AutoContextMemory();
+  const estimate = new AutoContextMemory({ tokenizer: 'estimate' });
+  exact.add(msg);
+  estimate.add(msg);
+  const overhead = exact.tokenCount() - countTokens(msg.content);
+  assert.ok(overhead > 0);
+  assert.equal(estimate.tokenCount(), countTokens(msg.content, 'estimate') + overhead);
+
+  const seen = [];
+  const byChars = new AutoContextMemory({ tokenizer: (s) => (seen.push(s), s.length) });
+  byChars.add(msg);
+  assert.deepStrictEqual(seen, [msg.content]);
+  assert.equal(byChars.tokenCount(), msg.content.length + overhead);
+  assert.equal(byChars.toJSON().config.tokenizer, 'custom');
+
+  // Restoring a memory made with a function needs the function again.
+  const e = (() => { try { AutoContextMemory.fromJSON(byChars.toJSON()); } catch (err) { return err; } })();
+  assert.ok(e instanceof AutoContextError);
+  assert.equal(e.code, 'INVALID_CONFIG');
+  assert.equal(e.field, 'tokenizer');
+  const restored = AutoContextMemory.fromJSON(byChars.toJSON(), { tokenizer: (s) => s.length });
+  assert.equal(restored.tokenCount(), byChars.tokenCount());
+});
+
+test('a tokenizer function that throws or returns a non-number fails the add with TOKENIZER_FAILED', () => {
+  const boom = new RangeError('counter broke');
+  const throwing = new AutoContextMemory({ tokenizer: () => { throw boom; } });
+  let e = (() => { try { throwing.add({ role: 'user', content: 'hi' }); } catch (err) { return err; } })();
+  assert.equal(e.code, 'TOKENIZER_FAILED');
+  assert.equal(e.cause, boom);
+  assert.deepStrictEqual(throwing.messages(), []);
+
+  const nan = new AutoContextMemory({ tokenizer: () => NaN });
+  e = (() => { try { nan.add({ role: 'user', content: 'hi' }); } catch (err) { return err; } })();
+  assert.equal(e.code, 'TOKENIZER_FAILED');
+  assert.match(e.message, /number/);
+  assert.deepStrictEqual(nan.messages(), []);
+});
+
+test('reloadTool and handleReloadCall speak the OpenAI tool format', async () => {
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000 });
+  memory.add(bigToolResult());
+  const { events: [{ offloadUuid: uuid }] } = await memory.compressIfNeeded();
+
+  const tool = memory.reloadTool();
+  assert.equal(tool.type, 'function');
+  assert.equal(tool.function.name, 'context_reload');
+  assert.deepStrictEqual(tool.function.parameters.required, ['working_context_offload_uuid']);
+
+  const args = { working_context_offload_uuid: uuid };
+  const toolCall = { id: 'rl1', type: 'function', function: { name: 'context_reload', arguments: JSON.stringify(args) } };
+  for (const input of [toolCall, toolCall.function.arguments, args]) {
+    const answer = await memory.handleReloadCall(input);
+    assert.match(answer, new RegExp(uuid));
+    assert.ok(answer.includes(text(20_000, 3).slice(9000, 9200)), 'the answer holds the omitted middle');
+  }
+
+  const unknown = '12345678-1234-4234-8234-123456789abc';
+  const answer = await memory.handleReloadCall({ working_context_offload_uuid: unknown });
+  assert.match(answer, /No offloaded context/);
+  assert.ok(answer.includes(unknown));
+  assert.match(await memory.handleReloadCall({ wrong: 1 }), /working_context_offload_uuid/);
+});
+
+test('a synchronous store works as well as an async one', async () => {
+  const map = new Map();
+  const store = { get: (k) => map.get(k), put: (k, v) => void map.set(k, v), delete: (k) => void map.delete(k) };
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000, store });
+  const conversation = bigToolResult();
+  memory.add(conversation);
+  const { events } = await memory.compressIfNeeded();
+  assert.equal(map.size, 1);
+  assert.deepStrictEqual(await memory.reload(events[0].offloadUuid), [conversation[2]]);
+});
+
+test('numbers in unknown fields come back bit-exact (no float rounding through the engine)', () => {
+  // A deterministic spread of doubles: random bit patterns and decimals of every magnitude.
+  const view = new DataView(new ArrayBuffer(8));
+  let seed = 0x2545f491;
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+  const values = [];
+  while (values.length < 20_000) {
+    view.setUint32(0, next());
+    view.setUint32(4, next());
+    const bits = view.getFloat64(0);
+    if (Number.isFinite(bits) && !Object.is(bits, -0)) values.push(bits);
+    values.push((next() / 2 ** 32) * 10 ** ((next() % 40) - 20));
+  }
+  const memory = new AutoContextMemory();
+  memory.add({ role: 'user', content: 'numbers', x_values: values });
+  const back = memory.messages()[0].x_values;
+  const wrong = values.filter((v, i) => !Object.is(back[i], v));
+  assert.deepStrictEqual(wrong.slice(0, 3), [], `${wrong.length} of ${values.length} numbers changed`);
+});
