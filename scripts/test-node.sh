@@ -19,4 +19,9 @@ cd "$work/app"
 printf '{ "name": "autocontext-test-app", "private": true, "type": "module" }\n' > package.json
 npm install --silent --no-audit --no-fund --no-package-lock "$work/$tarball"
 
+# The declarations as a TypeScript user sees them, under Node and bundler module resolution.
+tsc="$root/node_modules/.bin/tsc"
+"$tsc" --noEmit --strict --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer.ts
+"$tsc" --noEmit --strict --target es2022 --lib es2022,dom --module esnext --moduleResolution bundler tests/consumer.ts
+
 AUTOCONTEXT_README="$root/README.md" node --test tests/*.test.mjs
