@@ -598,7 +598,7 @@ interface Style {
 }
 
 function style(enabled: boolean): Style {
-  const wrap = (open: number, close: number) => (s: string) => (enabled ? `\x1b[${open}m${s}\x1b[${close}m` : s);
+  const wrap = (open: number, close: number) => (s: string) => (enabled && s.trim() !== '' ? `\x1b[${open}m${s}\x1b[${close}m` : s);
   return { bold: wrap(1, 22), dim: wrap(2, 22), good: wrap(32, 39), bad: wrap(31, 39) };
 }
 
@@ -622,7 +622,7 @@ function table(rows: string[][], align: boolean[], paint: (row: number, col: num
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => [...(r[c] ?? '')].length)));
   return rows.map((r, ri) =>
     r
-      .map((cell, c) => paint(ri, c, align[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+      .map((cell, c) => paint(ri, c, align[c] ? cell.padStart(widths[c]!) : c === r.length - 1 ? cell : cell.padEnd(widths[c]!)))
       .join('   ')
       .trimEnd(),
   );
@@ -747,7 +747,7 @@ async function main(argv: string[]): Promise<number> {
     if (o.json) {
       process.stdout.write(JSON.stringify(report, null, 2) + '\n');
     } else {
-      const color = process.stdout.isTTY === true && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb';
+      const color = process.stdout.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
       process.stdout.write(renderText(report, style(color)));
     }
     return 0;
