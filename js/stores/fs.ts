@@ -67,6 +67,7 @@ function decodeSegment(name: string): string | null {
   if (!/^(?:[A-Za-z0-9._-]|%[0-9A-F]{2})+$/.test(name)) return null;
   try {
     const decoded = decodeURIComponent(name);
+    if (/[/\\\0]/.test(decoded)) return null;
     return encodeSegment(decoded) === name ? decoded : null;
   } catch {
     return null;

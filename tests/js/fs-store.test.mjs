@@ -108,6 +108,8 @@ test('writes are atomic: concurrent writers and readers see whole values only', 
     assert.deepEqual(await files(dir), ['s/k'], 'no temporary files left');
     // A leftover temporary file (a crash mid-write) is never mistaken for a key.
     await writeFile(join(dir, 's', 'k~0123abcd.tmp'), 'partial');
+    // Nor are files no key maps to (a name encoding a '/', lower-case escapes, stray names).
+    for (const stray of ['a%2Fb', 'a%2fb', 'with space', '%ZZ']) await writeFile(join(dir, 's', stray), 'stray');
     assert.deepEqual(await store.keys(), ['s/k']);
   }));
 
