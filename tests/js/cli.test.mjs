@@ -51,6 +51,18 @@ test('the bundled example is there, long enough to need compression at 32k', asy
   assert.deepEqual(validate(messages), []);
 });
 
+test('the bundled example is exactly what scripts/make-example.mjs generates', async (t) => {
+  const script = join(dirname(EXAMPLE), '..', 'scripts', 'make-example.mjs');
+  if (!existsSync(script)) {
+    t.skip('generator not found beside the example');
+    return;
+  }
+  const out = await new Promise((resolve) => {
+    execFile(process.execPath, [script, '--check'], (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }));
+  });
+  assert.equal(out.code, 0, out.stderr);
+});
+
 test('the report says it compressed: tokens after < before, events, no turn over the window', async () => {
   const { code, stdout, stderr } = await cli(['compress', EXAMPLE, '--max-token', '32000']);
   assert.equal(code, 0, stderr);
