@@ -193,7 +193,7 @@ export interface CompressResult {
   /** Whether the request now fits under the target. */
   underTarget: boolean;
   /** Whether the pass stopped over the target because nothing more could be compressed. */
-  exhausted?: boolean;
+  exhausted: boolean;
   /** Why a triggered pass could not reach the target, if it could not. */
   reason?: string;
   /** The changes made, in order. */
