@@ -325,9 +325,37 @@ pub fn markers_in(v: &Value) -> Vec<String> {
     out
 }
 
-/// Byte-exact key of a wire value (key order included: serde_json keeps insertion order).
-fn key(v: &Value) -> String {
-    serde_json::to_string(v).unwrap()
+/// Whether two wire values are byte-exact equal: deep-equal and with every object's keys in the
+/// same order (serde_json keeps insertion order, so this is what serializing them would show).
+/// Comparing values rather than serialized strings keeps the checks fast in debug builds.
+pub fn same_wire(a: &Value, b: &Value) -> bool {
+    fn order(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len() && x.iter().zip(y.iter()).all(|((ka, va), (kb, vb))| ka == kb && order(va, vb))
+            }
+            (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| order(p, q)),
+            _ => true,
+        }
+    }
+    a == b && order(a, b)
+}
+
+/// A cheap bucket key for wire messages (role, ids, content length and start).
+fn fingerprint(v: &Value) -> String {
+    let content = match v.get("content") {
+        Some(Value::String(s)) => {
+            let mut end = s.len().min(48);
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("s{}:{}", s.len(), &s[..end])
+        }
+        Some(Value::Array(a)) => format!("a{}", a.len()),
+        other => format!("{other:?}"),
+    };
+    let calls = v.get("tool_calls").and_then(Value::as_array).map_or(0, Vec::len);
+    format!("{}|{}|{}|{}", v["role"], v["tool_call_id"], calls, content)
 }
 
 /// What [`check_recoverable`] found.
@@ -341,6 +369,29 @@ pub struct Recovery {
     pub reloads: usize,
 }
 
+/// A multiset of wire values, bucketed by fingerprint.
+#[derive(Default)]
+struct Pool {
+    buckets: HashMap<String, Vec<(Value, bool)>>,
+}
+
+impl Pool {
+    fn insert(&mut self, v: Value) {
+        self.buckets.entry(fingerprint(&v)).or_default().push((v, false));
+    }
+    /// Takes one unused value byte-exact equal to `v`.
+    fn take(&mut self, v: &Value) -> bool {
+        let Some(bucket) = self.buckets.get_mut(&fingerprint(v)) else { return false };
+        match bucket.iter_mut().find(|(x, used)| !*used && same_wire(x, v)) {
+            Some(slot) => {
+                slot.1 = true;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// Guarantee 2: every original message is either in the working list unchanged or recoverable
 /// byte-exact by reloading the uuids named in the working list's markers, transitively, counted
 /// with multiplicity. Panics with a precise description otherwise (`what` names the case).
@@ -348,13 +399,13 @@ pub fn check_recoverable<S: Summarizer, O: OffloadStore>(memory: &AutoContextMem
     let originals = memory.original_messages();
     let working = memory.messages();
 
-    let mut pool_working: HashMap<String, usize> = HashMap::new();
-    for w in &working {
-        *pool_working.entry(key(w)).or_default() += 1;
-    }
-    let mut pool_reload: HashMap<String, usize> = HashMap::new();
-    let mut seen = std::collections::HashSet::new();
     let mut queue: Vec<String> = working.iter().flat_map(markers_in).collect();
+    let mut in_working = Pool::default();
+    for w in working {
+        in_working.insert(w);
+    }
+    let mut reloaded = Pool::default();
+    let mut seen = std::collections::HashSet::new();
     while let Some(uuid) = queue.pop() {
         if !seen.insert(uuid.clone()) {
             continue;
@@ -362,23 +413,20 @@ pub fn check_recoverable<S: Summarizer, O: OffloadStore>(memory: &AutoContextMem
         let msgs = block_on(memory.reload(&uuid))
             .unwrap_or_else(|e| panic!("{what}: marker uuid {uuid} in the working list does not reload: {e:?}"));
         assert!(!msgs.is_empty(), "{what}: offload {uuid} is empty");
-        for m in &msgs {
-            *pool_reload.entry(key(m)).or_default() += 1;
-            queue.extend(markers_in(m));
+        for m in msgs {
+            queue.extend(markers_in(&m));
+            reloaded.insert(m);
         }
     }
 
     let mut rec = Recovery { reloads: seen.len(), ..Default::default() };
     for (i, o) in originals.iter().enumerate() {
-        let k = key(o);
-        if let Some(n) = pool_working.get_mut(&k).filter(|n| **n > 0) {
-            *n -= 1;
+        if in_working.take(o) {
             rec.in_working += 1;
-        } else if let Some(n) = pool_reload.get_mut(&k).filter(|n| **n > 0) {
-            *n -= 1;
+        } else if reloaded.take(o) {
             rec.via_reload += 1;
         } else {
-            let shown: String = k.chars().take(300).collect();
+            let shown: String = o.to_string().chars().take(300).collect();
             panic!("{what}: original message {i} is neither in the working list nor recoverable by reload: {shown}");
         }
     }
@@ -394,18 +442,17 @@ pub fn assert_valid<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S
 /// Guarantee 3 (list form): the working messages the engine did not write are, in order, a
 /// subsequence of the originals, each deep-equal (byte-exact) to what was added.
 pub fn assert_untouched_are_identical<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, what: &str) {
-    let originals: Vec<String> = memory.original_messages().iter().map(key).collect();
+    let originals = memory.original_messages();
     let working = memory.working();
     let mut j = 0;
     for (i, m) in working.iter().enumerate() {
         if m.synthetic.is_some() {
             continue;
         }
-        let k = key(&m.wire);
-        while j < originals.len() && originals[j] != k {
+        while j < originals.len() && !same_wire(&originals[j], &m.wire) {
             j += 1;
         }
-        assert!(j < originals.len(), "{what}: untouched working message {i} differs from every original after it: {k}");
+        assert!(j < originals.len(), "{what}: untouched working message {i} differs from every original after it: {}", m.wire);
         j += 1;
     }
 }
