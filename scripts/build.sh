@@ -12,3 +12,4 @@ rm -rf dist
 wasm-bindgen "$target_dir/wasm32-unknown-unknown/release/autocontext.wasm" \
   --target web --remove-name-section --out-dir dist/wasm
 node_modules/.bin/tsc -p tsconfig.json
+chmod +x dist/cli.js

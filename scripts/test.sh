@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Every test: the Rust core natively (unit, integration, corpus replay), then the package as a
+# user gets it (built, packed, installed) in Node.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+echo "== cargo test (native core)" >&2
+cargo test --quiet
+echo "== build" >&2
+bash scripts/build.sh
+echo "== node tests (packed package)" >&2
+bash scripts/test-node.sh
