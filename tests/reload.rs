@@ -1,0 +1,117 @@
+//! Reloads are confined to the session's own offloads: a malformed uuid is an argument error,
+//! an unknown one — including another session's, in the very same store — is not found. The
+//! model's `context_reload` call gets its answer as text.
+
+mod common;
+
+use autocontext::{AutoContextMemory, ErrorCode, MemoryStore};
+use common::*;
+use serde_json::{json, Value};
+
+type Mem = AutoContextMemory<FakeSummarizer, MemoryStore>;
+
+/// A memory over `store` whose one big tool result was truncated (one offload).
+fn with_offload(session: &str, store: &MemoryStore, seed: &str) -> (Mem, String, Value) {
+    let big = tool_result(&format!("{seed}-c0"), 80_000);
+    let m = AutoContextMemory::new(config(session, 16_000), FakeSummarizer::fixed("s"), store.clone()).unwrap();
+    m.add(&json!([user("read it"), assistant_calls(&[&format!("{seed}-c0")]), big.clone()])).unwrap();
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(r.compressed);
+    let uuid = m.offloads()[0].uuid.clone();
+    (m, uuid, big)
+}
+
+#[test]
+fn malformed_uuids_are_argument_errors() {
+    let (m, uuid, _) = with_offload("s1", &MemoryStore::new(), "a");
+    for bad in [
+        "",
+        "abc",
+        "not-a-uuid-at-all-but-36-characters!",
+        "../s1/x",
+        &format!("s1/{uuid}"),
+        &format!("{{{uuid}}}"),
+        &format!("{uuid} "),
+        &uuid.replace('-', ""),
+        &format!("urn:uuid:{uuid}"),
+    ] {
+        let e = block_on(m.reload(bad)).expect_err(bad);
+        assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad:?}: {e:?}");
+        assert_eq!(e.field(), Some("uuid"));
+    }
+    assert!(block_on(m.reload(&uuid)).is_ok());
+}
+
+#[test]
+fn unknown_uuids_are_not_found() {
+    let (m, _, _) = with_offload("s1", &MemoryStore::new(), "a");
+    let e = block_on(m.reload("0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a")).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotFound);
+}
+
+#[test]
+fn another_sessions_offload_in_the_same_store_is_not_found() {
+    let store = MemoryStore::new();
+    let (a, ua, big_a) = with_offload("alpha", &store, "a");
+    let (b, ub, big_b) = with_offload("beta", &store, "b");
+    assert_eq!(store.len(), 2, "both sessions wrote to the one store");
+    assert_eq!(block_on(a.reload(&ua)).unwrap(), vec![big_a]);
+    assert_eq!(block_on(b.reload(&ub)).unwrap(), vec![big_b]);
+    assert_eq!(block_on(a.reload(&ub)).unwrap_err().code(), ErrorCode::NotFound);
+    assert_eq!(block_on(b.reload(&ua)).unwrap_err().code(), ErrorCode::NotFound);
+    // Even a second memory with the same session id cannot read what it did not offload.
+    let (c, uc, _) = with_offload("alpha", &store, "c");
+    assert_eq!(block_on(c.reload(&ua)).unwrap_err().code(), ErrorCode::NotFound);
+    assert_eq!(block_on(a.reload(&uc)).unwrap_err().code(), ErrorCode::NotFound);
+    // And the model asking for it gets a plain answer, not the content.
+    let text = block_on(a.handle_reload_call(&json!({"working_context_offload_uuid": ub}))).unwrap();
+    assert!(!text.contains(&filler("b-c0", 80)), "{text}");
+}
+
+#[test]
+fn an_offload_deleted_from_the_store_is_not_found() {
+    let store = MemoryStore::new();
+    let (m, uuid, _) = with_offload("gone", &store, "a");
+    block_on(autocontext::OffloadStore::delete(&store, &format!("gone/{uuid}"))).unwrap();
+    assert_eq!(block_on(m.reload(&uuid)).unwrap_err().code(), ErrorCode::NotFound);
+}
+
+#[test]
+fn a_corrupt_store_entry_is_a_store_error() {
+    let store = MemoryStore::new();
+    let (m, uuid, _) = with_offload("corrupt", &store, "a");
+    let key = format!("corrupt/{uuid}");
+    for junk in ["not json", "{\"messages\": []}", "[1,2,3]"] {
+        block_on(autocontext::OffloadStore::put(&store, &key, junk)).unwrap();
+        assert_eq!(block_on(m.reload(&uuid)).unwrap_err().code(), ErrorCode::StoreFailed, "{junk}");
+    }
+}
+
+#[test]
+fn the_reload_tool_answers_the_model_in_text() {
+    let (m, uuid, big) = with_offload("tool", &MemoryStore::new(), "a");
+    let original = big["content"].as_str().unwrap();
+    let args = json!({"working_context_offload_uuid": uuid});
+    let shapes = [
+        args.clone(),
+        Value::String(args.to_string()),
+        json!({"id": "r1", "type": "function", "function": {"name": "context_reload", "arguments": args.to_string()}}),
+    ];
+    for call in shapes {
+        let text = block_on(m.handle_reload_call(&call)).unwrap();
+        assert!(text.contains(&uuid), "{call}");
+        assert!(text.contains(original), "the whole original is in the answer ({call})");
+    }
+    let text = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a"}))).unwrap();
+    assert!(text.contains("No offloaded context"), "{text}");
+    let text = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": "../../etc"}))).unwrap();
+    assert!(text.contains("No offloaded context"), "{text}");
+    let text = block_on(m.handle_reload_call(&json!({"uuid": uuid}))).unwrap();
+    assert!(text.contains("working_context_offload_uuid"), "{text}");
+    let text = block_on(m.handle_reload_call(&json!(17))).unwrap();
+    assert!(text.contains("working_context_offload_uuid"), "{text}");
+
+    let tool = m.format().reload_tool();
+    assert_eq!(tool["function"]["name"], "context_reload");
+    assert_eq!(tool["function"]["parameters"]["required"], json!(["working_context_offload_uuid"]));
+}
