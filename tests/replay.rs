@@ -1,0 +1,254 @@
+//! Corpus replay: real agent traces fed through the engine one message at a time, with a pass
+//! before every model turn, in a 32k window.
+//!
+//! The corpus lives outside the repository (`../shared/corpus` from the crate root, or the
+//! folder named by `AUTOCONTEXT_CORPUS`); without it the test prints that it was skipped. Each
+//! trace is replayed twice: with no summarizer (the no-LLM ladder) and with a deterministic
+//! fake summarizer (the whole ladder). After every pass the working list must be valid for the
+//! provider; at the end every original must be recoverable byte-exact. The per-trace numbers go
+//! to stderr and to `target/replay-report.md`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use autocontext::{AutoContextMemory, Config, MemoryStore, TokenCounter, Tokenizer};
+use common::*;
+use serde_json::Value;
+
+const WINDOW: u64 = 32_000;
+
+fn corpus_dir() -> PathBuf {
+    match std::env::var_os("AUTOCONTEXT_CORPUS") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("corpus"),
+    }
+}
+
+fn report_path() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("replay-report.md")
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Mode {
+    NoLlm,
+    FakeLlm,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::NoLlm => "no LLM",
+            Mode::FakeLlm => "fake LLM",
+        }
+    }
+}
+
+struct Row {
+    trace: String,
+    mode: Mode,
+    messages: usize,
+    turns: usize,
+    above_window: usize,
+    max_tokens: u64,
+    final_tokens: u64,
+    final_messages: usize,
+    events: BTreeMap<String, usize>,
+    summarize_calls: usize,
+    in_working: usize,
+    via_reload: usize,
+    engine_time: Duration,
+    total_time: Duration,
+}
+
+fn replay_trace(name: &str, messages: &[Value], mode: Mode) -> Row {
+    let start = Instant::now();
+    let mut cfg = Config::default();
+    cfg.max_token = WINDOW;
+    cfg.session_id = format!("replay-{}", name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+    let summarizer = FakeSummarizer::digest();
+    let memory = AutoContextMemory::with_counter(
+        cfg,
+        TokenCounter::new(Tokenizer::O200kBase).unwrap(),
+        (mode == Mode::FakeLlm).then(|| summarizer.clone()),
+        MemoryStore::new(),
+    )
+    .unwrap();
+    let mut engine_time = Duration::ZERO;
+    let (mut turns, mut above, mut max_tokens) = (0, 0, 0);
+    for (i, v) in messages.iter().enumerate() {
+        if v["role"] == "assistant" {
+            let t = Instant::now();
+            let r = block_on(memory.compress_if_needed())
+                .unwrap_or_else(|e| panic!("{name} ({}): pass before message {i} failed: {e:?}", mode.name()));
+            engine_time += t.elapsed();
+            turns += 1;
+            let problems = memory.validate();
+            assert!(problems.is_empty(), "{name} ({}): invalid after the pass before message {i}: {problems:?}", mode.name());
+            assert!(
+                r.under_target || (r.exhausted && r.reason.is_some()),
+                "{name} ({}): over the target without a reason before message {i}: {r:?}",
+                mode.name()
+            );
+            let tokens = memory.token_count();
+            max_tokens = max_tokens.max(tokens);
+            if tokens > WINDOW {
+                above += 1;
+            }
+        }
+        let t = Instant::now();
+        memory
+            .add(v)
+            .unwrap_or_else(|e| panic!("{name} ({}): add of message {i} rejected: {e:?}", mode.name()));
+        engine_time += t.elapsed();
+    }
+    let what = format!("{name} ({})", mode.name());
+    assert_valid(&memory, &what);
+    let recovery = check_recoverable(&memory, &what);
+    assert_eq!(recovery.in_working + recovery.via_reload, messages.len());
+    assert_untouched_are_identical(&memory, &what);
+    assert_eq!(memory.original_messages(), messages, "{what}: the original log is the trace");
+    let mut events = BTreeMap::new();
+    for e in memory.events() {
+        *events.entry(e.event_type).or_insert(0) += 1;
+    }
+    Row {
+        trace: name.to_string(),
+        mode,
+        messages: messages.len(),
+        turns,
+        above_window: above,
+        max_tokens,
+        final_tokens: memory.token_count(),
+        final_messages: memory.messages().len(),
+        events,
+        summarize_calls: summarizer.calls(),
+        in_working: recovery.in_working,
+        via_reload: recovery.via_reload,
+        engine_time,
+        total_time: start.elapsed(),
+    }
+}
+
+fn short(event: &str) -> &str {
+    match event {
+        "TOOL_RESULT_TRUNCATE" => "trunc",
+        "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION" => "offload-p",
+        "LARGE_MESSAGE_OFFLOAD" => "offload",
+        "RECENT_FOCUS_WINDOW_COMPACT" => "rollup",
+        "TOOL_INVOCATION_COMPRESS" => "toolrun",
+        "PREVIOUS_ROUND_CONVERSATION_SUMMARY" => "round",
+        "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY" => "cur-large",
+        "CURRENT_ROUND_MESSAGE_COMPRESS" => "cur-compress",
+        "EMERGENCY_OFFLOAD" => "emergency",
+        "SUMMARIZE_FAILED" => "failed",
+        other => other,
+    }
+}
+
+fn table(rows: &[Row], wall: Duration) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# Corpus replay ({} traces, window {WINDOW} tokens, pass before every model turn)\n\n",
+        rows.iter().map(|r| &r.trace).collect::<std::collections::BTreeSet<_>>().len()
+    ));
+    out.push_str("| trace | mode | msgs | turns | turns > 32k | max tokens | final tokens | final msgs | originals kept / reloaded | LLM calls | events | engine ms | total ms |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
+    for r in rows {
+        let events: Vec<String> = r.events.iter().map(|(k, v)| format!("{} {v}", short(k))).collect();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} |\n",
+            r.trace,
+            r.mode.name(),
+            r.messages,
+            r.turns,
+            r.above_window,
+            r.max_tokens,
+            r.final_tokens,
+            r.final_messages,
+            r.in_working,
+            r.via_reload,
+            r.summarize_calls,
+            if events.is_empty() { "-".to_string() } else { events.join(", ") },
+            r.engine_time.as_millis(),
+            r.total_time.as_millis(),
+        ));
+    }
+    for mode in [Mode::NoLlm, Mode::FakeLlm] {
+        let rs: Vec<&Row> = rows.iter().filter(|r| r.mode == mode).collect();
+        out.push_str(&format!(
+            "\n{}: {} model turns, {} of them above {WINDOW} tokens, engine time {} ms.",
+            mode.name(),
+            rs.iter().map(|r| r.turns).sum::<usize>(),
+            rs.iter().map(|r| r.above_window).sum::<usize>(),
+            rs.iter().map(|r| r.engine_time.as_millis()).sum::<u128>(),
+        ));
+    }
+    out.push_str(&format!("\nWall time of the replay: {} ms.\n", wall.as_millis()));
+    out.push_str(
+        "\n`max tokens`: the largest request right after a pass; `final tokens`: after the last message was added \
+         (no pass after it). `originals kept / reloaded`: originals found unchanged in the final working list / \
+         recovered byte-exact through its offload markers.\n",
+    );
+    out
+}
+
+#[test]
+fn corpus_replay() {
+    let dir = corpus_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        let _ = std::io::stderr()
+            .write_all(format!("skipped: {} not found (set AUTOCONTEXT_CORPUS to replay another folder)\n", dir.display()).as_bytes());
+        return;
+    };
+    let mut files: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    files.sort();
+    assert!(!files.is_empty(), "{} holds no *.json trace", dir.display());
+
+    let wall = Instant::now();
+    let mut traces = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let messages = v["messages"].as_array().unwrap_or_else(|| panic!("{}: no messages array", f.display())).clone();
+        let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+        traces.push((name, messages));
+    }
+
+    // The biggest traces first, spread over the machine's cores (each worker builds its own
+    // memories; only the traces and the rows cross threads).
+    let mut jobs: Vec<(usize, Mode)> = (0..traces.len()).flat_map(|i| [(i, Mode::NoLlm), (i, Mode::FakeLlm)]).collect();
+    jobs.sort_by_key(|&(i, _)| std::cmp::Reverse(traces[i].1.len()));
+    let jobs = Mutex::new(jobs);
+    let rows = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let Some((i, mode)) = jobs.lock().unwrap().pop() else { break };
+                let row = replay_trace(&traces[i].0, &traces[i].1, mode);
+                rows.lock().unwrap().push(row);
+            });
+        }
+    });
+    let mut rows = rows.into_inner().unwrap();
+    rows.sort_by(|a, b| (&a.trace, a.mode).cmp(&(&b.trace, b.mode)));
+    let report = table(&rows, wall.elapsed());
+    // Straight to the stderr stream, so the table shows without --nocapture too.
+    let _ = std::io::stderr().write_all(format!("\n{report}").as_bytes());
+    let path = report_path();
+    if let Some(parent) = path.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    std::fs::write(&path, &report).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    let _ = std::io::stderr().write_all(format!("(also written to {})\n", path.display()).as_bytes());
+    assert_eq!(rows.len(), 2 * traces.len());
+}
