@@ -24,29 +24,42 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let mut need = ctx.excess();
     let mut edits = Vec::new();
 
-    // Phase 1: earlier rounds, after the first user message.
+    // Phase 1: earlier rounds, after the first user message. A system message is never
+    // offloaded: the span before it gets its own notice and the next one starts after it.
     let first_user = (0..st.current_start).find(|&i| ctx.working[i].msg.is_real_user());
     if let Some(fu) = first_user {
-        let start = fu + 1;
+        let need0 = need;
+        let mut spans = Vec::new();
+        let mut start = fu + 1;
         let mut end = start;
+        let mut freed = 0u64;
         for r in st.previous_rounds() {
             if need == 0 {
                 break;
             }
-            if r.end <= start {
+            if r.end <= end {
                 continue;
             }
-            // Stop before a system message: it is never offloaded.
-            if let Some(s) = (end..r.end).find(|&i| st.is_system(i)) {
-                end = s;
-                break;
+            for i in end.max(r.start)..r.end {
+                if st.is_system(i) {
+                    if start < i {
+                        freed += gain(ctx, start..i);
+                        spans.push(start..i);
+                    }
+                    start = i + 1;
+                }
             }
             end = r.end;
-            need = need.saturating_sub(ctx.tokens(start..end).saturating_sub(NOTICE_TOKENS));
+            let open = if start < end { gain(ctx, start..end) } else { 0 };
+            need = need0.saturating_sub(freed + open);
         }
-        if let Some(e) = notice_edit(ctx, start..end, "earlier rounds of this conversation") {
-            need = need.max(0);
-            edits.push(e);
+        if start < end {
+            spans.push(start..end);
+        }
+        for span in spans {
+            if let Some(e) = notice_edit(ctx, span, "earlier rounds of this conversation") {
+                edits.push(e);
+            }
         }
     }
 
@@ -66,7 +79,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
                 break;
             }
             end = u.span.end;
-            gained = ctx.tokens(start..end).saturating_sub(NOTICE_TOKENS);
+            gained = gain(ctx, start..end);
             if gained >= need {
                 break;
             }
@@ -77,6 +90,21 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
         }
     }
     edits
+}
+
+/// Tokens that offloading `span` behind one notice is counted on to free: its tokens less the
+/// new notice's, and not counting earlier notices in it. An earlier notice is absorbed, and the
+/// new one, listing the requests it stands for, costs about as much again; counting it as freed
+/// made a sweep stop at a lone earlier notice, which is never re-offloaded, with the rest of the
+/// history still there.
+fn gain(ctx: &Ctx<'_>, span: Range<usize>) -> u64 {
+    let kind = Strategy::Emergency.event_type();
+    let notices: u64 = ctx.working[span.clone()]
+        .iter()
+        .filter(|e| e.msg.synthetic.as_ref().is_some_and(|s| s.kind == kind))
+        .map(|e| e.tokens as u64)
+        .sum();
+    ctx.tokens(span).saturating_sub(NOTICE_TOKENS + notices)
 }
 
 fn notice_edit(ctx: &Ctx<'_>, span: Range<usize>, what: &str) -> Option<Edit> {
