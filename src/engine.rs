@@ -128,7 +128,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         Ok(AutoContextMemory {
             config,
             counter,
-            summarizer,
+            summarizer: summarizer.filter(|s| s.available()),
             store,
             ladder: DEFAULT_LADDER.to_vec(),
             state: RefCell::new(State::default()),

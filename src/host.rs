@@ -51,6 +51,13 @@ pub struct Summary {
 pub trait Summarizer {
     /// Compresses the request's span into a summary.
     async fn summarize(&self, request: &SummarizeRequest) -> Result<Summary, HostError>;
+
+    /// Whether a model stands behind this summarizer. The engine skips the LLM strategies for
+    /// one that says no ([`NoSummarizer`]), as it does when given none, instead of calling it
+    /// and recording a failure for every span.
+    fn available(&self) -> bool {
+        true
+    }
 }
 
 /// Where originals of replaced spans are kept, under keys `<sessionId>/<uuid>`.
@@ -113,5 +120,8 @@ pub struct NoSummarizer;
 impl Summarizer for NoSummarizer {
     async fn summarize(&self, _: &SummarizeRequest) -> Result<Summary, HostError> {
         Err(HostError::new("no summarize function was given"))
+    }
+    fn available(&self) -> bool {
+        false
     }
 }
