@@ -4,7 +4,7 @@
 
 mod common;
 
-use autocontext::{AutoContextMemory, Config, Plan, TokenCounter, Tokenizer};
+use autocontext::{AutoContextMemory, Config, MemoryStore, NoSummarizer, Plan, TokenCounter, Tokenizer};
 use common::*;
 use serde_json::{json, Value};
 
@@ -248,4 +248,29 @@ fn every_summarize_request_ends_with_the_plan_hint_while_a_plan_is_set() {
     for q in requests.iter() {
         assert!(q.prompt.ends_with(&plan.hint()), "the hint is last: ...{}", &q.prompt[q.prompt.len().saturating_sub(200)..]);
     }
+}
+
+#[test]
+fn no_summarizer_skips_the_llm_steps_like_having_none() {
+    let mut msgs = vec![system("s")];
+    for r in 0..4 {
+        msgs.extend(tool_round(&format!("r{r}"), 10, 4_000));
+    }
+    msgs.push(user("now"));
+    let cfg = config("nosum", window_for(tokens_of(&msgs) * 3 / 10));
+    let with_no = AutoContextMemory::new(cfg.clone(), NoSummarizer, MemoryStore::new()).unwrap();
+    let with_none =
+        AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None::<NoSummarizer>, MemoryStore::new())
+            .unwrap();
+    let mut kinds = Vec::new();
+    for m in [&with_no, &with_none] {
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(r.under_target, "{r:?}");
+        assert!(r.events.iter().all(|e| e.event_type != "SUMMARIZE_FAILED"), "no summarizer is not a failure: {:?}", r.events);
+        kinds.push(r.events.iter().map(|e| e.event_type.clone()).collect::<Vec<_>>());
+        assert_valid(m, "no summarizer");
+        check_recoverable(m, "no summarizer");
+    }
+    assert_eq!(kinds[0], kinds[1]);
 }
