@@ -42,7 +42,7 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
                 show: i..i + 1,
                 instruction: "Shorten this message; the agent is still working with it.".into(),
                 replaces_chars: chars,
-                target_chars: Some(((chars as f64 * ratio) as usize).clamp(200, threshold)),
+                target_chars: Some(((chars as f64 * ratio) as usize).max(200).min(threshold)),
             }
         })
         .collect();
