@@ -319,6 +319,9 @@ fn round_summary_runs_once_per_eligible_round_concurrently_and_keeps_the_user_tu
         assert_eq!(e.message_count, 12);
         assert_eq!(e.replacement_count, 1);
         assert!(e.tokens_after < e.tokens_before);
+        // The event points at the summary it wrote.
+        let uuid = e.offload_uuid.as_ref().unwrap();
+        assert_eq!(markers_in(&out[e.index]), vec![uuid.clone()], "event index {}", e.index);
         // The offload holds exactly the round's work, without the user turn that stayed.
         let back = block_on(m.reload(e.offload_uuid.as_ref().unwrap())).unwrap();
         assert_eq!(back.len(), 12);
