@@ -136,6 +136,26 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         })
     }
 
+    /// Replaces the ladder: the strategies a pass runs, in order.
+    ///
+    /// ```
+    /// use autocontext::{AutoContextMemory, Config, MemoryStore, NoSummarizer};
+    /// use autocontext::strategy::Strategy;
+    /// let memory = AutoContextMemory::new(Config::default(), NoSummarizer, MemoryStore::new())
+    ///     .unwrap()
+    ///     .with_ladder(&[Strategy::ToolResultTruncate, Strategy::Emergency]);
+    /// assert_eq!(memory.ladder(), &[Strategy::ToolResultTruncate, Strategy::Emergency]);
+    /// ```
+    pub fn with_ladder(mut self, ladder: &[Strategy]) -> Self {
+        self.ladder = ladder.to_vec();
+        self
+    }
+
+    /// The strategies a pass runs, in order.
+    pub fn ladder(&self) -> &[Strategy] {
+        &self.ladder
+    }
+
     /// The options in force.
     pub fn config(&self) -> &Config {
         &self.config
