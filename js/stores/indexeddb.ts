@@ -1,0 +1,278 @@
+/**
+ * An offload store in the browser's IndexedDB: originals survive a page reload, a browser
+ * restart, and are shared by every tab of the same origin.
+ *
+ * ```js
+ * import { AutoContextMemory } from 'autocontext';
+ * import { IndexedDBStore } from 'autocontext/stores/indexeddb';
+ *
+ * const store = new IndexedDBStore(); // database "autocontext", object store "offloads"
+ * const memory = new AutoContextMemory({ maxToken: 128_000, store, sessionId: 'chat-1', summarize });
+ * // ... later, after a reload:
+ * const restored = AutoContextMemory.fromJSON(localStorage.getItem('chat-1'), { store, summarize });
+ * ```
+ *
+ * All values live in one object store of one database (both names configurable), under the
+ * engine's keys `<sessionId>/<uuid>`, so any number of memories can share one store: each sees
+ * its own session's keys. The connection opens on first use; {@link IndexedDBStore.close}
+ * releases it. Writes commit with `strict` durability by default, because an offload is the only
+ * copy of the messages it replaced.
+ *
+ * Failures are {@link AutoContextError}s: `INVALID_ARGUMENT` for a malformed key or a value that
+ * is not a string, `STORE_FAILED` when IndexedDB fails, with the browser's `DOMException` as
+ * `cause` (`QuotaExceededError` when the origin is out of storage).
+ *
+ * @module
+ */
+
+import { AutoContextError } from '../errors.js';
+import type { OffloadStore } from '../types.js';
+
+/** Options of an {@link IndexedDBStore}. */
+export interface IndexedDBStoreOptions {
+  /** Name of the database; default `'autocontext'`. */
+  databaseName?: string;
+  /** Name of the object store inside it; default `'offloads'`. It is created when missing. */
+  storeName?: string;
+  /**
+   * Durability of writes: `'strict'` (default) waits until the value is flushed to disk;
+   * `'relaxed'` is faster and may lose the last writes on a power failure (not on a reload).
+   */
+  durability?: 'strict' | 'relaxed' | 'default';
+  /** The IndexedDB to use; default `globalThis.indexedDB`. */
+  indexedDB?: IDBFactory;
+}
+
+/** Longest key accepted, in UTF-16 code units (the engine's keys are under 170). */
+const MAX_KEY_LENGTH = 1024;
+
+/** How often opening retries when another connection changed the database meanwhile. */
+const OPEN_ATTEMPTS = 5;
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+function invalid(field: string, message: string): AutoContextError {
+  return new AutoContextError('INVALID_ARGUMENT', message, { field });
+}
+
+/**
+ * Checks that `key` is a store key: a string `<sessionId>/<id>` with both parts non-empty.
+ *
+ * @throws {@link AutoContextError} `INVALID_ARGUMENT` otherwise.
+ */
+function checkKey(key: unknown): string {
+  if (typeof key !== 'string') throw invalid('key', `a store key must be a string, got ${describe(key)}`);
+  const slash = key.indexOf('/');
+  if (slash <= 0 || slash === key.length - 1) {
+    throw invalid('key', `a store key must look like "<sessionId>/<id>", got ${JSON.stringify(key)}`);
+  }
+  if (key.length > MAX_KEY_LENGTH) throw invalid('key', `a store key must be at most ${MAX_KEY_LENGTH} characters, got ${key.length}`);
+  return key;
+}
+
+/** The typed error for what IndexedDB threw or reported. */
+function storeFailed(what: string, cause: unknown): AutoContextError {
+  if (cause instanceof AutoContextError) return cause;
+  const name = cause !== null && typeof cause === 'object' ? (cause as { name?: unknown }).name : undefined;
+  const detail = cause instanceof Error || (cause !== null && typeof cause === 'object' && 'message' in cause)
+    ? `: ${String((cause as { message?: unknown }).message)}`
+    : '';
+  const message = name === 'QuotaExceededError'
+    ? `IndexedDB ${what} failed: the origin is out of storage quota${detail}`
+    : `IndexedDB ${what} failed${typeof name === 'string' ? ` (${name})` : ''}${detail}`;
+  return new AutoContextError('STORE_FAILED', message, { cause });
+}
+
+/** Resolves with a request's result; rejects with its error. */
+function settle<T>(request: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+/**
+ * An {@link OffloadStore} keeping values in one IndexedDB object store.
+ *
+ * Keys are the engine's `<sessionId>/<uuid>`; values are strings, stored and returned exactly.
+ */
+export class IndexedDBStore implements OffloadStore {
+  /** Name of the database. */
+  readonly databaseName: string;
+  /** Name of the object store. */
+  readonly storeName: string;
+  readonly #factory: IDBFactory;
+  readonly #durability: 'strict' | 'relaxed' | 'default';
+  #db: Promise<IDBDatabase> | null = null;
+
+  /**
+   * @param options - database and object store names, write durability, and the IndexedDB to use.
+   * @throws {@link AutoContextError} `INVALID_CONFIG` for bad options, or when the runtime has no
+   *   IndexedDB and none is given.
+   */
+  constructor(options: IndexedDBStoreOptions = {}) {
+    if (options === null || typeof options !== 'object') {
+      throw new AutoContextError('INVALID_CONFIG', `IndexedDBStore options must be an object, got ${describe(options)}`);
+    }
+    const { databaseName = 'autocontext', storeName = 'offloads', durability = 'strict' } = options;
+    for (const [field, value] of [['databaseName', databaseName], ['storeName', storeName]] as const) {
+      if (typeof value !== 'string' || value.length === 0) {
+        throw new AutoContextError('INVALID_CONFIG', `option \`${field}\` must be a non-empty string, got ${describe(value)}`, { field });
+      }
+    }
+    if (durability !== 'strict' && durability !== 'relaxed' && durability !== 'default') {
+      throw new AutoContextError('INVALID_CONFIG', `option \`durability\` must be 'strict', 'relaxed' or 'default', got ${JSON.stringify(durability)}`, {
+        field: 'durability',
+      });
+    }
+    const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+    if (factory == null || typeof factory.open !== 'function') {
+      throw new AutoContextError('INVALID_CONFIG', 'IndexedDB is not available in this runtime; pass option `indexedDB`', { field: 'indexedDB' });
+    }
+    this.databaseName = databaseName;
+    this.storeName = storeName;
+    this.#durability = durability;
+    this.#factory = factory;
+  }
+
+  /** The value under `key`, or `null` when there is none. */
+  async get(key: string): Promise<string | null> {
+    checkKey(key);
+    const value = await this.#run('readonly', 'read', (store) => store.get(key));
+    if (value === undefined) return null;
+    if (typeof value !== 'string') {
+      throw new AutoContextError('STORE_FAILED', `IndexedDB holds ${describe(value)} under ${JSON.stringify(key)}, not a string`);
+    }
+    return value;
+  }
+
+  /** Stores `value` under `key`; resolves once the write has committed. */
+  async put(key: string, value: string): Promise<void> {
+    checkKey(key);
+    if (typeof value !== 'string') throw invalid('value', `a store value must be a string, got ${describe(value)}`);
+    await this.#run('readwrite', 'write', (store) => store.put(value, key));
+  }
+
+  /** Removes `key`; removing a key that is not there is not an error. */
+  async delete(key: string): Promise<void> {
+    checkKey(key);
+    await this.#run('readwrite', 'delete', (store) => store.delete(key));
+  }
+
+  /**
+   * Every key stored, sorted; with `prefix` (for example `'<sessionId>/'`), only the keys that
+   * start with it.
+   */
+  async keys(prefix = ''): Promise<string[]> {
+    if (typeof prefix !== 'string') throw invalid('prefix', `a key prefix must be a string, got ${describe(prefix)}`);
+    const all = await this.#run('readonly', 'read', (store) => store.getAllKeys(IDBKeyRange.lowerBound(prefix)));
+    const out: string[] = [];
+    for (const k of all) {
+      if (typeof k !== 'string' || !k.startsWith(prefix)) break; // keys sort by code unit: the prefix's run is contiguous
+      out.push(k);
+    }
+    return out;
+  }
+
+  /** Removes every key that starts with `prefix` (for example a finished session's `'<sessionId>/'`). */
+  async clear(prefix: string): Promise<void> {
+    if (typeof prefix !== 'string' || prefix.length === 0) {
+      throw invalid('prefix', `clear needs a non-empty key prefix, got ${typeof prefix === 'string' ? 'an empty string' : describe(prefix)}`);
+    }
+    const keys = await this.keys(prefix);
+    if (keys.length === 0) return;
+    await this.#run('readwrite', 'delete', (store) => {
+      let last!: IDBRequest<undefined>;
+      for (const k of keys) last = store.delete(k);
+      return last;
+    });
+  }
+
+  /**
+   * Closes the connection to the database, so that other code can delete or upgrade it. The store
+   * stays usable: the next operation opens a new connection.
+   */
+  close(): void {
+    const db = this.#db;
+    this.#db = null;
+    db?.then((d) => d.close(), () => {});
+  }
+
+  /** The open database, opening (and creating or upgrading) it on first use. */
+  #database(): Promise<IDBDatabase> {
+    if (this.#db === null) {
+      const opening = this.#open();
+      this.#db = opening;
+      opening.then(
+        (db) => {
+          const forget = () => {
+            if (this.#db === opening) this.#db = null;
+          };
+          // Another connection wants to upgrade or delete the database: step aside, reopen later.
+          db.onversionchange = () => {
+            db.close();
+            forget();
+          };
+          db.onclose = forget; // closed by the browser (storage cleared, for example)
+        },
+        () => {
+          if (this.#db === opening) this.#db = null;
+        },
+      );
+    }
+    return this.#db;
+  }
+
+  async #open(): Promise<IDBDatabase> {
+    let version: number | undefined;
+    for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
+      const request = version === undefined ? this.#factory.open(this.databaseName) : this.#factory.open(this.databaseName, version);
+      request.onupgradeneeded = () => {
+        const db = request.result;
+        if (!db.objectStoreNames.contains(this.storeName)) db.createObjectStore(this.storeName);
+      };
+      let db: IDBDatabase;
+      try {
+        db = await settle(request);
+      } catch (e) {
+        // A concurrent opener got to a higher version first: open that one.
+        if ((e as { name?: unknown } | null)?.name === 'VersionError' && version !== undefined) {
+          version = undefined;
+          continue;
+        }
+        throw storeFailed('open', e);
+      }
+      if (db.objectStoreNames.contains(this.storeName)) return db;
+      // The database exists without our object store (another store name shares it): add it.
+      version = db.version + 1;
+      db.close();
+    }
+    throw new AutoContextError('STORE_FAILED', `IndexedDB open failed: could not create object store ${JSON.stringify(this.storeName)} in ${JSON.stringify(this.databaseName)}`);
+  }
+
+  /**
+   * Runs one request in its own transaction and resolves with its result once the transaction
+   * has committed; any failure (the request's, or the transaction's abort, as for quota) rejects
+   * with a `STORE_FAILED` error whose cause is the browser's.
+   */
+  async #run<T>(mode: IDBTransactionMode, what: string, make: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
+    const db = await this.#database();
+    return new Promise<T>((resolve, reject) => {
+      let tx: IDBTransaction;
+      let request: IDBRequest<T>;
+      try {
+        tx = mode === 'readwrite' ? db.transaction(this.storeName, mode, { durability: this.#durability }) : db.transaction(this.storeName, mode);
+        request = make(tx.objectStore(this.storeName));
+      } catch (e) {
+        reject(storeFailed(what, e));
+        return;
+      }
+      tx.oncomplete = () => resolve(request.result);
+      tx.onabort = () => reject(storeFailed(what, tx.error ?? request.error ?? new DOMException('The transaction was aborted', 'AbortError')));
+    });
+  }
+}
