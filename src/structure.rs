@@ -66,9 +66,7 @@ impl Structure {
                     }
                     j += 1;
                 }
-                for k in i..j {
-                    unit_of[k] = units.len();
-                }
+                unit_of[i..j].fill(units.len());
                 units.push(Unit { span: i..j, exchange: true, complete: pending.is_empty() });
                 i = j;
             } else {

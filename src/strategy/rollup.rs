@@ -17,13 +17,13 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     let st = ctx.st;
     let rounds: Vec<_> = st.previous_rounds().cloned().collect();
     let mut window_start = st.current_start;
-    let mut kept = 0u32;
     let mut tokens = ctx.tokens(st.current_start..st.len);
-    for r in rounds.iter().rev() {
-        if kept >= ctx.config.history_rollup_keep_recent_rounds && tokens >= ctx.config.history_rollup_keep_recent_tokens {
+    for (kept, r) in rounds.iter().rev().enumerate() {
+        if kept as u64 >= ctx.config.history_rollup_keep_recent_rounds as u64
+            && tokens >= ctx.config.history_rollup_keep_recent_tokens
+        {
             break;
         }
-        kept += 1;
         tokens += ctx.tokens(r.clone());
         window_start = r.start;
     }
