@@ -34,7 +34,7 @@ use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
 const MAX_SWEEPS: usize = 4;
 
 /// What `compress_if_needed` did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompressResult {
     /// Whether the working list changed.
@@ -58,6 +58,13 @@ pub struct CompressResult {
     pub reason: Option<String>,
     /// The changes made, in order.
     pub events: Vec<CompressionEvent>,
+    /// The summarize calls of this pass that failed, one per `SUMMARIZE_FAILED` event and in
+    /// the same order: each an [`ErrorCode::SummarizeFailed`] naming the strategy, the span and
+    /// the event, whose cause is the host's own error when the host threw (a rejected empty or
+    /// too long summary has none). The pass went on without them; they are here so the host
+    /// sees what its summarize function threw. Not serialized.
+    #[serde(skip)]
+    pub failures: Vec<Error>,
 }
 
 /// An offload this session created.
@@ -288,6 +295,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             exhausted: false,
             reason: None,
             events: Vec::new(),
+            failures: Vec::new(),
         };
         let count_pressure = snapshot_len >= self.config.msg_threshold as usize;
         if tokens_before < target && !count_pressure {
@@ -302,11 +310,14 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             self.delete_quietly(&written).await;
             return Err(e);
         }
-        // Failed summaries are events too, placed before the changes of the pass.
-        let failed: Vec<CompressionEvent> = failures.into_inner().into_iter().map(failure_event).collect();
+        // Failed summaries are events too, placed before the changes of the pass; what the host
+        // threw goes back to it as the cause of the matching error.
+        let failures = failures.into_inner();
+        let failed: Vec<CompressionEvent> = failures.iter().map(failure_event).collect();
         if !failed.is_empty() {
             events.splice(0..0, failed);
         }
+        let failures: Vec<Error> = failures.into_iter().enumerate().map(|(k, f)| failure_error(k, f)).collect();
 
         let tokens_after = request_tokens(sum_tokens(&work), &self.config);
         result.tokens_after = tokens_after;
@@ -332,12 +343,15 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         for e in &mut events {
             e.timestamp = now;
         }
-        let mut st = self.state.borrow_mut();
-        if st.generation != generation || st.working.len() < snapshot_len {
-            drop(st);
+        let moved = {
+            let st = self.state.borrow();
+            st.generation != generation || st.working.len() < snapshot_len
+        };
+        if moved {
             self.delete_quietly(&written).await;
             return Err(Error::new(ErrorCode::InvalidState, "the memory changed under the pass (restored or compressed elsewhere); nothing was applied"));
         }
+        let mut st = self.state.borrow_mut();
         let appended: Vec<Entry> = st.working[snapshot_len..].to_vec();
         result.compressed = !work.is_empty() && events.iter().any(|e| e.event_type != FAILURE_EVENT);
         result.messages_after = work.len() + appended.len();
@@ -352,6 +366,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         st.events.extend(events.iter().cloned());
         st.generation += 1;
         result.events = events;
+        result.failures = failures;
         Ok(result)
     }
 
@@ -568,7 +583,7 @@ fn apply(work: &mut Vec<Entry>, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy
 /// Event type of a summarize call that failed (its span fell back to a non-LLM step or stayed).
 pub const FAILURE_EVENT: &str = "SUMMARIZE_FAILED";
 
-fn failure_event(f: Failure) -> CompressionEvent {
+fn failure_event(f: &Failure) -> CompressionEvent {
     CompressionEvent {
         event_type: FAILURE_EVENT.into(),
         timestamp: 0.0,
@@ -582,6 +597,19 @@ fn failure_event(f: Failure) -> CompressionEvent {
         summarize_output_tokens: None,
         duration_ms: Some(f.ms),
         error: Some(format!("{}: {}", f.event_type, f.error)),
+    }
+}
+
+/// The error for the host of the `k`-th failure (and `SUMMARIZE_FAILED` event) of a pass.
+fn failure_error(k: usize, f: Failure) -> Error {
+    let end = f.index + f.message_count;
+    let what = format!(
+        "{} could not summarize working messages {}..{end} (event {k} of this pass); the span fell back to an offload or stayed",
+        f.event_type, f.index
+    );
+    match f.cause {
+        Some(cause) => Error::host(ErrorCode::SummarizeFailed, &what, cause),
+        None => Error::new(ErrorCode::SummarizeFailed, format!("{what}: {}", f.error)),
     }
 }
 
