@@ -7,6 +7,20 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 WASM_BINDGEN_VERSION=0.2.130
 
+# Chromium for the browser tests: Debian's package (playwright-core drives it and never downloads
+# a browser). Installed in the background while the rest of setup runs; awaited at the end.
+chromium_pid=
+chromium_log="${TMPDIR:-/tmp}/autocontext-setup-chromium.log"
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing chromium with apt-get in the background (about a minute, once)" >&2
+    (export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq chromium) >"$chromium_log" 2>&1 &
+    chromium_pid=$!
+  else
+    echo "setup: chromium is missing and setup is not running as root with apt-get, so it cannot install it: the browser tests will be skipped (install it with: apt-get install -y chromium)" >&2
+  fi
+fi
+
 if command -v rustup >/dev/null 2>&1; then
   if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
     rustup target add wasm32-unknown-unknown
@@ -26,4 +40,13 @@ if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.jso
   else
     npm install --no-audit --no-fund
   fi
+fi
+
+if [ -n "$chromium_pid" ]; then
+  if ! wait "$chromium_pid" || [ ! -x /usr/bin/chromium ]; then
+    cat "$chromium_log" >&2
+    echo "setup: installing chromium failed (log above)" >&2
+    exit 1
+  fi
+  echo "setup: chromium installed" >&2
 fi

@@ -11,3 +11,5 @@ echo "== build" >&2
 bash scripts/build.sh
 echo "== node tests (packed package)" >&2
 bash scripts/test-node.sh
+echo "== browser tests (packed package, headless Chromium)" >&2
+bash scripts/test-browser.sh

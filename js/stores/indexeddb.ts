@@ -78,9 +78,8 @@ function checkKey(key: unknown): string {
 function storeFailed(what: string, cause: unknown): AutoContextError {
   if (cause instanceof AutoContextError) return cause;
   const name = cause !== null && typeof cause === 'object' ? (cause as { name?: unknown }).name : undefined;
-  const detail = cause instanceof Error || (cause !== null && typeof cause === 'object' && 'message' in cause)
-    ? `: ${String((cause as { message?: unknown }).message)}`
-    : '';
+  const said = cause !== null && typeof cause === 'object' ? (cause as { message?: unknown }).message : undefined;
+  const detail = typeof said === 'string' && said.length > 0 ? `: ${said}` : '';
   const message = name === 'QuotaExceededError'
     ? `IndexedDB ${what} failed: the origin is out of storage quota${detail}`
     : `IndexedDB ${what} failed${typeof name === 'string' ? ` (${name})` : ''}${detail}`;
