@@ -13,3 +13,5 @@ echo "== node tests (packed package)" >&2
 bash scripts/test-node.sh
 echo "== browser tests (packed package, headless Chromium)" >&2
 bash scripts/test-browser.sh
+echo "== packaging smoke test (exports conditions: node, deno, workerd, browser)" >&2
+bash scripts/test-package.sh
