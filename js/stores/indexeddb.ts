@@ -259,19 +259,42 @@ export class IndexedDBStore implements OffloadStore {
    * with a `STORE_FAILED` error whose cause is the browser's.
    */
   async #run<T>(mode: IDBTransactionMode, what: string, make: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
-    const db = await this.#database();
+    let db = await this.#database();
+    let tx: IDBTransaction;
+    try {
+      tx = this.#transaction(db, mode);
+    } catch (e) {
+      // The connection closed under us (another tab upgraded or deleted the database): reopen once.
+      if ((e as { name?: unknown } | null)?.name !== 'InvalidStateError') throw storeFailed(what, e);
+      if (this.#db !== null && (await this.#db.catch(() => null)) === db) this.#db = null;
+      db = await this.#database();
+      try {
+        tx = this.#transaction(db, mode);
+      } catch (again) {
+        throw storeFailed(what, again);
+      }
+    }
     return new Promise<T>((resolve, reject) => {
-      let tx: IDBTransaction;
       let request: IDBRequest<T>;
       try {
-        tx = mode === 'readwrite' ? db.transaction(this.storeName, mode, { durability: this.#durability }) : db.transaction(this.storeName, mode);
         request = make(tx.objectStore(this.storeName));
       } catch (e) {
+        try {
+          tx.abort();
+        } catch {
+          // already finished
+        }
         reject(storeFailed(what, e));
         return;
       }
       tx.oncomplete = () => resolve(request.result);
       tx.onabort = () => reject(storeFailed(what, tx.error ?? request.error ?? new DOMException('The transaction was aborted', 'AbortError')));
     });
+  }
+
+  #transaction(db: IDBDatabase, mode: IDBTransactionMode): IDBTransaction {
+    return mode === 'readwrite'
+      ? db.transaction(this.storeName, mode, { durability: this.#durability })
+      : db.transaction(this.storeName, mode);
   }
 }
