@@ -36,7 +36,10 @@ fi
 stamp=node_modules/.package-lock.json
 if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.json ] && [ package-lock.json -nt "$stamp" ]; }; then
   if [ -f package-lock.json ]; then
-    npm ci --no-audit --no-fund
+    # npm ci refuses a lockfile that lacks optional platform packages (deno's other-platform
+    # binaries) when the registry in use does not serve them; npm install skips those and
+    # installs the same locked versions of everything else.
+    npm ci --no-audit --no-fund || npm install --no-audit --no-fund
   else
     npm install --no-audit --no-fund
   fi
