@@ -15,6 +15,7 @@ trap 'rm -rf "$work"' EXIT
 tarball=$(npm pack --silent --pack-destination "$work" 2>/dev/null | tail -n 1)
 mkdir "$work/app"
 cp -R tests/js "$work/app/tests"
+cp -R tests/contract "$work/app/contract"
 cd "$work/app"
 printf '{ "name": "autocontext-test-app", "private": true, "type": "module" }\n' > package.json
 npm install --silent --no-audit --no-fund --no-package-lock "$work/$tarball"

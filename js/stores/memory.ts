@@ -36,9 +36,12 @@ export class MemoryStore implements OffloadStore {
     return this.#map.size;
   }
 
-  /** All keys, in insertion order. */
-  keys(): string[] {
-    return [...this.#map.keys()];
+  /**
+   * All keys, in insertion order; with `prefix` (for example `'<sessionId>/'`), only the keys
+   * that start with it.
+   */
+  keys(prefix = ''): string[] {
+    return [...this.#map.keys()].filter((key) => key.startsWith(prefix));
   }
 
   /** Removes every value. */
