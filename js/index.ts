@@ -19,7 +19,7 @@
 
 import { WasmMemory, countTokens as wasmCountTokens, validateMessages } from './wasm/autocontext.js';
 import type { WasmHost } from './wasm/autocontext.js';
-import { AutoContextError, call, callAsync, type ErrorCode } from './errors.js';
+import { AutoContextError, call, callAsync, fromWasm, type ErrorCode } from './errors.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
   AutoContextOptions,
@@ -257,10 +257,17 @@ export class AutoContextMemory<M extends object = WireMessage> {
   /**
    * Runs a compression pass if the working list is over `msgThreshold` messages or
    * `maxToken × tokenRatio` tokens. A call made while a pass runs returns that same pass.
+   * A failing summarize function does not reject the pass: its span falls back to an offload,
+   * and `result.errors` holds one `SUMMARIZE_FAILED` error per failed call, whose `cause` is
+   * what the function threw.
    */
   compressIfNeeded(): Promise<CompressResult> {
     if (this.#pending !== null) return this.#pending;
-    const pass = callAsync(() => this.#wasm.compressIfNeeded()).then((text) => JSON.parse(text) as CompressResult);
+    const pass = callAsync(() => this.#wasm.compressIfNeeded()).then(({ result, errors }) => {
+      const out = JSON.parse(result) as CompressResult;
+      out.errors = errors.map((e) => fromWasm(e) as AutoContextError);
+      return out;
+    });
     this.#pending = pass;
     const done = () => {
       if (this.#pending === pass) this.#pending = null;

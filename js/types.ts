@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { AutoContextError } from './errors.js';
+
 /** A value, or a promise of it: host functions may answer either way. */
 export type Awaitable<T> = T | Promise<T>;
 
@@ -198,6 +200,14 @@ export interface CompressResult {
   reason?: string;
   /** The changes made, in order. */
   events: CompressionEvent[];
+  /**
+   * One `SUMMARIZE_FAILED` error per summarize call of this pass that failed, in the order of
+   * the `SUMMARIZE_FAILED` events. The pass went on without them (the span fell back to an
+   * offload or stayed); `cause` is exactly what the summarize function threw or rejected with,
+   * or the timeout error when it took longer than `summarizeTimeoutMs`. An empty or too long
+   * summary has no `cause`.
+   */
+  errors: AutoContextError[];
 }
 
 /** What the stateless {@link compress} returns. */

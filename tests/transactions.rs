@@ -1,7 +1,8 @@
 //! Guarantee 4: a pass commits all or nothing. A failing store leaves the memory exactly as it
 //! was and no orphan key behind; a failing summarizer never aborts the pass but falls back to a
 //! non-LLM step and says so in a `SUMMARIZE_FAILED` event; one pass at a time; messages added
-//! while a pass awaits the host are kept.
+//! while a pass awaits the host are kept. What the summarizer threw comes back as the cause of the
+//! pass's `failures`.
 
 mod common;
 
@@ -226,4 +227,53 @@ fn a_failing_get_is_a_store_error_with_the_hosts_cause() {
     assert_eq!(block_on(m.handle_reload_call(&call)).unwrap_err().code(), ErrorCode::StoreFailed);
     store.fail_gets(false);
     assert!(block_on(m.reload(&uuid)).is_ok());
+}
+
+#[test]
+fn each_failed_summary_hands_the_hosts_error_back_as_the_cause() {
+    let msgs = history();
+    let summarizer = FakeSummarizer::failing("overloaded");
+    let m = memory(config("causes", target_for(&msgs)), Some(summarizer.clone()), FlakyStore::new());
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    let mut r = block_on(m.compress_if_needed()).unwrap();
+    assert!(r.compressed && summarizer.calls() > 0, "{r:?}");
+    let failed: Vec<(usize, String)> = r
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.event_type == "SUMMARIZE_FAILED")
+        .map(|(k, e)| (k, e.error.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(r.failures.len(), summarizer.calls(), "one error per failed call");
+    assert_eq!(r.failures.len(), failed.len(), "one error per SUMMARIZE_FAILED event");
+    for (e, (k, event_error)) in r.failures.iter_mut().zip(&failed) {
+        assert_eq!(e.code(), ErrorCode::SummarizeFailed);
+        assert!(e.message().contains(&format!("event {k} of this pass")), "{}", e.message());
+        let strategy = event_error.split(':').next().unwrap();
+        assert!(e.message().starts_with(strategy), "the error names the strategy of event {k} ({strategy}): {}", e.message());
+        assert!(e.message().contains("summarizer exploded (overloaded)"), "{}", e.message());
+        let payload = e.cause_mut().expect("the host's error is the cause").take_payload().expect("with its payload");
+        assert_eq!(*payload.downcast::<SummarizerBoom>().expect("the host's own value"), SummarizerBoom { tag: "overloaded".into() });
+    }
+    // The errors are for the host only: the serialized result and the stored events are as before.
+    let json = serde_json::to_value(&r).unwrap();
+    assert!(json.get("failures").is_none());
+    assert_eq!(m.events(), r.events);
+
+    // A rejected summary (empty) is a failure without a host cause.
+    let m = memory(config("no-cause", target_for(&msgs)), Some(FakeSummarizer::empty()), FlakyStore::new());
+    m.add(&Value::Array(msgs)).unwrap();
+    let mut r = block_on(m.compress_if_needed()).unwrap();
+    assert!(!r.failures.is_empty());
+    for e in &mut r.failures {
+        assert_eq!(e.code(), ErrorCode::SummarizeFailed);
+        assert!(e.message().contains("empty summary"), "{}", e.message());
+        assert!(e.cause_mut().is_none());
+    }
+
+    // A pass whose summaries all work has none.
+    let m = memory(config("fine", target_for(&history())), Some(FakeSummarizer::fixed("ok")), FlakyStore::new());
+    m.add(&Value::Array(history())).unwrap();
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(r.compressed && r.failures.is_empty(), "{r:?}");
 }

@@ -5,13 +5,15 @@
 //! forge, the instruction, then the plan hint last), runs at most `maxConcurrentSummaries` at a
 //! time, and checks each answer: empty text, or text no shorter than what it replaces, counts
 //! as a failure. A failure never aborts the pass: the strategy falls back to a non-LLM offload
-//! of the same span and the engine records a `SUMMARIZE_FAILED` event.
+//! of the same span and the engine records a `SUMMARIZE_FAILED` event. What the host threw is
+//! kept ([`Failed::cause`]) so the engine can hand it back to the host with the pass's result.
 
 use std::ops::Range;
 
 use futures_util::stream::{self, StreamExt};
 
 use super::{new_uuid, Ctx, Edit};
+use crate::error::HostError;
 use crate::host::{SummarizeRequest, Summarizer};
 use crate::message::{head_chars, offload_marker, strip_markers, transcript, Message, Role, Synthetic};
 
@@ -34,16 +36,32 @@ pub(crate) struct Job {
 /// The answer to a [`Job`].
 pub(crate) enum Outcome {
     Done { text: String, input_tokens: Option<u64>, output_tokens: Option<u64>, ms: f64 },
-    Failed { error: String, ms: f64 },
+    Failed { error: Failed, ms: f64 },
+}
+
+/// Why a summarize call failed: a message for the event, and the host's own error when the
+/// host threw or rejected (an empty or too long summary has none).
+#[derive(Debug)]
+pub(crate) struct Failed {
+    pub message: String,
+    pub cause: Option<HostError>,
+}
+
+impl Failed {
+    fn unusable(message: String) -> Failed {
+        Failed { message, cause: None }
+    }
 }
 
 /// A summarize call that failed, recorded as an event when the pass ends.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Failure {
     pub event_type: &'static str,
     pub index: usize,
     pub message_count: usize,
     pub error: String,
+    /// What the host threw, handed back to it with the pass's result.
+    pub cause: Option<HostError>,
     pub ms: f64,
 }
 
@@ -77,15 +95,17 @@ pub(crate) async fn run<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S, jobs: &[Jo
             let res = summarizer.summarize(req).await;
             let ms = crate::now_ms() - start;
             match res {
-                Err(e) => Outcome::Failed { error: e.message().to_string(), ms },
+                Err(e) => Outcome::Failed { error: Failed { message: e.message().to_string(), cause: Some(e) }, ms },
                 Ok(s) => {
                     let text = strip_markers(s.text.trim());
                     let n = text.chars().count();
                     if n == 0 {
-                        Outcome::Failed { error: "the summarize function returned an empty summary".into(), ms }
+                        Outcome::Failed { error: Failed::unusable("the summarize function returned an empty summary".into()), ms }
                     } else if n >= *replaces {
                         Outcome::Failed {
-                            error: format!("the summary ({n} characters) is not shorter than what it replaces ({replaces} characters)"),
+                            error: Failed::unusable(format!(
+                                "the summary ({n} characters) is not shorter than what it replaces ({replaces} characters)"
+                            )),
                             ms,
                         }
                     } else {
@@ -118,6 +138,13 @@ pub(crate) fn collapse(ctx: &Ctx<'_>, span: Range<usize>, kind: &str, role: Role
 }
 
 /// Records a failure for the engine to report.
-pub(crate) fn fail(ctx: &Ctx<'_>, event_type: &'static str, span: &Range<usize>, error: String, ms: f64) {
-    ctx.failures.borrow_mut().push(Failure { event_type, index: span.start, message_count: span.len(), error, ms });
+pub(crate) fn fail(ctx: &Ctx<'_>, event_type: &'static str, span: &Range<usize>, error: Failed, ms: f64) {
+    ctx.failures.borrow_mut().push(Failure {
+        event_type,
+        index: span.start,
+        message_count: span.len(),
+        error: error.message,
+        cause: error.cause,
+        ms,
+    });
 }

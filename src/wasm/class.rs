@@ -147,13 +147,16 @@ impl WasmMemory {
         convert::to_text(&self.inner.plan())
     }
 
-    /// Runs a compression pass if needed; resolves to JSON text of the result.
-    #[wasm_bindgen(js_name = compressIfNeeded, unchecked_return_type = "Promise<string>")]
+    /// Runs a compression pass if needed; resolves to `{ result, errors }`: JSON text of the
+    /// result, and one `AutoContextError` per failed summarize call, in the order of the
+    /// `SUMMARIZE_FAILED` events, each with what the host threw as its `cause`.
+    #[wasm_bindgen(js_name = compressIfNeeded, unchecked_return_type = "Promise<{ result: string; errors: Error[] }>")]
     pub fn compress_if_needed(&self) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let result = inner.compress_if_needed().await.map_err(to_js)?;
-            Ok(JsValue::from_str(&convert::to_text(&result)))
+            let mut result = inner.compress_if_needed().await.map_err(to_js)?;
+            let failures = std::mem::take(&mut result.failures);
+            Ok(convert::with_errors(convert::to_text(&result), failures))
         })
     }
 

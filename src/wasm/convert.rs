@@ -2,14 +2,15 @@
 //!
 //! Inputs that are not valid JSON are the caller's fault and get the code of what they were
 //! meant to be (`INVALID_MESSAGE` for messages, `INVALID_CONFIG` for options, ...). Outputs are
-//! serialized from types that always serialize, so writing them cannot fail.
+//! serialized from types that always serialize, so writing them cannot fail. Errors that come
+//! with a result (failed summaries) travel beside its text as real `Error` objects.
 
 use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use super::error::js_error;
-use crate::error::{ErrorCode, HostError};
+use super::error::{js_error, to_js};
+use crate::error::{Error, ErrorCode, HostError};
 use crate::format::{Format, Problem};
 use crate::host::Summary;
 
@@ -22,6 +23,20 @@ pub(crate) fn parse(text: &str, code: ErrorCode, what: &str) -> Result<Value, Js
 pub(crate) fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
     // Only types whose serialization cannot fail (plain data, string keys) are passed here.
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
+}
+
+/// A JSON text result together with the errors that came with it, as
+/// `{ result: string, errors: Error[] }` (the errors keep their host causes).
+pub(crate) fn with_errors(text: String, errors: Vec<Error>) -> JsValue {
+    let list = js_sys::Array::new();
+    for e in errors {
+        list.push(&to_js(e));
+    }
+    let out = js_sys::Object::new();
+    // Setting properties on a fresh plain object cannot fail.
+    let _ = js_sys::Reflect::set(&out, &JsValue::from_str("result"), &JsValue::from_str(&text));
+    let _ = js_sys::Reflect::set(&out, &JsValue::from_str("errors"), &list);
+    out.into()
 }
 
 /// Reads a wire-format name.

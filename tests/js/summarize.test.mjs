@@ -1,8 +1,9 @@
 // The host's summarize function, wired through the WebAssembly binding: what it receives, how
-// its answer lands in the working list, what happens when it fails, and single flight.
+// its answer lands in the working list, what happens when it fails (and how what it threw comes
+// back in result.errors), the plan hint, the concurrency bound, and single flight.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AutoContextMemory } from 'autocontext';
+import { AutoContextError, AutoContextMemory, compress, isAutoContextError } from 'autocontext';
 import { MemoryStore } from 'autocontext/stores/memory';
 import { markers, round } from './helpers.mjs';
 
@@ -147,4 +148,126 @@ test('messages added while a pass awaits the summarizer are kept', async () => {
   const now = memory.messages();
   assert.equal(now.at(-1).content, 'Comparing now.');
   assert.equal(now.at(-2).content, 'Now compare them.');
+});
+
+test('result.errors hands back what each failed summarize call threw, as the cause of a SUMMARIZE_FAILED error', async () => {
+  const thrown = [];
+  const memory = new AutoContextMemory({
+    ...OPTIONS,
+    summarize: async (req) => {
+      const e = Object.assign(new Error(`upstream 503 for ${req.kind}`), { status: 503, attempt: thrown.length });
+      thrown.push(e);
+      throw e;
+    },
+  });
+  memory.add(CONVERSATION());
+  const result = await memory.compressIfNeeded();
+  assert.equal(result.compressed, true, 'the pass went on without the summaries');
+  assert.ok(thrown.length >= 2, `calls: ${thrown.length}`);
+  const failedEvents = result.events.filter((e) => e.type === 'SUMMARIZE_FAILED');
+  assert.equal(result.errors.length, thrown.length, 'one error per failed call');
+  assert.equal(result.errors.length, failedEvents.length, 'one error per SUMMARIZE_FAILED event');
+  for (const [k, error] of result.errors.entries()) {
+    assert.ok(error instanceof AutoContextError);
+    assert.ok(isAutoContextError(error, 'SUMMARIZE_FAILED'));
+    assert.ok(thrown.includes(error.cause), `error ${k}'s cause is one of the thrown objects, not a copy`);
+    assert.match(error.message, /PREVIOUS_ROUND_CONVERSATION_SUMMARY/);
+    assert.match(error.message, new RegExp(`event ${k} of this pass`));
+    assert.match(error.message, /upstream 503 for round/);
+  }
+  assert.equal(result.errors[0].cause, thrown[0]);
+  assert.equal(new Set(result.errors.map((e) => e.cause)).size, thrown.length, 'each thrown object exactly once');
+  // The same errors survive the stateless helper.
+  const out = await compress(CONVERSATION(), { ...OPTIONS, summarize: () => Promise.reject(thrown[0]) });
+  assert.ok(out.errors.length >= 1);
+  assert.ok(out.errors.every((e) => e.cause === thrown[0]));
+});
+
+test('result.errors is empty when every summary worked, and a timed-out call has the timeout error as cause', async () => {
+  const { summarize } = recorder();
+  const ok = new AutoContextMemory({ ...OPTIONS, summarize });
+  ok.add(CONVERSATION());
+  assert.deepStrictEqual((await ok.compressIfNeeded()).errors, []);
+
+  const signals = [];
+  const slow = new AutoContextMemory({
+    ...OPTIONS,
+    summarizeTimeoutMs: 20,
+    summarize: ({ signal }) => {
+      signals.push(signal);
+      return new Promise(() => {});
+    },
+  });
+  slow.add(CONVERSATION());
+  const result = await slow.compressIfNeeded();
+  assert.equal(result.errors.length, signals.length);
+  assert.ok(result.errors.length >= 1);
+  for (const error of result.errors) {
+    assert.equal(error.code, 'SUMMARIZE_FAILED');
+    assert.ok(signals.some((s) => s.reason === error.cause), 'the cause is the very error the signal was aborted with');
+    assert.match(error.cause.message, /20 ms/);
+  }
+});
+
+test('while a plan is set, every summarize request ends with the plan hint; after setPlan(null), none does', async () => {
+  const plan = {
+    goal: 'Ship the parser fix',
+    subtasks: [
+      { name: 'reproduce the crash', state: 'done' },
+      { name: 'patch the tokenizer', state: 'in_progress' },
+    ],
+    expectedOutcome: 'the test suite passes',
+  };
+  const { calls, summarize } = recorder();
+  const memory = new AutoContextMemory({ ...OPTIONS, summarize });
+  memory.add(CONVERSATION());
+  memory.setPlan(plan);
+  assert.deepStrictEqual(memory.plan(), plan);
+  await memory.compressIfNeeded();
+  assert.ok(calls.length >= 2);
+  for (const req of calls) {
+    assert.ok(req.prompt.endsWith('</plan_aware_hint>'), `the hint is last: ...${req.prompt.slice(-120)}`);
+    const hint = req.prompt.slice(req.prompt.lastIndexOf('<plan_aware_hint>'));
+    assert.ok(req.prompt.lastIndexOf('</conversation>') < req.prompt.lastIndexOf('<plan_aware_hint>'), 'after the span');
+    assert.match(hint, /Goal: Ship the parser fix/);
+    assert.match(hint, /In progress: patch the tokenizer/);
+    assert.match(hint, /1\/2/);
+    assert.match(hint, /Expected outcome: the test suite passes/);
+  }
+
+  const cleared = recorder();
+  const other = new AutoContextMemory({ ...OPTIONS, summarize: cleared.summarize });
+  other.add(CONVERSATION());
+  other.setPlan(plan);
+  other.setPlan(null);
+  assert.equal(other.plan(), null);
+  await other.compressIfNeeded();
+  assert.ok(cleared.calls.length >= 2);
+  assert.ok(cleared.calls.every((req) => !req.prompt.includes('plan_aware_hint')));
+});
+
+test('maxConcurrentSummaries bounds how many summarize calls run at once', async () => {
+  // Six earlier rounds, each worth its own summary: one step with six independent calls.
+  const conversation = [1, 2, 3, 4, 5, 6].flatMap((n) => round(n)).concat({ role: 'user', content: 'And now?' });
+  for (const [limit, want] of [[2, 2], [undefined, 4]]) {
+    let inFlight = 0;
+    let most = 0;
+    let calls = 0;
+    const summarize = async () => {
+      calls += 1;
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, 15));
+      inFlight -= 1;
+      return 'SUMMARY short';
+    };
+    const options = { ...OPTIONS, summarize };
+    if (limit !== undefined) options.maxConcurrentSummaries = limit;
+    const memory = new AutoContextMemory(options);
+    memory.add(conversation);
+    const result = await memory.compressIfNeeded();
+    assert.equal(result.underTarget, true);
+    assert.equal(calls, 6);
+    assert.equal(most, want, `maxConcurrentSummaries ${limit ?? 'default'}`);
+  }
 });
