@@ -38,6 +38,7 @@ pub mod prompts;
 pub mod state;
 pub mod strategy;
 pub mod structure;
+pub mod summarize;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]
@@ -51,6 +52,7 @@ pub use format::Format;
 pub use host::{MemoryStore, NoSummarizer, OffloadStore, SummarizeRequest, Summarizer, Summary};
 pub use message::{Block, Message, Role, Synthetic};
 pub use plan::Plan;
+pub use summarize::OfflineSummarizer;
 pub use tokens::{TokenCounter, Tokenizer};
 
 /// Milliseconds since the Unix epoch (from the JavaScript clock in WebAssembly, where the
