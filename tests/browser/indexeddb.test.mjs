@@ -35,7 +35,7 @@ let page;
 
 before(async () => {
   server = await serve(
-    { '/pkg/': packageDir, '/': here },
+    { '/pkg/': packageDir, '/contract/': join(here, '..', 'contract'), '/': here },
     { importMap: packageImportMap(packageDir, '/pkg/') },
   );
   browser = await launch();
@@ -134,6 +134,14 @@ test('store behaviour: missing is null, overwrite, clear by prefix, typed errors
   assert.equal(out.afterReopenPut, 'again');
   assert.equal(out.deleteWhileOpen, 'deleted', 'an open store does not block deleting the database');
   assert.equal(out.afterForeignDelete, null);
+});
+
+test('the shared store contract, in the page', async (t) => {
+  const results = await page.evaluate((args) => window.harness.contract(args), { databaseName: 'autocontext-contract' });
+  assert.ok(results.length >= 7, 'every case ran');
+  for (const { name, ok, error } of results) {
+    await t.test(`IndexedDBStore: ${name}`, () => assert.ok(ok, error));
+  }
 });
 
 test('over quota: STORE_FAILED with the QuotaExceededError as cause; a pass fails and changes nothing', async () => {

@@ -198,6 +198,12 @@ async function overQuota({ databaseName, chars, conversation, maxToken }) {
   return { direct, pass, unchanged, small, keys, events: memory.events().length };
 }
 
+/** The shared OffloadStore contract (tests/contract), run here against IndexedDBStore. */
+async function contract({ databaseName }) {
+  const { runStoreContract } = await import('/contract/store-contract.mjs');
+  return runStoreContract(() => new IndexedDBStore({ databaseName }), { close: (store) => store.close(), checksKeys: true });
+}
+
 window.harness = {
   coldStart: { moduleMs: t1 - t0, firstCountMs: t2 - t1, totalMs: t2 - t0 },
   compress,
@@ -205,4 +211,5 @@ window.harness = {
   share,
   basics,
   overQuota,
+  contract,
 };
