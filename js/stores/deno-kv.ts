@@ -38,8 +38,8 @@
 import { AutoContextError } from '../errors.js';
 import type { OffloadStore } from '../types.js';
 
-/** One part of a Deno KV key (this store only uses strings and numbers). */
-export type KvKeyPart = string | number | bigint | boolean | Uint8Array;
+/** One part of a Deno KV key (this store only writes strings and numbers). */
+export type KvKeyPart = string | number | bigint | boolean | symbol | Uint8Array;
 
 /** A Deno KV key. */
 export type KvKey = readonly KvKeyPart[];
