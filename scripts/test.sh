@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test: the Rust core natively (unit, integration, corpus replay), then the package as a
-# user gets it (built, packed, installed) in Node.
+# user gets it (built, packed, installed) in Node, Deno, workerd and a browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,6 +11,8 @@ echo "== build" >&2
 bash scripts/build.sh
 echo "== node tests (packed package)" >&2
 bash scripts/test-node.sh
+echo "== Deno and workerd tests (packed package)" >&2
+bash scripts/test-runtimes.sh
 echo "== browser tests (packed package, headless Chromium)" >&2
 bash scripts/test-browser.sh
 echo "== packaging smoke test (exports conditions: node, deno, workerd, browser)" >&2

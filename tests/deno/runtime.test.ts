@@ -1,0 +1,265 @@
+// Deno: the installed package (bare `autocontext`, resolved from node_modules through its
+// exports map), the DenoKVStore and its chunking, the store contract, and examples/deno.
+//
+//   deno test --allow-read --allow-write=<dir> --unstable-kv tests/deno/ -- <dir>
+//
+// <dir> is an empty directory for on-disk databases (scripts/test-runtimes.sh passes one).
+import { AutoContextError, AutoContextMemory, countTokens, isAutoContextError } from 'autocontext';
+import { MemoryStore } from 'autocontext/stores/memory';
+import { CHUNK_BYTES, DenoKVStore, INLINE_UNITS } from 'autocontext/stores/deno-kv';
+import { bigValue, equal, storeContract } from '../contract/store-contract.mjs';
+import { runExample } from '../../examples/deno/main.ts';
+
+const dir = Deno.args[0];
+
+function assert(ok: unknown, what: string): asserts ok {
+  if (!ok) throw new Error(what);
+}
+
+async function rejected(promise: Promise<unknown>): Promise<any> {
+  try {
+    await promise;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** Every raw entry under a Deno KV prefix. */
+async function raw(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvEntry<unknown>[]> {
+  const out = [];
+  for await (const e of kv.list({ prefix })) out.push(e);
+  return out;
+}
+
+async function withKv(fn: (kv: Deno.Kv) => Promise<void>): Promise<void> {
+  const kv = await Deno.openKv(':memory:');
+  try {
+    await fn(kv);
+  } finally {
+    kv.close();
+  }
+}
+
+Deno.test('autocontext resolves through the deno condition to the web entry point', () => {
+  const entry = import.meta.resolve('autocontext');
+  assert(entry.endsWith('/node_modules/autocontext/dist/entrypoints/web.js'), `resolved to ${entry}`);
+  equal(import.meta.resolve('autocontext/stores/deno-kv').endsWith('/node_modules/autocontext/dist/stores/deno-kv.js'), true, 'the store subpath');
+  equal(countTokens('hello world'), 2, 'o200k count in Deno');
+});
+
+for (const { name, run } of storeContract(() => Deno.openKv(':memory:').then((kv) => new DenoKVStore(kv)), {
+  close: (store) => ((store as DenoKVStore).kv as Deno.Kv).close(),
+  checksKeys: true,
+})) {
+  Deno.test(`DenoKVStore: ${name}`, run);
+}
+for (const { name, run } of storeContract(() => new MemoryStore())) Deno.test(`MemoryStore: ${name}`, run);
+
+Deno.test('DenoKVStore: key parts are [prefix, sessionId, id]; short values are stored as they are', () =>
+  withKv(async (kv) => {
+    const store = new DenoKVStore(kv);
+    await store.put('chat-1/4f0c0e7e-1b2a-4c3d-9e8f-0a1b2c3d4e5f', 'hello');
+    equal((await kv.get(['autocontext', 'chat-1', '4f0c0e7e-1b2a-4c3d-9e8f-0a1b2c3d4e5f'])).value, 'hello', 'the raw entry');
+    const custom = new DenoKVStore(kv, { prefix: 'offloads' });
+    await custom.put('chat-1/x/y', 'v');
+    equal((await kv.get(['offloads', 'chat-1', 'x/y'])).value, 'v', 'the id keeps its slashes in one part');
+    equal(await store.get('chat-1/x/y'), null, 'another prefix is another namespace');
+    equal(JSON.stringify(await custom.keys()), '["chat-1/x/y"]', 'keys under the prefix');
+  }));
+
+Deno.test('DenoKVStore: values over 64 KiB are chunked and reassembled; overwrite and delete leave no chunks', () =>
+  withKv(async (kv) => {
+    const store = new DenoKVStore(kv);
+    const base = ['autocontext', 's', 'k'];
+    const big = bigValue(1_100_000);
+    await store.put('s/k', big);
+    const header = (await kv.get(base)).value as { generation: string; chunks: number; bytes: number; encoding: string };
+    const bytes = new TextEncoder().encode(big).length;
+    equal(header.encoding, 'utf-8', 'encoding');
+    equal(header.bytes, bytes, 'byte length in the header');
+    equal(header.chunks, Math.ceil(bytes / CHUNK_BYTES), 'chunk count');
+    const chunks = await raw(kv, base);
+    equal(chunks.length, header.chunks, 'chunk entries under the key');
+    assert(chunks.every((c) => c.key[3] === header.generation && c.value instanceof Uint8Array && c.value.length <= CHUNK_BYTES), 'chunks of one generation, each within the limit');
+    equal(await store.get('s/k'), big, 'reassembled');
+
+    // Overwrite with another long value: a new generation, the old chunks gone.
+    const big2 = bigValue(200_000) + 'second';
+    await store.put('s/k', big2);
+    const header2 = (await kv.get(base)).value as { generation: string; chunks: number };
+    assert(header2.generation !== header.generation, 'a new generation');
+    const chunks2 = await raw(kv, base);
+    equal(chunks2.length, header2.chunks, 'only the new chunks are left');
+    equal(await store.get('s/k'), big2, 'the second value');
+
+    // Overwrite with a short value: no chunks at all.
+    await store.put('s/k', 'short');
+    equal((await kv.get(base)).value, 'short', 'stored as it is');
+    equal((await raw(kv, base)).length, 0, 'no chunks after a shorter overwrite');
+
+    await store.put('s/k', big);
+    await store.delete('s/k');
+    equal((await kv.get(base)).versionstamp, null, 'the key is gone');
+    equal((await raw(kv, ['autocontext'])).length, 0, 'delete removes every chunk');
+  }));
+
+Deno.test('DenoKVStore: sizes around the limits, and lone surrogates, come back exactly', () =>
+  withKv(async (kv) => {
+    const store = new DenoKVStore(kv);
+    const values = [
+      'x'.repeat(INLINE_UNITS),
+      'x'.repeat(INLINE_UNITS + 1),
+      '日'.repeat(INLINE_UNITS),
+      '日'.repeat(INLINE_UNITS + 1),
+      'a'.repeat(CHUNK_BYTES),
+      'a'.repeat(CHUNK_BYTES + 1),
+      'a'.repeat(CHUNK_BYTES * 13),
+      '€'.repeat(CHUNK_BYTES), // multi-byte characters split across chunk boundaries
+      '😀'.repeat(CHUNK_BYTES / 2),
+      `lone \ud800 high and \udfff low ${'z'.repeat(70_000)} \ud83d`,
+      `\ud800`,
+    ];
+    for (const [i, v] of values.entries()) await store.put(`s/v${i}`, v);
+    for (const [i, v] of values.entries()) equal(await store.get(`s/v${i}`), v, `value ${i} (${v.length} code units)`);
+    equal(((await kv.get(['autocontext', 's', 'v9'])).value as { encoding: string }).encoding, 'utf-16le', 'lone surrogates are kept as UTF-16');
+  }));
+
+Deno.test('DenoKVStore: concurrent overwrites of one key leave one whole value and only its chunks', () =>
+  withKv(async (kv) => {
+    const store = new DenoKVStore(kv);
+    const values = Array.from({ length: 6 }, (_, i) => `${i}`.repeat(i % 2 ? 100 : 150_000 + i * 90_000));
+    await Promise.all(values.map((v) => store.put('s/race', v)));
+    const final = await store.get('s/race');
+    assert(final !== null && values.includes(final), 'one of the values, whole');
+    const header = (await kv.get(['autocontext', 's', 'race'])).value;
+    const chunks = await raw(kv, ['autocontext', 's', 'race']);
+    if (typeof header === 'string') equal(chunks.length, 0, 'no chunks beside a short value');
+    else equal(chunks.length, (header as { chunks: number }).chunks, "only the winner's chunks");
+  }));
+
+Deno.test('DenoKVStore: typed errors for bad options, foreign values and lost chunks; Deno KV errors pass through', () =>
+  withKv(async (kv) => {
+    for (const bad of [undefined, null, {}, { get() {} }]) {
+      let e: unknown;
+      try {
+        new DenoKVStore(bad as unknown as Deno.Kv);
+      } catch (x) {
+        e = x;
+      }
+      assert(e instanceof AutoContextError && e.code === 'INVALID_CONFIG', `kv ${JSON.stringify(bad)}`);
+    }
+    for (const prefix of ['', 7, 'p'.repeat(2000)]) {
+      let e: unknown;
+      try {
+        new DenoKVStore(kv, { prefix: prefix as string });
+      } catch (x) {
+        e = x;
+      }
+      assert(isAutoContextError(e, 'INVALID_CONFIG'), `prefix ${String(prefix).slice(0, 10)}`);
+    }
+    const store = new DenoKVStore(kv);
+    equal((await rejected(store.get(`s/${'k'.repeat(2100)}`))).code, 'INVALID_ARGUMENT', 'a key too long for Deno KV');
+    await kv.set(['autocontext', 's', 'foreign'], 42);
+    equal((await rejected(store.get('s/foreign'))).code, 'STORE_FAILED', 'a value this store did not write');
+    await store.put('s/lost', 'q'.repeat(100_000));
+    const [first] = await raw(kv, ['autocontext', 's', 'lost']);
+    await kv.delete(first.key);
+    equal((await rejected(store.get('s/lost'))).code, 'STORE_FAILED', 'a chunk went missing');
+
+    const closed = await Deno.openKv(':memory:');
+    closed.close();
+    const dead = new DenoKVStore(closed);
+    const e = await rejected(dead.put('s/a', 'v'));
+    assert(!isAutoContextError(e), `a Deno KV error passes through: ${e}`);
+  }));
+
+Deno.test('compress a conversation into Deno KV, reload byte-exact, restore from a database file', async () => {
+  assert(dir, 'pass a writable directory after --');
+  const path = `${dir}/engine.kv`;
+  let kv = await Deno.openKv(path);
+  let state;
+  let uuids: string[];
+  const tool = { role: 'tool', tool_call_id: 'log1', content: bigValue(150_000) };
+  try {
+    const memory = new AutoContextMemory({ maxToken: 4_000, sessionId: 'deno-engine', store: new DenoKVStore(kv) });
+    memory.add([{ role: 'user', content: 'Read the log.' }, { role: 'assistant', content: null, tool_calls: [{ id: 'log1', type: 'function', function: { name: 'read_log', arguments: '{}' } }] }, tool]);
+    const result = await memory.compressIfNeeded();
+    equal(result.compressed, true, 'compressed');
+    uuids = memory.offloads().map((o) => o.uuid);
+    assert(uuids.length > 0, 'offloaded');
+    const back = await memory.reload(uuids[0]);
+    equal(JSON.stringify(back), JSON.stringify([tool]), 'reload is byte-exact');
+    state = memory.toJSON();
+  } finally {
+    kv.close();
+  }
+
+  // A new process would do this: open the file again and restore the memory from its state.
+  kv = await Deno.openKv(path);
+  try {
+    const restored = AutoContextMemory.fromJSON(state, { store: new DenoKVStore(kv) });
+    equal(JSON.stringify(await restored.reload(uuids[0])), JSON.stringify([tool]), 'reload after reopening the database');
+    const text = await restored.handleReloadCall({ working_context_offload_uuid: uuids[0] });
+    assert(text.includes(tool.content), 'the context_reload answer carries the original');
+    equal(JSON.stringify(await new DenoKVStore(kv).keys('deno-engine/')), JSON.stringify(uuids.map((u) => `deno-engine/${u}`).sort()), 'the keys in the file');
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test('typed errors in Deno: bad messages, bad options, a failing store as the cause', async () => {
+  const memory = new AutoContextMemory({ maxToken: 4_000 });
+  let e: unknown;
+  try {
+    memory.add({ role: 'robot', content: 'hi' });
+  } catch (x) {
+    e = x;
+  }
+  assert(e instanceof AutoContextError && e.code === 'INVALID_MESSAGE' && e.index === 0, `add: ${e}`);
+  try {
+    new AutoContextMemory({ maxToken: -1 });
+  } catch (x) {
+    e = x;
+  }
+  assert(isAutoContextError(e, 'INVALID_CONFIG') && e.field === 'maxToken', `options: ${e}`);
+
+  const boom = new Error('disk full');
+  const failing = { get: () => null, put: () => Promise.reject(boom), delete: () => undefined };
+  const m = new AutoContextMemory({ maxToken: 4_000, store: failing });
+  m.add([{ role: 'user', content: 'Read the log.' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'read_log', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c', content: 'x '.repeat(20_000) }]);
+  const before = JSON.stringify(m.messages());
+  const failed = await rejected(m.compressIfNeeded());
+  assert(isAutoContextError(failed, 'STORE_FAILED') && failed.cause === boom, `store failure: ${failed}`);
+  equal(JSON.stringify(m.messages()), before, 'the working list is as it was');
+  equal(m.offloads().length, 0, 'no offload without a store write');
+});
+
+Deno.test('examples/deno runs: compresses into Deno KV and answers context_reload', () =>
+  withKv(async (kv) => {
+    const lines: string[] = [];
+    const report = await runExample(kv, { log: (l) => lines.push(l) });
+    assert(report.passes.length > 0, 'the example compressed');
+    assert(report.reload !== null, 'the example reloaded an offload');
+    // Every message sent is in the working list unchanged, or reloads byte-exact through the
+    // markers (an offload may hold a message that was itself shortened, naming its own offload).
+    const found = new Set(report.memory.messages().map((m) => JSON.stringify(m)));
+    const queue = [...JSON.stringify(report.memory.messages()).matchAll(/CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36})/g)].map((m) => m[1]);
+    const seen = new Set<string>();
+    for (let i = 0; i < queue.length; i++) {
+      if (seen.has(queue[i])) continue;
+      seen.add(queue[i]);
+      for (const m of await report.memory.reload(queue[i])) {
+        found.add(JSON.stringify(m));
+        for (const [, inner] of JSON.stringify(m).matchAll(/CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36})/g)) queue.push(inner);
+      }
+    }
+    const lost = report.sent.filter((m) => !found.has(JSON.stringify(m)));
+    equal(lost.length, 0, 'messages neither in the working list nor recoverable');
+    const keys = await new DenoKVStore(kv).keys('deno-example/');
+    equal(keys.length, report.memory.offloads().length, 'one key per offload');
+    const chunked = [];
+    for (const k of keys) if (typeof (await kv.get(['autocontext', ...k.split('/')])).value !== 'string') chunked.push(k);
+    assert(chunked.length > 0, 'some offload was over 64 KiB and chunked');
+    assert(lines.some((l) => l.startsWith('context_reload(')), 'the example printed its reload');
+  }));

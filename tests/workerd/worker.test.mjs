@@ -1,0 +1,241 @@
+// workerd, through miniflare: the example Worker (examples/worker: one conversation per Durable
+// Object, offloads in KV) and the store contract, each bundled from the installed package the
+// way a Worker build bundles. AUTOCONTEXT_APP names the app the package is installed in, with
+// examples/worker and tests/ copied beside it (scripts/test-runtimes.sh prepares it).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
+import { parse as parseToml } from 'smol-toml';
+import { bundleWorker, mb, moduleOptions } from './bundle.mjs';
+
+const app = process.env.AUTOCONTEXT_APP;
+if (!app) throw new Error('AUTOCONTEXT_APP must name the app the packed package is installed in (see scripts/test-runtimes.sh)');
+
+/** Cloudflare's limit for a Worker on the free plan, compressed. */
+const FREE_PLAN_BYTES = 3 * 1024 * 1024;
+
+let work;
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'autocontext-workerd-'));
+});
+after(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+let exampleBundle;
+/** The example Worker, bundled once. */
+function bundleExample() {
+  exampleBundle ??= bundleWorker(join(app, 'examples/worker/src/index.js'), join(work, 'example'));
+  return exampleBundle;
+}
+
+/** Miniflare options for the example, from its wrangler.toml, with test-sized vars. */
+async function exampleOptions(outdir, persist) {
+  const config = parseToml(await readFile(join(app, 'examples/worker/wrangler.toml'), 'utf8'));
+  const sqlite = new Set((config.migrations ?? []).flatMap((m) => m.new_sqlite_classes ?? []));
+  return {
+    ...moduleOptions(outdir),
+    compatibilityDate: config.compatibility_date,
+    compatibilityFlags: config.compatibility_flags ?? [],
+    durableObjects: Object.fromEntries(
+      config.durable_objects.bindings.map((b) => [b.name, { className: b.class_name, useSQLite: sqlite.has(b.class_name) }]),
+    ),
+    kvNamespaces: config.kv_namespaces.map((k) => k.binding),
+    bindings: { ...config.vars, MAX_TOKEN: '6000' },
+    durableObjectsPersist: join(persist, 'do'),
+    kvPersist: join(persist, 'kv'),
+  };
+}
+
+/** Deterministic prose of `chars` characters. */
+function text(chars, seed) {
+  const words = ['cache', 'linker', 'module', 'kernel', 'index', 'graph', 'flag', 'heap', 'build', 'delta', '日本', 'façade', '𝄞'];
+  let out = '';
+  for (let i = seed; out.length < chars; i = (i * 31 + 17) % 10007) out += words[i % words.length] + (i % 9 === 0 ? '.\n' : ' ');
+  return /[\ud800-\udbff]/.test(out[chars - 1] ?? '') ? out.slice(0, chars - 1) : out.slice(0, chars); // never half a pair
+}
+
+/** Round `n` of an agent conversation, as the requests that send it (split mid-round). */
+function roundRequests(n) {
+  const calls = [0, 1].map((k) => ({ id: `r${n}c${k}`, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `src/m${n}_${k}.rs` }) } }));
+  return [
+    [
+      { role: 'user', content: `Question ${n}: what do the modules of part ${n} do?` },
+      { role: 'assistant', content: null, tool_calls: calls },
+    ],
+    [
+      { role: 'tool', tool_call_id: calls[0].id, content: text(n % 3 === 0 ? 30_000 : 3_000, n * 10) },
+      { role: 'tool', tool_call_id: calls[1].id, content: text(2_500, n * 10 + 1) },
+      { role: 'assistant', content: `Part ${n} parses its input and builds the graph.` },
+    ],
+  ];
+}
+
+test('the Worker bundle resolves the workerd entry point, carries no IndexedDB or fs code, and fits the free plan', async (t) => {
+  const bundle = await bundleExample();
+  const ours = bundle.inputs.filter((i) => i.includes('node_modules/autocontext/'));
+  assert.ok(ours.some((i) => i.endsWith('dist/entrypoints/workerd.js')), `inputs: ${ours.join(', ')}`);
+  assert.ok(!ours.some((i) => /entrypoints\/(web|node)\.js$|stores\/(indexeddb|fs)\.js$/.test(i)), `inputs: ${ours.join(', ')}`);
+  assert.ok(ours.some((i) => i.endsWith('dist/stores/cloudflare-kv.js')));
+  assert.ok(bundle.files.some((f) => f.name.endsWith('.wasm')), 'the .wasm is a module of its own');
+  t.diagnostic(
+    `worker bundle: ${bundle.files.map((f) => `${f.name} ${f.bytes} B`).join(', ')}; raw ${mb(bundle.raw)}; ` +
+      `gzip -9 ${bundle.gzip9} B, gzip -6 ${bundle.gzip6} B = ${((100 * bundle.gzip6) / FREE_PLAN_BYTES).toFixed(1)}% of the free plan's 3 MiB`,
+  );
+  if (bundle.gzip6 > FREE_PLAN_BYTES) t.diagnostic('WARNING: the worker bundle is over the free plan limit (3 MiB compressed)');
+});
+
+test('the example Worker keeps a conversation in a Durable Object and reloads offloads from KV', async (t) => {
+  await bundleExample();
+  const options = await exampleOptions(join(work, 'example'), join(work, 'persist'));
+
+  // Cold start: workerd up with the module loaded, then the first request, which counts tokens.
+  let started = performance.now();
+  let mf = new Miniflare(options);
+  try {
+    const url = await mf.ready;
+    const ready = performance.now();
+    const first = await mf.dispatchFetch(new URL('/tokens?text=hello%20world', url));
+    assert.deepEqual(await first.json(), { tokens: 2 });
+    const firstDone = performance.now();
+    const second = await mf.dispatchFetch(new URL(`/tokens?text=${encodeURIComponent(text(2000, 1))}`, url));
+    assert.equal(second.status, 200);
+    const secondDone = performance.now();
+    t.diagnostic(
+      `workerd cold start: miniflare ready ${(ready - started).toFixed(0)} ms, first request (module init + first count) ` +
+        `${(firstDone - ready).toFixed(0)} ms, second request ${(secondDone - firstDone).toFixed(0)} ms`,
+    );
+
+    // A long conversation over many requests: each round is split across two requests, so the
+    // memory crosses requests (and a tool exchange crosses requests) through the object.
+    const post = async (path, body) => {
+      const response = await mf.dispatchFetch(new URL(path, url), { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      return { status: response.status, body: await response.json() };
+    };
+    const sent = new Map();
+    const results = [];
+    for (let n = 1; n <= 12; n++) {
+      for (const messages of roundRequests(n)) {
+        for (const m of messages) if (m.role === 'tool') sent.set(m.tool_call_id, m);
+        const { status, body } = await post('/conversations/chat-1/messages', { messages });
+        assert.equal(status, 200, JSON.stringify(body));
+        results.push(body);
+      }
+    }
+    const compressedAt = results.filter((r) => r.compressed).length;
+    assert.ok(compressedAt > 0, 'some request compressed the conversation');
+    const last = results.at(-1);
+    assert.ok(last.offloads.length > 0, 'originals were offloaded');
+    assert.ok(last.tokenCount <= 6000 * 0.75, `under the target: ${last.tokenCount}`);
+    t.diagnostic(`${results.length} requests, ${compressedAt} compressed; ${last.offloads.length} offloads; working list ${last.messageCount} messages, ${last.tokenCount} tokens`);
+
+    // Offloads are in the KV namespace, under the prefix and this conversation's session.
+    const kv = await mf.getKVNamespace('OFFLOADS');
+    const listed = (await kv.list({ prefix: 'offloads/' })).keys.map((k) => k.name);
+    assert.equal(listed.length, last.offloads.length);
+    const session = listed[0].split('/')[1];
+    assert.match(session, /^[0-9a-f]{64}$/, 'the Durable Object id is the session id');
+    assert.deepEqual(listed.sort(), last.offloads.map((o) => `offloads/${session}/${o.uuid}`).sort());
+
+    // Restart workerd on the same storage: everything below comes from the object's storage
+    // and KV, nothing from a live isolate.
+    await mf.dispose();
+    started = performance.now();
+    mf = new Miniflare(options);
+    const url2 = await mf.ready;
+    const post2 = async (path, body) => {
+      const response = await mf.dispatchFetch(new URL(path, url2), { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      return { status: response.status, body: await response.json() };
+    };
+    const working = await (await mf.dispatchFetch(new URL('/conversations/chat-1/messages', url2))).json();
+    assert.equal(working.messages.length, last.messageCount, 'the working list survived the restart');
+    assert.equal(working.tools[0].function.name, 'context_reload');
+    const markers = [...JSON.stringify(working.messages).matchAll(/<!-- CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36}) -->/g)].map((m) => m[1]);
+    assert.ok(markers.length > 0, 'the working list names its offloads');
+
+    // The model calls context_reload on every marker it sees, and again on the markers inside
+    // what comes back (an offload may hold messages that were themselves shortened), until
+    // every original tool result is back, byte-exact.
+    const recovered = new Set();
+    const queue = [...markers];
+    const seen = new Set(queue);
+    let calls = 0;
+    while (queue.length > 0) {
+      const uuid = queue.shift();
+      const call = { id: `reload${calls++}`, type: 'function', function: { name: 'context_reload', arguments: JSON.stringify({ working_context_offload_uuid: uuid }) } };
+      const asked = await post2('/conversations/chat-1/messages', { messages: [{ role: 'user', content: 'Show me the original.' }, { role: 'assistant', content: null, tool_calls: [call] }] });
+      assert.equal(asked.status, 200, JSON.stringify(asked.body));
+      const reload = await post2('/conversations/chat-1/reload', call);
+      assert.equal(reload.status, 200, JSON.stringify(reload.body));
+      assert.equal(reload.body.message.role, 'tool');
+      assert.equal(reload.body.message.tool_call_id, call.id);
+      assert.ok(reload.body.message.content.startsWith(`Original content of offload ${uuid}`), reload.body.message.content.slice(0, 200));
+
+      // The same originals, as messages.
+      const originals = await (await mf.dispatchFetch(new URL(`/conversations/chat-1/offloads/${uuid}`, url2))).json();
+      assert.ok(originals.messages.length > 0);
+      for (const m of originals.messages) {
+        const json = JSON.stringify(m);
+        if (m.role === 'tool' && json === JSON.stringify(sent.get(m.tool_call_id))) {
+          recovered.add(m.tool_call_id);
+          assert.ok(reload.body.message.content.includes(m.content), 'the tool message carries the original content');
+        }
+        for (const [, inner] of json.matchAll(/<!-- CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36}) -->/g)) {
+          if (!seen.has(inner)) queue.push(inner), seen.add(inner);
+        }
+      }
+      const answered = await post2('/conversations/chat-1/messages', { messages: [reload.body.message, { role: 'assistant', content: 'Here it is.' }] });
+      assert.equal(answered.status, 200, JSON.stringify(answered.body));
+    }
+    const inWorking = new Set(working.messages.filter((m) => m.role === 'tool' && JSON.stringify(m) === JSON.stringify(sent.get(m.tool_call_id))).map((m) => m.tool_call_id));
+    const lost = [...sent.keys()].filter((id) => !recovered.has(id) && !inWorking.has(id));
+    assert.deepEqual(lost, [], 'every tool result is in the working list unchanged or reloaded byte-exact');
+    t.diagnostic(`after a restart: ${calls} context_reload calls through the Worker; ${recovered.size} of ${sent.size} tool results reloaded byte-exact, ${inWorking.size} still in the working list`);
+
+    // Typed errors, as JSON with the stable codes.
+    const bad = await post2('/conversations/chat-1/messages', { messages: [{ role: 'robot', content: 'hi' }] });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'INVALID_MESSAGE');
+    const notJson = await mf.dispatchFetch(new URL('/conversations/chat-1/messages', url2), { method: 'POST', body: '{' });
+    assert.equal(notJson.status, 400);
+    assert.equal((await notJson.json()).error.code, 'INVALID_ARGUMENT');
+    const missing = await mf.dispatchFetch(new URL('/conversations/chat-1/offloads/00000000-0000-4000-8000-000000000000', url2));
+    assert.equal(missing.status, 404);
+    assert.equal((await missing.json()).error.code, 'NOT_FOUND');
+    const unknown = await post2('/conversations/chat-1/reload', { id: 'x', type: 'function', function: { name: 'context_reload', arguments: '{"working_context_offload_uuid":"00000000-0000-4000-8000-000000000000"}' } });
+    assert.equal(unknown.status, 200);
+    assert.match(unknown.body.message.content, /^No offloaded context/);
+    // A failed request left the conversation as it was.
+    const after = await (await mf.dispatchFetch(new URL('/conversations/chat-1/messages', url2))).json();
+    assert.equal(after.messages.at(-1).content, 'Here it is.');
+    // Another conversation is another object, with its own session.
+    const other = await post2('/conversations/chat-2/messages', { messages: [{ role: 'user', content: 'hello' }] });
+    assert.equal(other.status, 200);
+    assert.equal(other.body.messageCount, 1);
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test('the store contract in workerd: CloudflareKVStore on a KV binding, and MemoryStore', async (t) => {
+  const outdir = join(work, 'stores');
+  await bundleWorker(join(app, 'tests/workerd/store-worker.mjs'), outdir);
+  const mf = new Miniflare({ ...moduleOptions(outdir), compatibilityDate: '2026-07-01', kvNamespaces: ['KV'] });
+  try {
+    const url = await mf.ready;
+    for (const path of ['/contract/cloudflare-kv', '/contract/memory', '/specifics']) {
+      const results = await (await mf.dispatchFetch(new URL(path, url))).json();
+      assert.ok(results.length > 0);
+      for (const r of results) {
+        await t.test(`${path.slice(1)}: ${r.name}`, () => {
+          if (!r.ok) assert.fail(r.error);
+        });
+      }
+    }
+  } finally {
+    await mf.dispose();
+  }
+});
