@@ -3,7 +3,7 @@
  * originals of everything compressed in Deno KV.
  *
  * ```sh
- * npm install autocontext            # or: deno install npm:autocontext
+ * npm install autocontext            # beside a package.json; Deno resolves it from node_modules
  * deno run --allow-read --unstable-kv main.ts            # an in-memory database
  * deno run --allow-read --allow-write --unstable-kv main.ts ./chat.kv   # a database file
  * ```

@@ -138,6 +138,33 @@ Deno.test('DenoKVStore: concurrent overwrites of one key leave one whole value a
     else equal(chunks.length, (header as { chunks: number }).chunks, "only the winner's chunks");
   }));
 
+Deno.test('DenoKVStore: a write that fails part-way leaves the old value whole and no chunks of the new one', () =>
+  withKv(async (kv) => {
+    const old = bigValue(300_000);
+    await new DenoKVStore(kv).put('s/k', old);
+    const before = (await raw(kv, ['autocontext'])).map((e) => JSON.stringify(e.key)).sort();
+    // 2.2 MB is 34 chunks: two operations of chunks written ahead, then the commit with the rest.
+    for (const failAt of [1, 2, 3]) {
+      // A database whose failAt-th atomic operation of the write throws.
+      const boom = new Error(`commit ${failAt} failed`);
+      let ops = 0;
+      const flaky = {
+        get: kv.get.bind(kv),
+        list: kv.list.bind(kv),
+        atomic: () => {
+          const op = kv.atomic();
+          if (++ops === failAt) op.commit = () => Promise.reject(boom);
+          return op;
+        },
+      } as unknown as Deno.Kv;
+      const e = await rejected(new DenoKVStore(flaky).put('s/k', bigValue(2_200_000)));
+      equal(e, boom, `commit ${failAt}: the database error passes through`);
+      equal(await new DenoKVStore(kv).get('s/k'), old, `commit ${failAt}: the old value`);
+      const after = (await raw(kv, ['autocontext'])).map((x) => JSON.stringify(x.key)).sort();
+      equal(JSON.stringify(after), JSON.stringify(before), `commit ${failAt}: the same entries as before`);
+    }
+  }));
+
 Deno.test('DenoKVStore: typed errors for bad options, foreign values and lost chunks; Deno KV errors pass through', () =>
   withKv(async (kv) => {
     for (const bad of [undefined, null, {}, { get() {} }]) {
