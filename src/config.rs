@@ -50,6 +50,10 @@ pub struct Config {
     /// Tokens the host sends besides the messages (system prompt, tool schemas); counted
     /// against the window (default 0).
     pub reserved_tokens: u64,
+    /// Characters of one answer of the `context_reload` tool; longer reloads come in pages
+    /// (default 16000, or four fifths of `tool_result_limit` when that is smaller, so a reload
+    /// is never truncated again).
+    pub offload_reload_limit: u32,
     /// The rollup keeps at least this many recent complete rounds verbatim (default 3).
     pub history_rollup_keep_recent_rounds: u32,
     /// ... and at least this many recent tokens; both must hold (default 8000).
@@ -82,6 +86,7 @@ impl Default for Config {
             min_compression_token_threshold: 5000,
             tool_result_limit: 20_000,
             reserved_tokens: 0,
+            offload_reload_limit: 16_000,
             history_rollup_keep_recent_rounds: 3,
             history_rollup_keep_recent_tokens: 8000,
             max_concurrent_summaries: 4,
@@ -93,6 +98,9 @@ impl Default for Config {
         }
     }
 }
+
+/// The smallest `offloadReloadLimit`: a page must hold some content besides its note.
+const MIN_RELOAD_LIMIT: u32 = 200;
 
 const KNOWN: &[&str] = &[
     "msgThreshold",
@@ -106,6 +114,7 @@ const KNOWN: &[&str] = &[
     "minCompressionTokenThreshold",
     "toolResultLimit",
     "reservedTokens",
+    "offloadReloadLimit",
     "historyRollupKeepRecentRounds",
     "historyRollupKeepRecentTokens",
     "maxConcurrentSummaries",
@@ -157,6 +166,10 @@ impl Config {
         read_int(obj, "minCompressionTokenThreshold", &mut c.min_compression_token_threshold)?;
         read_int(obj, "toolResultLimit", &mut c.tool_result_limit)?;
         read_int(obj, "reservedTokens", &mut c.reserved_tokens)?;
+        read_int(obj, "offloadReloadLimit", &mut c.offload_reload_limit)?;
+        if !obj.contains_key("offloadReloadLimit") {
+            c.offload_reload_limit = c.offload_reload_limit.min(c.tool_result_limit / 5 * 4).max(MIN_RELOAD_LIMIT);
+        }
         read_int(obj, "historyRollupKeepRecentRounds", &mut c.history_rollup_keep_recent_rounds)?;
         read_int(obj, "historyRollupKeepRecentTokens", &mut c.history_rollup_keep_recent_tokens)?;
         read_int(obj, "maxConcurrentSummaries", &mut c.max_concurrent_summaries)?;
@@ -171,9 +184,9 @@ impl Config {
             };
         }
         if let Some(v) = obj.get("format") {
-            c.format = match v.as_str() {
-                Some("openai") => Format::OpenAi,
-                _ => return Err(Error::config("format", format!("must be \"openai\", got {v}"))),
+            c.format = match v.as_str().and_then(Format::from_name) {
+                Some(f) => f,
+                None => return Err(Error::config("format", format!("must be \"openai\", \"anthropic\" or \"ai-sdk\", got {v}"))),
             };
         }
         if let Some(v) = obj.get("tokenizer") {
@@ -227,6 +240,15 @@ impl Config {
                 ),
             ));
         }
+        if self.offload_reload_limit < MIN_RELOAD_LIMIT || self.offload_reload_limit > 100_000_000 {
+            return Err(Error::config(
+                "offloadReloadLimit",
+                format!(
+                    "must be from {MIN_RELOAD_LIMIT} to 100000000 characters (a page needs room for its note), got {}",
+                    self.offload_reload_limit
+                ),
+            ));
+        }
         if self.tool_result_limit < 100 {
             return Err(Error::config("toolResultLimit", format!("must be at least 100 characters, got {}", self.tool_result_limit)));
         }
@@ -267,6 +289,7 @@ impl Config {
             "minCompressionTokenThreshold": self.min_compression_token_threshold,
             "toolResultLimit": self.tool_result_limit,
             "reservedTokens": self.reserved_tokens,
+            "offloadReloadLimit": self.offload_reload_limit,
             "historyRollupKeepRecentRounds": self.history_rollup_keep_recent_rounds,
             "historyRollupKeepRecentTokens": self.history_rollup_keep_recent_tokens,
             "maxConcurrentSummaries": self.max_concurrent_summaries,
@@ -354,6 +377,7 @@ mod tests {
             (json!({"sessionId": "a/b"}), "sessionId"),
             (json!({"sessionId": ""}), "sessionId"),
             (json!({"format": "xml"}), "format"),
+            (json!({"offloadReloadLimit": 10}), "offloadReloadLimit"),
             (json!({"tokenizer": "gpt2"}), "tokenizer"),
             (json!({"maxtoken": 5}), "maxtoken"),
             (json!({"reservedTokens": 99_000}), "reservedTokens"),
@@ -380,5 +404,18 @@ mod tests {
     fn json_round_trip() {
         let c = Config::from_json(&json!({"maxToken": 32000, "sessionId": "s1", "tokenizer": "estimate"})).unwrap();
         assert_eq!(Config::from_json(&c.to_json()).unwrap(), c);
+        for f in Format::ALL {
+            let c = Config::from_json(&json!({"format": f.name(), "offloadReloadLimit": 5000})).unwrap();
+            assert_eq!(c.format, f);
+            assert_eq!(Config::from_json(&c.to_json()).unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn reload_limit_follows_a_small_tool_result_limit() {
+        assert_eq!(Config::from_json(&json!({})).unwrap().offload_reload_limit, 16_000);
+        assert_eq!(Config::from_json(&json!({"toolResultLimit": 5000})).unwrap().offload_reload_limit, 4000);
+        assert_eq!(Config::from_json(&json!({"toolResultLimit": 100})).unwrap().offload_reload_limit, 200);
+        assert_eq!(Config::from_json(&json!({"toolResultLimit": 5000, "offloadReloadLimit": 9000})).unwrap().offload_reload_limit, 9000);
     }
 }

@@ -409,6 +409,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                     Some(s) => strategy.plan(&ctx, s).await?,
                     None => strategy.plan(&ctx, &crate::host::NoSummarizer).await?,
                 };
+                // The engine's own messages must keep the format's turns valid (Anthropic).
+                let edits = crate::strategy::turns::fit(self.config.format, work, edits);
                 let edits = self.keep_useful(work, edits)?;
                 if edits.is_empty() {
                     continue;
@@ -512,29 +514,38 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
     }
 
-    /// Executes a `context_reload` call of the model and returns the text to send back as the
-    /// tool's result. An unknown or malformed uuid is answered in the text, for the model to
-    /// read; a failing store is an error for the host.
+    /// Executes a `context_reload` call of the model (in the format's call shape) and returns
+    /// the text to send back as the tool's result: the offload's messages as a readable
+    /// transcript, at most `offloadReloadLimit` characters; a longer transcript comes in pages,
+    /// each ending with a note on how to ask for the next (the tool's optional `page`
+    /// argument). An unknown or malformed uuid or page is answered in the text, for the model
+    /// to read; a failing store is an error for the host.
     pub async fn handle_reload_call(&self, call: &Value) -> Result<String> {
-        let Some(uuid) = self.config.format.reload_call_uuid(call) else {
+        use crate::format::{RELOAD_PAGE_PARAM, RELOAD_TOOL_PARAM};
+        let args = self.config.format.reload_call_args(call);
+        let Some(uuid) = args.as_ref().and_then(|a| a.get(RELOAD_TOOL_PARAM)).and_then(Value::as_str) else {
             return Ok(format!(
-                "context_reload needs one string argument `{}`: the uuid from a <!-- CONTEXT_OFFLOAD: uuid=... --> marker.",
-                crate::format::RELOAD_TOOL_PARAM
+                "context_reload needs one string argument `{RELOAD_TOOL_PARAM}`: the uuid from a <!-- CONTEXT_OFFLOAD: uuid=... --> marker \
+                 (and optionally `{RELOAD_PAGE_PARAM}`, a page number from 1)."
             ));
         };
-        match self.reload(&uuid).await {
+        let page = match args.as_ref().and_then(|a| a.get(RELOAD_PAGE_PARAM)) {
+            None | Some(Value::Null) => Some(1),
+            Some(Value::Number(n)) => n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0).map(|f| f as u64)),
+            Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
+            Some(_) => None,
+        };
+        let Some(page) = page.filter(|&p| p >= 1) else {
+            return Ok(format!("context_reload: `{RELOAD_PAGE_PARAM}` must be a whole number from 1."));
+        };
+        match self.reload(uuid).await {
             Ok(values) => {
                 let mut msgs = Vec::with_capacity(values.len());
                 for (i, v) in values.iter().enumerate() {
                     msgs.push(self.config.format.parse(i, v)?);
                 }
                 let refs: Vec<&Message> = msgs.iter().collect();
-                Ok(format!(
-                    "Original content of offload {uuid} ({} message{}):\n{}",
-                    msgs.len(),
-                    if msgs.len() == 1 { "" } else { "s" },
-                    transcript(&refs)
-                ))
+                Ok(reload_page(uuid, msgs.len(), &transcript(&refs), page, self.config.offload_reload_limit as usize))
             }
             Err(e) if matches!(e.code(), ErrorCode::NotFound | ErrorCode::InvalidArgument) => {
                 Ok(format!("No offloaded context with uuid {uuid:?} exists in this conversation."))
@@ -542,6 +553,62 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             Err(e) => Err(e),
         }
     }
+}
+
+/// Room a page keeps for its header and its note, in characters.
+const PAGE_FRAME: usize = 240;
+
+/// Page `page` of a reload's transcript, the whole answer at most `limit` characters (when
+/// the limit leaves room for any content at all).
+fn reload_page(uuid: &str, count: usize, body: &str, page: u64, limit: usize) -> String {
+    let plural = if count == 1 { "" } else { "s" };
+    let header = format!("Original content of offload {uuid} ({count} message{plural}):\n");
+    if page == 1 && header.chars().count() + body.chars().count() <= limit {
+        return format!("{header}{body}");
+    }
+    let pages = split_pages(body, limit.saturating_sub(PAGE_FRAME).max(100));
+    let total = pages.len() as u64;
+    let Some(chunk) = usize::try_from(page - 1).ok().and_then(|k| pages.get(k)) else {
+        return format!(
+            "Offload {uuid} has {total} page{} of content; there is no page {page}. Call context_reload with a page from 1 to {total}.",
+            if total == 1 { "" } else { "s" }
+        );
+    };
+    let note = if page < total {
+        format!(
+            "\n[Page {page} of {total}. For the next part, call context_reload with {} \"{uuid}\" and page {}.]",
+            crate::format::RELOAD_TOOL_PARAM,
+            page + 1
+        )
+    } else {
+        format!("\n[Page {page} of {total}: the end of offload {uuid}.]")
+    };
+    format!("Original content of offload {uuid} ({count} message{plural}), page {page} of {total}:\n{chunk}{note}")
+}
+
+/// Splits `text` into pieces of at most `size` characters, cutting after a line break in the
+/// second half of a piece when there is one, never inside a character.
+fn split_pages(text: &str, size: usize) -> Vec<&str> {
+    let mut pages = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = match rest.char_indices().nth(size) {
+            None => rest.len(),
+            Some((end, _)) => {
+                let half = rest[..end].char_indices().nth(size / 2).map_or(0, |(i, _)| i);
+                match rest[half..end].rfind('\n') {
+                    Some(nl) => half + nl + 1,
+                    None => end,
+                }
+            }
+        };
+        pages.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    if pages.is_empty() {
+        pages.push("");
+    }
+    pages
 }
 
 fn apply(work: &mut Vec<Entry>, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy, events: &mut Vec<CompressionEvent>) {
@@ -635,7 +702,7 @@ fn open_exchange(working: &[Entry]) -> Option<(Vec<String>, Vec<bool>)> {
             let done = ids.iter().map(|id| answered.contains(id)).collect();
             return Some((ids, done));
         }
-        if !m.has_results() {
+        if !m.has_results() && m.role != Role::Tool {
             return None;
         }
         answered.extend(m.result_ids().map(str::to_string));
@@ -650,7 +717,9 @@ fn check_pairing<'a>(
     seen: &HashSet<String>,
     new_calls: &mut HashSet<&'a str>,
 ) -> Result<()> {
-    if m.has_results() {
+    // A tool message without results (an AI SDK approval response) neither answers nor
+    // closes anything.
+    if m.has_results() || m.role == Role::Tool {
         for id in m.result_ids() {
             let Some((ids, done)) = open.as_mut() else {
                 return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?}, but no assistant message before it made that call")));

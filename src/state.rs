@@ -118,7 +118,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             working_tokens += tokens as u64;
             working.push(Entry { msg: Rc::new(m), tokens });
         }
-        if let Some(p) = format.validate(&working).first() {
+        // Pairing is what the engine relies on; the format's softer rules (Anthropic's
+        // alternation) may already be broken by what the host added, and restore keeps that.
+        if let Some(p) = crate::format::validate_tool_pairing(&working).first() {
             return Err(bad(format!("state.working is not a valid conversation: {}", p.message)));
         }
         let memory = AutoContextMemory::with_counter(config, counter, summarizer, store)

@@ -58,7 +58,9 @@ impl Structure {
                 let mut j = i + 1;
                 while j < n && !pending.is_empty() {
                     let r = msg(j);
-                    if !r.has_results() || r.has_calls() || !r.result_ids().all(|id| pending.contains(id)) {
+                    // A tool message without results (an AI SDK approval response) stays in.
+                    let answers = r.has_results() || r.role == Role::Tool;
+                    if !answers || r.has_calls() || !r.result_ids().all(|id| pending.contains(id)) {
                         break;
                     }
                     for id in r.result_ids() {

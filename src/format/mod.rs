@@ -2,8 +2,18 @@
 //!
 //! A format reads its provider's messages into canonical [`Message`]s, rebuilds a message a
 //! strategy rewrote, writes the engine's own messages, describes the `context_reload` tool and
-//! checks a list the way its provider would before accepting it.
+//! checks a list the way its provider would before accepting it. The strategies only ever see
+//! canonical blocks; everything a provider requires beyond them (Anthropic's signed thinking
+//! blocks, its tool results first in a user turn, the AI SDK's typed tool outputs) is kept by
+//! the format when it rebuilds a message, so no strategy can break it.
+//!
+//! Formats differ in one structural rule: Anthropic wants user and assistant turns to
+//! alternate ([`Format::needs_alternation`]). The engine's own messages are fitted to that rule
+//! before a pass commits (see `strategy::turns`), with [`Format::merge`] when a note has to
+//! join a neighbouring message of its side.
 
+pub mod ai_sdk;
+pub mod anthropic;
 pub mod openai;
 
 use serde::{Deserialize, Serialize};
@@ -14,13 +24,30 @@ use crate::message::{Block, Message, Role, Synthetic};
 
 /// Name of the reload tool, as in the reference, so prompts written for it keep working.
 pub const RELOAD_TOOL_NAME: &str = "context_reload";
-/// The reload tool's one argument.
+/// The reload tool's required argument.
 pub const RELOAD_TOOL_PARAM: &str = "working_context_offload_uuid";
+/// The reload tool's optional argument: which page of a long reload to return (from 1).
+pub const RELOAD_PAGE_PARAM: &str = "page";
 
 const RELOAD_DESCRIPTION: &str = "Reload the original messages of a part of this conversation that was compressed. \
 Compressed parts carry a marker <!-- CONTEXT_OFFLOAD: uuid=... -->; call this tool with that uuid when you need \
-the exact original content (full tool output, file contents, earlier details).";
+the exact original content (full tool output, file contents, earlier details). Long content comes in pages; \
+the answer says how to ask for the next one.";
 const RELOAD_PARAM_DESCRIPTION: &str = "The uuid from a <!-- CONTEXT_OFFLOAD: uuid=... --> marker.";
+const RELOAD_PAGE_DESCRIPTION: &str = "Which page of the content to return, from 1 (the default).";
+
+/// The JSON schema of the reload tool's arguments, shared by every format's tool definition.
+fn reload_parameters() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            RELOAD_TOOL_PARAM: {"type": "string", "description": RELOAD_PARAM_DESCRIPTION},
+            RELOAD_PAGE_PARAM: {"type": "integer", "minimum": 1, "description": RELOAD_PAGE_DESCRIPTION}
+        },
+        "required": [RELOAD_TOOL_PARAM],
+        "additionalProperties": false
+    })
+}
 
 /// A provider's message shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -29,20 +56,49 @@ pub enum Format {
     #[default]
     #[serde(rename = "openai")]
     OpenAi,
+    /// Anthropic Messages API (`messages` of `client.messages.create`; the system prompt stays
+    /// the host's top-level `system` parameter).
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// Vercel AI SDK `ModelMessage` (`messages` of `generateText` / `streamText`).
+    #[serde(rename = "ai-sdk")]
+    AiSdk,
+}
+
+/// The side of the conversation a message is on, as a provider that wants alternating turns
+/// counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// The user's side (Anthropic tool results included).
+    User,
+    /// The model's side.
+    Assistant,
 }
 
 impl Format {
+    /// Every format.
+    pub const ALL: [Format; 3] = [Format::OpenAi, Format::Anthropic, Format::AiSdk];
+
     /// The name used in options and state.
     pub fn name(self) -> &'static str {
         match self {
             Format::OpenAi => "openai",
+            Format::Anthropic => "anthropic",
+            Format::AiSdk => "ai-sdk",
         }
+    }
+
+    /// The format an option value names (`openai`, `anthropic`, `ai-sdk`).
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// Reads one wire message; `index` is used in error messages.
     pub fn parse(self, index: usize, v: &Value) -> Result<Message> {
         match self {
             Format::OpenAi => openai::parse(index, v),
+            Format::Anthropic => anthropic::parse(index, v),
+            Format::AiSdk => ai_sdk::parse(index, v),
         }
     }
 
@@ -50,6 +106,8 @@ impl Format {
     pub fn rebuild(self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
         match self {
             Format::OpenAi => openai::rebuild(original, blocks, synthetic),
+            Format::Anthropic => anthropic::rebuild(original, blocks, synthetic),
+            Format::AiSdk => ai_sdk::rebuild(original, blocks, synthetic),
         }
     }
 
@@ -57,27 +115,101 @@ impl Format {
     pub fn synthesize(self, role: Role, text: String, synthetic: Synthetic) -> Message {
         match self {
             Format::OpenAi => openai::synthesize(role, text, synthetic),
+            Format::Anthropic => anthropic::synthesize(role, text, synthetic),
+            Format::AiSdk => ai_sdk::synthesize(role, text, synthetic),
         }
     }
 
-    /// The `context_reload` tool definition in this format.
+    /// Whether the provider wants user and assistant turns to alternate (Anthropic).
+    pub fn needs_alternation(self) -> bool {
+        self == Format::Anthropic
+    }
+
+    /// The side a message of `role` is on when turns are counted.
+    pub fn turn(self, role: Role) -> Turn {
+        match role {
+            Role::Assistant => Turn::Assistant,
+            _ => Turn::User,
+        }
+    }
+
+    /// `neighbor` with the text of the engine's `note` joined to it: before its content when
+    /// `note_first` (after the blocks a provider wants first: signed thinking, tool results),
+    /// after it otherwise. The result keeps the neighbour's role and part in the conversation
+    /// and carries the note's mark as shrunk in place.
+    pub fn merge(self, neighbor: &Message, note: &Message, note_first: bool) -> Message {
+        let mut mark = note.synthetic.clone().unwrap_or_else(|| Synthetic::new("MERGE", None));
+        mark.in_place = true;
+        let text = note.payload_text();
+        match self {
+            Format::Anthropic => anthropic::merge(neighbor, &text, note_first, mark),
+            // The other formats never need a merge; joining the blocks keeps them valid anyway.
+            Format::OpenAi | Format::AiSdk => {
+                let mut blocks = neighbor.blocks.clone();
+                if note_first {
+                    let at = blocks.iter().take_while(|b| matches!(b, Block::Thinking(_) | Block::ToolResult { .. })).count();
+                    blocks.insert(at, Block::Text(text));
+                } else {
+                    blocks.push(Block::Text(text));
+                }
+                self.rebuild(neighbor, blocks, mark)
+            }
+        }
+    }
+
+    /// The `context_reload` tool definition in this format: an OpenAI function tool, an
+    /// Anthropic tool (`input_schema`), or an AI SDK tool definition (`inputSchema` as a JSON
+    /// schema; `autocontext/ai-sdk` turns it into a ready tool).
     pub fn reload_tool(self) -> Value {
         match self {
-            Format::OpenAi => openai::reload_tool(RELOAD_DESCRIPTION, RELOAD_PARAM_DESCRIPTION),
+            Format::OpenAi => openai::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
+            Format::Anthropic => anthropic::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
+            Format::AiSdk => ai_sdk::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
         }
+    }
+
+    /// The arguments object of a `context_reload` call in this format's shape: OpenAI's tool
+    /// call (`tool_calls[i]`), its `function` or its `arguments` JSON string; Anthropic's
+    /// `tool_use` block or the AI SDK's `tool-call` part (both carry `input`); or the parsed
+    /// arguments themselves.
+    pub fn reload_call_args(self, call: &Value) -> Option<Value> {
+        let args = match self {
+            Format::OpenAi => openai::reload_call_args(call)?,
+            Format::Anthropic | Format::AiSdk => input_args(call)?,
+        };
+        args.is_object().then_some(args)
     }
 
     /// Extracts the uuid argument from a `context_reload` call in this format's shape.
     pub fn reload_call_uuid(self, call: &Value) -> Option<String> {
-        let args = match self {
-            Format::OpenAi => openai::reload_call_args(call)?,
-        };
-        args.get(RELOAD_TOOL_PARAM)?.as_str().map(str::to_string)
+        self.reload_call_args(call)?.get(RELOAD_TOOL_PARAM)?.as_str().map(str::to_string)
     }
 
-    /// Problems a provider would reject the list for (empty when valid).
+    /// Problems a provider would reject the list for (empty when valid): tool pairing for
+    /// every format, then the format's own rules (each format's `validate` lists them).
     pub fn validate<M: AsRef<Message>>(self, messages: &[M]) -> Vec<Problem> {
-        validate_tool_pairing(messages)
+        let mut problems = validate_tool_pairing(messages);
+        match self {
+            Format::OpenAi => {}
+            Format::Anthropic => problems.extend(anthropic::validate(messages)),
+            Format::AiSdk => problems.extend(ai_sdk::validate(messages)),
+        }
+        problems.sort_by_key(|p| p.index);
+        problems
+    }
+}
+
+/// Reads tool-call arguments carried as `input` (Anthropic `tool_use`, AI SDK `tool-call`), as
+/// a JSON string, or given directly.
+fn input_args(v: &Value) -> Option<Value> {
+    match v {
+        Value::String(s) => serde_json::from_str(s).ok(),
+        Value::Object(o) if !o.contains_key(RELOAD_TOOL_PARAM) => match o.get("input").or_else(|| o.get("args")) {
+            Some(inner) => input_args(inner),
+            None => Some(v.clone()),
+        },
+        Value::Object(_) => Some(v.clone()),
+        _ => None,
     }
 }
 
@@ -86,7 +218,9 @@ impl Format {
 pub struct Problem {
     /// Index of the message at fault.
     pub index: usize,
-    /// Stable problem code (`ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT`, `DUPLICATE_CALL`).
+    /// Stable problem code: `ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT` or
+    /// `DUPLICATE_CALL` (every format); `ROLES_NOT_ALTERNATING`, `TOOL_RESULT_NOT_FIRST`,
+    /// `THINKING_ONLY` or `EMPTY_CONTENT` (Anthropic); `APPROVAL_WITHOUT_REQUEST` (AI SDK).
     pub code: &'static str,
     /// What is wrong, for people.
     pub message: String,
@@ -95,7 +229,9 @@ pub struct Problem {
 /// Tool pairing, the rule every provider enforces: each result answers a call of the assistant
 /// message that opened its exchange (only results between them), each call is answered before
 /// the conversation moves on, and no id is used twice. Calls of the last exchange may still be
-/// waiting for results (the host is about to run the tools).
+/// waiting for results (the host is about to run the tools). A message may carry several
+/// results (Anthropic, the AI SDK); a tool message without results (an AI SDK approval
+/// response) stays inside the exchange.
 pub fn validate_tool_pairing<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut open: Option<(usize, Vec<String>, Vec<bool>)> = None;
@@ -115,7 +251,7 @@ pub fn validate_tool_pairing<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> 
     };
     for (i, m) in messages.iter().enumerate() {
         let m = m.as_ref();
-        if m.has_results() {
+        if m.has_results() || m.role == Role::Tool {
             for id in m.result_ids() {
                 let found = open.as_mut().and_then(|(_, ids, answered)| {
                     ids.iter().position(|c| c == id).map(|k| {

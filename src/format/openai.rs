@@ -260,20 +260,13 @@ fn role_name(role: Role) -> &'static str {
 }
 
 /// The `context_reload` tool as an OpenAI function tool.
-pub(crate) fn reload_tool(description: &str, param_description: &str) -> Value {
+pub(crate) fn reload_tool(description: &str, parameters: Value) -> Value {
     json!({
         "type": "function",
         "function": {
             "name": crate::format::RELOAD_TOOL_NAME,
             "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    crate::format::RELOAD_TOOL_PARAM: {"type": "string", "description": param_description}
-                },
-                "required": [crate::format::RELOAD_TOOL_PARAM],
-                "additionalProperties": false
-            }
+            "parameters": parameters
         }
     })
 }

@@ -64,17 +64,25 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     edits
 }
 
-/// Message `i` with its text (or each tool result's content) replaced by `summary` and the
-/// marker; ids, calls and role kept.
+/// Message `i` with its text (or its tool results' content) replaced by `summary` and the
+/// marker; ids, calls and role kept. A message carrying several results (Anthropic, the AI
+/// SDK) gets the summary once, in its first result; the others point to it.
 pub(super) fn in_place(ctx: &Ctx<'_>, i: usize, summary: &str, uuid: &str, kind: &str) -> crate::message::Message {
     let m = &ctx.working[i].msg;
-    let body = format!("{summary}\n{}", offload_marker(uuid));
+    let marker = offload_marker(uuid);
+    let body = format!("{summary}\n{marker}");
     let blocks: Vec<Block> = if m.has_results() {
+        let first = m.result_ids().next().unwrap_or_default().to_string();
         m.blocks
             .iter()
             .filter_map(|b| match b {
                 Block::ToolResult { call_id, is_error, .. } => {
-                    Some(Block::ToolResult { call_id: call_id.clone(), content: body.clone(), is_error: *is_error })
+                    let content = if *call_id == first {
+                        body.clone()
+                    } else {
+                        format!("[Summarized together with the result of {first}.]\n{marker}")
+                    };
+                    Some(Block::ToolResult { call_id: call_id.clone(), content, is_error: *is_error })
                 }
                 _ => None,
             })

@@ -15,6 +15,7 @@ mod rollup;
 mod round_summary;
 mod tool_runs;
 mod truncate;
+pub(crate) mod turns;
 
 use std::cell::RefCell;
 use std::ops::Range;

@@ -44,6 +44,12 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     if span.len() < 4 || !st.is_whole(&span) {
         return Vec::new();
     }
+    // A rollup that joined the turn after it (alternating formats) lies inside the span.
+    for e in &ctx.working[span.clone()] {
+        if let Some(g) = e.msg.synthetic.as_ref().filter(|s| s.kind == kind).map(|s| s.generation.unwrap_or(1)) {
+            generation = generation.max(g + 1);
+        }
+    }
     let job = Job {
         kind: "rollup",
         system: ctx.config.custom_prompt.history_rollup(),

@@ -41,14 +41,13 @@ pub(crate) fn with_errors(text: String, errors: Vec<Error>) -> JsValue {
 
 /// Reads a wire-format name.
 pub(crate) fn format(name: &str) -> Result<Format, JsValue> {
-    match name {
-        "openai" => Ok(Format::OpenAi),
-        other => Err(super::error::js_field_error(
+    Format::from_name(name).ok_or_else(|| {
+        super::error::js_field_error(
             ErrorCode::InvalidConfig,
             "format",
-            format!("option `format` must be \"openai\", got {other:?}"),
-        )),
-    }
+            format!("option `format` must be \"openai\", \"anthropic\" or \"ai-sdk\", got {name:?}"),
+        )
+    })
 }
 
 /// Reads what the summarize adapter resolved to: JSON text of

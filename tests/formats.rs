@@ -1,0 +1,781 @@
+//! The three wire formats end to end: lossless round trips, the validators, several results per
+//! message through every in-place strategy, thinking kept intact, alternating turns, the reload
+//! tool and its pages, approvals, token counts, state round trips, and the corpus replayed in
+//! the Anthropic and AI SDK shapes with the validator asserted after every pass.
+//!
+//! The conversations are OpenAI-shaped (the corpus, the bundled example, the builders of
+//! `common`) and converted here by [`to_anthropic`] and [`to_ai_sdk`], so every format sees the
+//! same traffic. The corpus lives outside the repository (see `replay.rs`); without it that
+//! test replays the bundled example only.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use autocontext::format::{validate_tool_pairing, Format};
+use autocontext::{AutoContextMemory, Config, MemoryStore, TokenCounter, Tokenizer};
+use common::*;
+use serde_json::{json, Value};
+
+// ---------------------------------------------------------------------------------------------
+// Converters (OpenAI chat completions → Anthropic Messages / AI SDK ModelMessage)
+// ---------------------------------------------------------------------------------------------
+
+fn text_of(m: &Value) -> String {
+    m["content"].as_str().unwrap_or("").to_string()
+}
+
+fn call_input(args: &str) -> Value {
+    match serde_json::from_str::<Value>(args) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({"arguments": args}),
+    }
+}
+
+/// OpenAI messages as Anthropic `messages`: system messages stay with the host (dropped), tool
+/// messages become `tool_result` blocks of a user message, consecutive same-side messages join
+/// into one, so the result alternates and a turn after parallel calls carries several results.
+/// Every third assistant message with calls opens with a signed thinking block; every seventh
+/// message carries an unknown field and a `cache_control` on its last block.
+pub fn to_anthropic(msgs: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut assistants = 0;
+    for m in msgs {
+        let (side, blocks): (&str, Vec<Value>) = match m["role"].as_str().unwrap_or("") {
+            "system" => continue,
+            "user" => {
+                let t = text_of(m);
+                ("user", vec![json!({"type": "text", "text": if t.is_empty() { "(empty)".to_string() } else { t }})])
+            }
+            "tool" => (
+                "user",
+                vec![json!({"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": text_of(m)})],
+            ),
+            _ => {
+                let mut b = Vec::new();
+                let calls = m["tool_calls"].as_array().cloned().unwrap_or_default();
+                if !calls.is_empty() {
+                    assistants += 1;
+                    if assistants % 3 == 0 {
+                        b.push(json!({"type": "thinking", "thinking": format!("Step {assistants}: what to run next."), "signature": format!("sig-{assistants}")}));
+                    }
+                }
+                let t = text_of(m);
+                if !t.is_empty() {
+                    b.push(json!({"type": "text", "text": t}));
+                }
+                for c in calls {
+                    b.push(json!({"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
+                        "input": call_input(c["function"]["arguments"].as_str().unwrap_or(""))}));
+                }
+                if b.is_empty() {
+                    b.push(json!({"type": "text", "text": "(no content)"}));
+                }
+                ("assistant", b)
+            }
+        };
+        match out.last_mut() {
+            Some(last) if last["role"] == side => {
+                let content = last["content"].as_array_mut().unwrap();
+                // Thinking only opens a message.
+                content.extend(blocks.into_iter().filter(|b| b["type"] != "thinking"));
+            }
+            _ => out.push(json!({"role": side, "content": blocks})),
+        }
+    }
+    for (i, m) in out.iter_mut().enumerate() {
+        if i % 7 == 3 {
+            m["x_trace"] = json!({"i": i});
+            if let Some(last) = m["content"].as_array_mut().unwrap().last_mut() {
+                last["cache_control"] = json!({"type": "ephemeral"});
+            }
+        }
+        // A lone short text goes as a plain string, as hosts often send it.
+        let plain = m["content"].as_array().unwrap().len() == 1 && m["content"][0]["type"] == "text" && i % 7 != 3;
+        if plain {
+            m["content"] = m["content"][0]["text"].clone();
+        }
+    }
+    out
+}
+
+/// OpenAI messages as AI SDK `ModelMessage`s: consecutive tool messages join into one, results
+/// of JSON objects become `json` outputs, every third assistant message with calls opens with a
+/// signed reasoning part, and some messages use part lists and `providerOptions`.
+pub fn to_ai_sdk(msgs: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut assistants = 0;
+    for (i, m) in msgs.iter().enumerate() {
+        let role = m["role"].as_str().unwrap_or("");
+        match role {
+            "system" => out.push(json!({"role": "system", "content": text_of(m)})),
+            "user" if i % 3 == 0 => out.push(json!({"role": "user", "content": [{"type": "text", "text": text_of(m)}]})),
+            "user" => out.push(json!({"role": "user", "content": text_of(m)})),
+            "tool" => {
+                let id = m["tool_call_id"].as_str().unwrap_or("").to_string();
+                let t = text_of(m);
+                let output = match serde_json::from_str::<Value>(&t) {
+                    Ok(v @ Value::Object(_)) => json!({"type": "json", "value": v}),
+                    _ => json!({"type": "text", "value": t}),
+                };
+                let mut part = json!({"type": "tool-result", "toolCallId": id, "toolName": names.get(&id).cloned().unwrap_or_default(), "output": output});
+                if i % 5 == 0 {
+                    part["providerOptions"] = json!({"test": {"i": i}});
+                }
+                match out.last_mut() {
+                    Some(last) if last["role"] == "tool" => last["content"].as_array_mut().unwrap().push(part),
+                    _ => out.push(json!({"role": "tool", "content": [part]})),
+                }
+            }
+            _ => {
+                let calls = m["tool_calls"].as_array().cloned().unwrap_or_default();
+                let t = text_of(m);
+                if calls.is_empty() {
+                    out.push(json!({"role": "assistant", "content": t}));
+                    continue;
+                }
+                assistants += 1;
+                let mut parts = Vec::new();
+                if assistants % 3 == 0 {
+                    parts.push(json!({"type": "reasoning", "text": format!("Step {assistants}."),
+                        "providerOptions": {"anthropic": {"signature": format!("sig-{assistants}")}}}));
+                }
+                if !t.is_empty() {
+                    parts.push(json!({"type": "text", "text": t}));
+                }
+                for c in calls {
+                    let id = c["id"].as_str().unwrap_or("").to_string();
+                    let name = c["function"]["name"].as_str().unwrap_or("").to_string();
+                    names.insert(id.clone(), name.clone());
+                    parts.push(json!({"type": "tool-call", "toolCallId": id, "toolName": name,
+                        "input": call_input(c["function"]["arguments"].as_str().unwrap_or(""))}));
+                }
+                out.push(json!({"role": "assistant", "content": parts}));
+            }
+        }
+    }
+    out
+}
+
+fn convert(format: Format, msgs: &[Value]) -> Vec<Value> {
+    match format {
+        Format::OpenAi => msgs.to_vec(),
+        Format::Anthropic => to_anthropic(msgs),
+        Format::AiSdk => to_ai_sdk(msgs),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+type Mem = AutoContextMemory<FakeSummarizer, MemoryStore>;
+
+fn memory(format: Format, cfg: Config, summarizer: Option<FakeSummarizer>) -> Mem {
+    let mut cfg = cfg;
+    cfg.format = format;
+    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), summarizer, MemoryStore::new()).unwrap()
+}
+
+fn bundled_example() -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join("long-conversation.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["messages"].as_array().unwrap().clone()
+}
+
+/// Wire roles alternate (Anthropic's strict reading).
+fn assert_alternates(messages: &[Value], what: &str) {
+    for (i, w) in messages.windows(2).enumerate() {
+        assert_ne!(w[0]["role"], w[1]["role"], "{what}: messages {i} and {} are both {}", i + 1, w[0]["role"]);
+    }
+}
+
+/// Every thinking block or reasoning part in `working` is byte-identical to one of the
+/// originals (signatures intact), and none was reordered behind other content.
+fn assert_thinking_intact(format: Format, working: &[Value], originals: &[Value], what: &str) {
+    let is_thinking = |b: &Value| match format {
+        Format::Anthropic => b["type"] == "thinking" || b["type"] == "redacted_thinking",
+        _ => b["type"] == "reasoning",
+    };
+    let mut known: Vec<&Value> = Vec::new();
+    for o in originals {
+        if let Some(parts) = o["content"].as_array() {
+            known.extend(parts.iter().filter(|b| is_thinking(b)));
+        }
+    }
+    for (i, w) in working.iter().enumerate() {
+        let Some(parts) = w["content"].as_array() else { continue };
+        let mut seen_other = false;
+        for b in parts {
+            if is_thinking(b) {
+                assert!(!seen_other, "{what}: thinking after other content in working message {i}: {w}");
+                assert!(known.iter().any(|k| same_wire(k, b)), "{what}: thinking block changed in working message {i}: {b}");
+            } else {
+                seen_other = true;
+            }
+        }
+    }
+}
+
+fn check_all(memory: &Mem, format: Format, what: &str) {
+    let problems = memory.validate();
+    assert!(problems.is_empty(), "{what}: invalid {} list: {problems:?}", format.name());
+    let working = memory.messages();
+    if format == Format::Anthropic {
+        assert_alternates(&working, what);
+    }
+    assert_thinking_intact(format, &working, &memory.original_messages(), what);
+}
+
+fn events(m: &Mem) -> Vec<String> {
+    m.events().into_iter().map(|e| e.event_type).collect()
+}
+
+fn window_for(target: u64) -> u64 {
+    (target as f64 / 0.75).ceil() as u64
+}
+
+// ---------------------------------------------------------------------------------------------
+// Round trips and validators
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn untouched_messages_come_back_identical_in_every_format() {
+    let example = bundled_example();
+    for format in Format::ALL {
+        let msgs = convert(format, &example);
+        let m = memory(format, config(&format!("rt-{}", format.name()), 10_000_000), None);
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let out = m.messages();
+        assert_eq!(out.len(), msgs.len());
+        for (a, b) in out.iter().zip(&msgs) {
+            assert!(same_wire(a, b), "{}: {a} differs from {b}", format.name());
+        }
+        assert!(m.validate().is_empty(), "{}: {:?}", format.name(), m.validate());
+        // Byte-exact, key order included.
+        assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&msgs).unwrap());
+    }
+}
+
+#[test]
+fn converted_lists_are_valid_and_carry_several_results_per_message() {
+    let example = bundled_example();
+    let a = to_anthropic(&example);
+    assert_alternates(&a, "converted");
+    assert!(a.iter().any(|m| m["content"].as_array().is_some_and(|c| c.iter().filter(|b| b["type"] == "tool_result").count() > 1)));
+    let s = to_ai_sdk(&example);
+    assert!(s.iter().any(|m| m["role"] == "tool" && m["content"].as_array().unwrap().len() > 1));
+    for (format, msgs) in [(Format::Anthropic, a), (Format::AiSdk, s)] {
+        let parsed: Vec<_> = msgs.iter().enumerate().map(|(i, v)| format.parse(i, v).unwrap()).collect();
+        assert!(format.validate(&parsed).is_empty(), "{}: {:?}", format.name(), format.validate(&parsed));
+    }
+}
+
+#[test]
+fn validators_enforce_each_providers_rules() {
+    let parse = |f: Format, v: Value| -> Vec<autocontext::Message> {
+        v.as_array().unwrap().iter().enumerate().map(|(i, m)| f.parse(i, m).unwrap()).collect()
+    };
+    let codes = |f: Format, v: Value| -> Vec<(usize, &'static str)> {
+        f.validate(&parse(f, v)).into_iter().map(|p| (p.index, p.code)).collect()
+    };
+    // Anthropic: parallel calls answered in one turn, results first, then text.
+    let ok = json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"},
+            {"type": "tool_use", "id": "a", "name": "f", "input": {}}, {"type": "tool_use", "id": "b", "name": "f", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": "1"},
+            {"type": "tool_result", "tool_use_id": "a", "content": "2"}, {"type": "text", "text": "and then?"}]},
+        {"role": "assistant", "content": "done"}
+    ]);
+    assert_eq!(codes(Format::Anthropic, ok), vec![]);
+    let bad = json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}, {"type": "tool_use", "id": "b", "name": "f", "input": {}}]},
+        {"role": "user", "content": [{"type": "text", "text": "wait"}, {"type": "tool_result", "tool_use_id": "a", "content": "1"}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}]},
+        {"role": "assistant", "content": "x"},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "content": "?"}]}
+    ]);
+    assert_eq!(
+        codes(Format::Anthropic, bad),
+        vec![
+            (1, "MISSING_RESULT"),
+            (2, "TOOL_RESULT_NOT_FIRST"),
+            (3, "THINKING_ONLY"),
+            (4, "ROLES_NOT_ALTERNATING"),
+            (5, "ORPHAN_RESULT"),
+        ]
+    );
+    // AI SDK: results by id across one tool message, approvals answered.
+    let ok = json!([
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}},
+            {"type": "tool-call", "toolCallId": "b", "toolName": "f", "input": {}},
+            {"type": "tool-approval-request", "approvalId": "p1", "toolCallId": "b"}]},
+        {"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "p1", "approved": true}]},
+        {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "b", "toolName": "f", "output": {"type": "text", "value": "1"}},
+            {"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "json", "value": {"n": 2}}}]},
+        {"role": "assistant", "content": "done"}
+    ]);
+    assert_eq!(codes(Format::AiSdk, ok), vec![]);
+    let bad = json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}}]},
+        {"role": "user", "content": "hurry"},
+        {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": "late"}}]},
+        {"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "none", "approved": false}]}
+    ]);
+    assert_eq!(
+        codes(Format::AiSdk, bad),
+        vec![(1, "MISSING_RESULT"), (3, "ORPHAN_RESULT"), (4, "APPROVAL_WITHOUT_REQUEST")]
+    );
+}
+
+#[test]
+fn an_approval_response_keeps_the_exchange_open_until_the_result() {
+    let m = memory(Format::AiSdk, config("approval", 100_000), None);
+    m.add(&json!([
+        {"role": "user", "content": "delete the file"},
+        {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "d1", "toolName": "rm", "input": {"path": "x"}},
+            {"type": "tool-approval-request", "approvalId": "ap", "toolCallId": "d1"}]},
+        {"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "ap", "approved": true}]}
+    ]))
+    .unwrap();
+    // The call still waits for its result: a new user turn is refused, the result accepted.
+    let e = m.add(&json!({"role": "user", "content": "well?"})).unwrap_err();
+    assert_eq!(e.index(), Some(3));
+    m.add(&json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "d1", "toolName": "rm", "output": {"type": "text", "value": "deleted"}}]}))
+        .unwrap();
+    m.add(&json!({"role": "assistant", "content": "Deleted."})).unwrap();
+    assert!(m.validate().is_empty(), "{:?}", m.validate());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Several results per message, thinking, alternation
+// ---------------------------------------------------------------------------------------------
+
+/// One Anthropic round whose user turn answers three parallel calls: two large results and a
+/// small one, then the final answer.
+fn parallel_round(tag: &str, big: usize) -> Vec<Value> {
+    vec![
+        json!({"role": "user", "content": format!("question {tag}")}),
+        json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": format!("plan {tag}"), "signature": format!("sig-{tag}")},
+            {"type": "tool_use", "id": format!("{tag}-a"), "name": "read", "input": {"p": "a"}},
+            {"type": "tool_use", "id": format!("{tag}-b"), "name": "read", "input": {"p": "b"}},
+            {"type": "tool_use", "id": format!("{tag}-c"), "name": "read", "input": {"p": "c"}}]}),
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("{tag}-a"), "content": filler(&format!("{tag}a"), big)},
+            {"type": "tool_result", "tool_use_id": format!("{tag}-b"), "content": [{"type": "text", "text": filler(&format!("{tag}b"), big)}]},
+            {"type": "tool_result", "tool_use_id": format!("{tag}-c"), "content": "small", "is_error": true}]}),
+        json!({"role": "assistant", "content": format!("answer {tag}")}),
+    ]
+}
+
+fn results_of(m: &Value) -> Vec<(String, String)> {
+    m["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| {
+            let text = match &b["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(a) => a.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+                _ => String::new(),
+            };
+            (b["tool_use_id"].as_str().unwrap().to_string(), text)
+        })
+        .collect()
+}
+
+#[test]
+fn truncation_shrinks_each_large_result_of_a_turn_and_keeps_every_id() {
+    let msgs = parallel_round("t", 30_000);
+    let mut cfg = config("multi-trunc", window_for(12_000));
+    cfg.tool_result_limit = 5_000;
+    let m = memory(Format::Anthropic, cfg, None);
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(r.under_target, "{r:?}");
+    assert_eq!(events(&m), vec!["TOOL_RESULT_TRUNCATE"], "one edit for the whole turn");
+    let out = m.messages();
+    let results = results_of(&out[2]);
+    assert_eq!(results.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), vec!["t-a", "t-b", "t-c"]);
+    assert!(results[0].1.contains("CONTEXT_OFFLOAD") && results[1].1.contains("CONTEXT_OFFLOAD"));
+    assert_eq!(results[2].1, "small");
+    assert_eq!(out[2]["content"][2]["is_error"], true, "is_error survives");
+    check_all(&m, Format::Anthropic, "multi-trunc");
+    check_recoverable(&m, "multi-trunc");
+}
+
+#[test]
+fn offload_and_current_round_summaries_handle_several_results_per_message() {
+    // Offload: an earlier round's multi-result turn shrinks to one preview per result.
+    let mut msgs = parallel_round("o", 8_000);
+    msgs.extend(parallel_round("p", 100));
+    msgs.push(json!({"role": "user", "content": "now?"}));
+    let mut cfg = config("multi-offload", window_for(2_500));
+    cfg.last_keep = 1;
+    let m = memory(Format::Anthropic, cfg, None);
+    m.add(&Value::Array(msgs)).unwrap();
+    block_on(m.compress_if_needed()).unwrap();
+    assert!(events(&m).iter().any(|e| e.starts_with("LARGE_MESSAGE_OFFLOAD")), "{:?}", events(&m));
+    let results = results_of(&m.messages()[2]);
+    assert_eq!(results.len(), 3);
+    assert!(results.iter().all(|(_, t)| t.contains("CONTEXT_OFFLOAD")));
+    check_all(&m, Format::Anthropic, "multi-offload");
+    check_recoverable(&m, "multi-offload");
+
+    // Current round, answered: the summary is written once, the other results point to it.
+    let mut msgs = parallel_round("c", 9_000);
+    msgs.pop();
+    msgs.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "c-d", "name": "read", "input": {}}]}));
+    msgs.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c-d", "content": "tiny"}]}));
+    let summarizer = FakeSummarizer::fixed("digest of the three files");
+    let mut cfg = config("multi-current", window_for(2_500));
+    cfg.large_payload_threshold = 100_000;
+    cfg.offload_single_preview = 100;
+    let m = memory(Format::Anthropic, cfg, Some(summarizer.clone()));
+    m.add(&Value::Array(msgs)).unwrap();
+    block_on(m.compress_if_needed()).unwrap();
+    assert_eq!(events(&m), vec!["CURRENT_ROUND_MESSAGE_COMPRESS"]);
+    let out = m.messages();
+    let results = results_of(&out[2]);
+    assert_eq!(results.iter().filter(|(_, t)| t.contains("digest of the three files")).count(), 1, "{results:?}");
+    assert!(results[1].1.starts_with("[Summarized together with the result of c-a.]"));
+    assert_eq!(out[1], m.original_messages()[1], "the calling turn, thinking and all, is untouched");
+    check_all(&m, Format::Anthropic, "multi-current");
+    check_recoverable(&m, "multi-current");
+}
+
+#[test]
+fn a_rewritten_assistant_turn_keeps_its_signed_thinking_first() {
+    for format in [Format::Anthropic, Format::AiSdk] {
+        let long = filler("explain", 12_000);
+        let msgs = match format {
+            Format::Anthropic => vec![
+                json!({"role": "user", "content": "fix it"}),
+                json!({"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "I should look first.", "signature": "SIG-1"},
+                    {"type": "redacted_thinking", "data": "ENCRYPTED"},
+                    {"type": "text", "text": long},
+                    {"type": "tool_use", "id": "x1", "name": "read", "input": {"p": 1}}]}),
+                json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x1", "content": "ok"}]}),
+                json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "done", "signature": "SIG-2"},
+                    {"type": "tool_use", "id": "x2", "name": "read", "input": {"p": 2}}]}),
+            ],
+            _ => vec![
+                json!({"role": "user", "content": "fix it"}),
+                json!({"role": "assistant", "content": [
+                    {"type": "reasoning", "text": "I should look first.", "providerOptions": {"anthropic": {"signature": "SIG-1"}}},
+                    {"type": "text", "text": long},
+                    {"type": "tool-call", "toolCallId": "x1", "toolName": "read", "input": {"p": 1}}]}),
+                json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "x1", "toolName": "read", "output": {"type": "text", "value": "ok"}}]}),
+                json!({"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "x2", "toolName": "read", "input": {"p": 2}}]}),
+            ],
+        };
+        let mut cfg = config("thinking", window_for(2_000));
+        cfg.large_payload_threshold = 5_000;
+        let m = memory(format, cfg, Some(FakeSummarizer::fixed("short version")));
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        block_on(m.compress_if_needed()).unwrap();
+        assert_eq!(events(&m), vec!["CURRENT_ROUND_LARGE_MESSAGE_SUMMARY"], "{}", format.name());
+        let out = m.messages();
+        let before = msgs[1]["content"].as_array().unwrap();
+        let after = out[1]["content"].as_array().unwrap();
+        let kept = if format == Format::Anthropic { 2 } else { 1 };
+        assert_eq!(&after[..kept], &before[..kept], "{}: thinking byte-exact and first", format.name());
+        assert!(after[kept]["text"].as_str().unwrap().starts_with("short version"));
+        assert_eq!(after[kept + 1], before[kept + 1], "the call is the same block");
+        check_all(&m, format, "thinking");
+        check_recoverable(&m, "thinking");
+    }
+}
+
+#[test]
+fn the_engines_own_messages_keep_anthropic_turns_alternating() {
+    // Long earlier rounds of tool work, each ending in an answer, then a current question:
+    // every summary, notice and rollup must fit between user and assistant turns.
+    let mut openai = Vec::new();
+    for r in 0..8 {
+        openai.extend(tool_round(&format!("r{r}"), 2, 3_000));
+        openai.push(answer(&format!("follow-up remark {r}")));
+    }
+    openai.push(user("and now the last question"));
+    let msgs = to_anthropic(&openai);
+    assert_alternates(&msgs, "input");
+    let cases: [(&str, Option<FakeSummarizer>, u32); 3] = [
+        ("no-llm", None, 40),
+        ("llm", Some(FakeSummarizer::digest()), 40),
+        ("rollup", Some(FakeSummarizer::digest()), 12),
+    ];
+    for (name, summarizer, threshold) in cases {
+        let mut cfg = config(&format!("alt-{name}"), window_for(3_000));
+        cfg.msg_threshold = threshold;
+        cfg.last_keep = 2;
+        cfg.min_compression_token_threshold = 500;
+        cfg.min_consecutive_tool_messages = 1;
+        cfg.history_rollup_keep_recent_rounds = 1;
+        cfg.history_rollup_keep_recent_tokens = 100;
+        let m = memory(Format::Anthropic, cfg, summarizer);
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(r.compressed, "{name}: {r:?}");
+        check_all(&m, Format::Anthropic, name);
+        check_recoverable(&m, name);
+        assert_untouched_are_identical(&m, name);
+        // A later pass over the compressed list keeps it alternating too.
+        m.add(&json!({"role": "assistant", "content": filler("late", 4_000)})).unwrap();
+        m.add(&json!({"role": "user", "content": "one more"})).unwrap();
+        block_on(m.compress_if_needed()).unwrap();
+        check_all(&m, Format::Anthropic, name);
+        check_recoverable(&m, name);
+        let last = m.messages().last().cloned().unwrap();
+        assert_eq!(last, json!({"role": "user", "content": "one more"}), "{name}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reload tool, pages, tokens, state
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn reload_tool_definitions_follow_each_format() {
+    let oa = Format::OpenAi.reload_tool();
+    assert_eq!(oa["type"], "function");
+    assert_eq!(oa["function"]["name"], "context_reload");
+    assert_eq!(oa["function"]["parameters"]["required"], json!(["working_context_offload_uuid"]));
+    assert_eq!(oa["function"]["parameters"]["properties"]["page"]["type"], "integer");
+    let an = Format::Anthropic.reload_tool();
+    assert_eq!(an["name"], "context_reload");
+    assert_eq!(an["input_schema"], oa["function"]["parameters"]);
+    let ai = Format::AiSdk.reload_tool();
+    assert_eq!(ai["inputSchema"], oa["function"]["parameters"]);
+    assert!(ai["description"].as_str().unwrap().contains("CONTEXT_OFFLOAD"));
+    assert!(ai.get("name").is_none(), "the AI SDK names tools by their key");
+}
+
+fn offloaded(format: Format, limit: u32) -> (Mem, String) {
+    let mut cfg = config(&format!("reload-{}", format.name()), window_for(1_500));
+    cfg.tool_result_limit = 1_000;
+    cfg.offload_reload_limit = limit;
+    let m = memory(format, cfg, None);
+    let msgs = convert(format, &[user("read it"), assistant_calls(&["r1"]), tool_result("r1", 9_000), answer("read")]);
+    m.add(&Value::Array(msgs)).unwrap();
+    block_on(m.compress_if_needed()).unwrap();
+    let uuid = m.offloads()[0].uuid.clone();
+    (m, uuid)
+}
+
+#[test]
+fn handle_reload_call_takes_each_formats_call_and_pages_long_content() {
+    for format in Format::ALL {
+        let (m, uuid) = offloaded(format, 100_000);
+        let args = json!({"working_context_offload_uuid": uuid});
+        let call = match format {
+            Format::OpenAi => json!({"id": "c", "type": "function", "function": {"name": "context_reload", "arguments": args.to_string()}}),
+            Format::Anthropic => json!({"type": "tool_use", "id": "c", "name": "context_reload", "input": args}),
+            Format::AiSdk => json!({"type": "tool-call", "toolCallId": "c", "toolName": "context_reload", "input": args}),
+        };
+        let whole = block_on(m.handle_reload_call(&call)).unwrap();
+        assert!(whole.starts_with(&format!("Original content of offload {uuid} (1 message):")), "{}: {whole:.200}", format.name());
+        assert!(whole.contains("<tool_result id=\"r1\">"), "readable transcript, not JSON");
+        assert!(!whole.contains("\"tool_call_id\""));
+        assert_eq!(block_on(m.handle_reload_call(&args)).unwrap(), whole, "{}: parsed arguments work too", format.name());
+
+        // Paged: every page within the limit, together the whole transcript, each pointing on.
+        let (m, uuid) = offloaded(format, 2_000);
+        let mut body = String::new();
+        let mut page = 1;
+        loop {
+            let text = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": uuid, "page": page}))).unwrap();
+            assert!(text.chars().count() <= 2_000, "{}: page {page} has {} chars", format.name(), text.chars().count());
+            let (head, rest) = text.split_once(":\n").unwrap();
+            assert!(head.ends_with(&format!("page {page} of ")) || head.contains(&format!("page {page} of")), "{head}");
+            let (chunk, note) = rest.rsplit_once("\n[Page ").unwrap();
+            body.push_str(chunk);
+            if note.contains("the end of offload") {
+                break;
+            }
+            assert!(note.contains(&format!("page {}", page + 1)), "{note}");
+            page += 1;
+            assert!(page < 50);
+        }
+        assert!(page >= 5, "9000 characters in pages of under 2000");
+        let whole_body = whole.split_once(":\n").unwrap().1.to_string();
+        assert_eq!(body, whole_body, "{}: the pages are the transcript", format.name());
+        let past = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": uuid, "page": page + 1}))).unwrap();
+        assert!(past.contains(&format!("has {page} pages")), "{past}");
+        let bad = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": uuid, "page": 0}))).unwrap();
+        assert!(bad.contains("whole number from 1"), "{bad}");
+    }
+}
+
+#[test]
+fn tokens_count_what_is_sent_in_every_format() {
+    let counter = TokenCounter::new(Tokenizer::O200kBase).unwrap();
+    let conv = [user("read it"), assistant_calls(&["k1"]), tool_result("k1", 4_000), answer("it says hello")];
+    let totals: Vec<u64> = Format::ALL
+        .iter()
+        .map(|&f| {
+            convert(f, &conv)
+                .iter()
+                .enumerate()
+                .map(|(i, v)| counter.count_message(&f.parse(i, v).unwrap()).unwrap() as u64)
+                .sum()
+        })
+        .collect();
+    // Text, arguments and results are counted alike; only framing differs.
+    let text = counter.count_text(&filler("k1", 4_000)).unwrap() as u64;
+    for (f, t) in Format::ALL.iter().zip(&totals) {
+        assert!(*t > text && *t < text + 60, "{}: {t} tokens for {text} tokens of result", f.name());
+    }
+    // Images and documents count their fixed estimates.
+    let img = Format::Anthropic
+        .parse(0, &json!({"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}}]}))
+        .unwrap();
+    assert_eq!(counter.count_message(&img).unwrap(), 4 + autocontext::format::anthropic::IMAGE_TOKENS + autocontext::format::anthropic::DOCUMENT_TOKENS);
+    let img = Format::AiSdk
+        .parse(0, &json!({"role": "user", "content": [{"type": "image", "image": "https://x/y.png"}, {"type": "file", "data": "JVBE", "mediaType": "application/pdf"}]}))
+        .unwrap();
+    assert_eq!(counter.count_message(&img).unwrap(), 4 + autocontext::format::ai_sdk::IMAGE_TOKENS + autocontext::format::ai_sdk::FILE_TOKENS);
+    // reservedTokens counts against the window in every format.
+    for format in Format::ALL {
+        let mut cfg = config("reserved", 100_000);
+        cfg.reserved_tokens = 5_000;
+        let m = memory(format, cfg, None);
+        m.add(&Value::Array(convert(format, &conv))).unwrap();
+        let plain = memory(format, config("plain", 100_000), None);
+        plain.add(&Value::Array(convert(format, &conv))).unwrap();
+        assert_eq!(m.token_count(), plain.token_count() + 5_000);
+    }
+}
+
+#[test]
+fn state_round_trips_in_every_format() {
+    for format in [Format::Anthropic, Format::AiSdk] {
+        let (m, uuid) = offloaded(format, 16_000);
+        let state = m.to_json();
+        assert_eq!(state["config"]["format"], format.name());
+        let restored: Mem = AutoContextMemory::from_json(&state, None, MemoryStore::new(), None).unwrap();
+        assert_eq!(restored.messages(), m.messages());
+        assert_eq!(restored.token_count(), m.token_count());
+        assert_eq!(restored.config().format, format);
+        assert!(restored.offloads().iter().any(|o| o.uuid == uuid));
+    }
+    // A host's non-alternating Anthropic list restores (the API merges such turns).
+    let m = memory(Format::Anthropic, config("two-users", 100_000), None);
+    m.add(&json!([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])).unwrap();
+    assert_eq!(m.validate()[0].code, "ROLES_NOT_ALTERNATING");
+    let restored: Mem = AutoContextMemory::from_json(&m.to_json(), None, MemoryStore::new(), None).unwrap();
+    assert_eq!(restored.messages().len(), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replay in the Anthropic and AI SDK shapes
+// ---------------------------------------------------------------------------------------------
+
+const WINDOW: u64 = 32_000;
+
+fn corpus_dir() -> PathBuf {
+    match std::env::var_os("AUTOCONTEXT_CORPUS") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("corpus"),
+    }
+}
+
+/// Replays a converted trace message by message, with a pass before every model turn, and
+/// checks validity, alternation and thinking after every pass, recoverability every tenth
+/// turn and at the end. Returns (turns, events, final tokens).
+fn replay(format: Format, name: &str, msgs: &[Value], llm: bool) -> (usize, usize, u64) {
+    let mut cfg = Config::default();
+    cfg.max_token = WINDOW;
+    cfg.session_id = format!("fmt-{}-{}", format.name(), name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+    let m = memory(format, cfg, llm.then(FakeSummarizer::digest));
+    let what = format!("{name} ({}, {})", format.name(), if llm { "fake LLM" } else { "no LLM" });
+    let mut turns = 0;
+    for (i, v) in msgs.iter().enumerate() {
+        if v["role"] == "assistant" {
+            let r = block_on(m.compress_if_needed()).unwrap_or_else(|e| panic!("{what}: pass before message {i}: {e:?}"));
+            assert!(r.under_target || r.exhausted, "{what}: {r:?}");
+            check_all(&m, format, &format!("{what}, before message {i}"));
+            turns += 1;
+            if turns % 10 == 0 {
+                check_recoverable(&m, &format!("{what}, before message {i}"));
+            }
+        }
+        m.add(v).unwrap_or_else(|e| panic!("{what}: add of message {i}: {e:?}"));
+    }
+    check_all(&m, format, &what);
+    let rec = check_recoverable(&m, &what);
+    assert_eq!(rec.in_working + rec.via_reload, msgs.len(), "{what}");
+    assert_untouched_are_identical(&m, &what);
+    assert_eq!(m.original_messages(), msgs, "{what}: the original log is the trace");
+    assert!(validate_tool_pairing(&m.working()).is_empty());
+    (turns, m.events().len(), m.token_count())
+}
+
+#[test]
+fn corpus_replays_in_the_anthropic_and_ai_sdk_shapes() {
+    let mut traces = vec![("bundled-example".to_string(), bundled_example())];
+    let dir = corpus_dir();
+    match std::fs::read_dir(&dir) {
+        Ok(entries) => {
+            let mut files: Vec<PathBuf> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+            files.sort();
+            for f in files {
+                let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+                traces.push((f.file_stem().unwrap().to_string_lossy().into_owned(), v["messages"].as_array().unwrap().clone()));
+            }
+        }
+        Err(_) => {
+            let _ = std::io::stderr().write_all(format!("corpus not found at {}: replaying the bundled example only\n", dir.display()).as_bytes());
+        }
+    }
+    TokenCounter::new(Tokenizer::O200kBase).unwrap().count_text("warm up").unwrap();
+    let mut jobs: Vec<(usize, Format, bool)> = Vec::new();
+    for i in 0..traces.len() {
+        for format in [Format::Anthropic, Format::AiSdk] {
+            for llm in [false, true] {
+                jobs.push((i, format, llm));
+            }
+        }
+    }
+    jobs.sort_by_key(|&(i, _, _)| traces[i].1.len());
+    let converted: Vec<[Vec<Value>; 2]> = traces.iter().map(|(_, m)| [to_anthropic(m), to_ai_sdk(m)]).collect();
+    let jobs = Mutex::new(jobs);
+    let rows = Mutex::new(Vec::new());
+    let start = Instant::now();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let Some((i, format, llm)) = jobs.lock().unwrap().pop() else { break };
+                let msgs = &converted[i][usize::from(format == Format::AiSdk)];
+                let row = replay(format, &traces[i].0, msgs, llm);
+                rows.lock().unwrap().push((traces[i].0.clone(), format.name(), llm, msgs.len(), row));
+            });
+        }
+    });
+    let mut rows = rows.into_inner().unwrap();
+    rows.sort();
+    let mut report = format!("\nformat replay: {} runs in {} ms\n", rows.len(), start.elapsed().as_millis());
+    for (name, format, llm, n, (turns, events, tokens)) in &rows {
+        report.push_str(&format!(
+            "  {name:<58} {format:<9} {:<8} {n:>4} msgs {turns:>4} turns {events:>4} events {tokens:>6} final tokens\n",
+            if *llm { "fake LLM" } else { "no LLM" }
+        ));
+    }
+    let _ = std::io::stderr().write_all(report.as_bytes());
+    assert_eq!(rows.len(), traces.len() * 4);
+}

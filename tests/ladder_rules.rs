@@ -1,0 +1,361 @@
+//! The rules that decide which history step runs and what it takes: the tool-run cursor and its
+//! two thresholds, the `lastKeep` cut through a parallel exchange, the recent focus window
+//! (rounds and tokens, both), rollup on message-count pressure only, rolling rollups that keep
+//! every older offload reachable, and count pressure never reaching into the current round.
+//!
+//! The reference got several of these wrong (a skipped run reported as done, a rollup that
+//! deleted its predecessor's originals, count pressure compressing the turn in progress); each
+//! test here pins one rule with the smallest conversation that can break it.
+
+mod common;
+
+use autocontext::strategy::Strategy;
+use autocontext::{AutoContextMemory, Config, TokenCounter, Tokenizer};
+use common::*;
+use serde_json::{json, Value};
+
+type Mem = AutoContextMemory<FakeSummarizer, FlakyStore>;
+
+fn memory(cfg: Config, summarizer: &FakeSummarizer) -> Mem {
+    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), Some(summarizer.clone()), FlakyStore::new())
+        .unwrap()
+}
+
+/// `max_token` whose trigger (`× 0.75`) is `target` or just above it.
+fn window_for(target: u64) -> u64 {
+    (target as f64 / 0.75).ceil() as u64
+}
+
+/// `n` single-call exchanges (assistant call + result of `chars`), ids `<tag><k>`.
+fn exchanges(tag: &str, n: usize, chars: usize) -> Vec<Value> {
+    (0..n).flat_map(|k| {
+        let id = format!("{tag}{k}");
+        vec![assistant_calls(&[&id]), tool_result(&id, chars)]
+    })
+    .collect()
+}
+
+fn tokens_sum(msgs: &[Value]) -> u64 {
+    msgs.iter().map(message_tokens).sum()
+}
+
+fn kinds(s: &FakeSummarizer) -> Vec<String> {
+    s.requests.borrow().iter().map(|q| q.kind.clone()).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Historical tool runs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_run_below_the_token_threshold_is_skipped_and_the_next_qualifying_run_is_compressed() {
+    let mut msgs = vec![system("agent"), user("investigate the crash")];
+    let a_start = msgs.len();
+    msgs.extend(exchanges("small", 4, 150));
+    let a_end = msgs.len();
+    msgs.push(answer("The small files are fine; now the large ones."));
+    let b_start = msgs.len();
+    msgs.extend(exchanges("large", 4, 3_000));
+    let b_end = msgs.len();
+    msgs.push(answer("found it"));
+    msgs.push(user("what next?"));
+
+    let (a_tokens, b_tokens) = (tokens_sum(&msgs[a_start..a_end]), tokens_sum(&msgs[b_start..b_end]));
+    assert!(a_tokens * 4 < b_tokens);
+    let mut cfg = config("cursor", window_for(tokens_of(&msgs) - b_tokens / 2));
+    cfg.last_keep = 1;
+    // Both runs are long enough (8 > 6 messages); only the second is worth a summary.
+    cfg.min_compression_token_threshold = (b_tokens / 2) as u32;
+    let summarizer = FakeSummarizer::fixed("read four large files; the crash is in parse()");
+    let m = memory(cfg, &summarizer);
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    let r = block_on(m.compress_if_needed()).unwrap();
+
+    assert!(r.compressed && r.under_target, "the skip did not stop the ladder: {r:?}");
+    assert_eq!(summarizer.calls(), 1, "exactly one summary: {:?}", kinds(&summarizer));
+    let q = &summarizer.requests.borrow()[0];
+    assert_eq!(q.kind, "tool_calls");
+    assert_eq!(q.messages, msgs[b_start..b_end].to_vec(), "the request holds exactly the second run");
+    assert_eq!(r.events.len(), 1, "{:?}", r.events);
+    let e = &r.events[0];
+    assert_eq!((e.event_type.as_str(), e.index, e.message_count), ("TOOL_INVOCATION_COMPRESS", b_start, b_end - b_start));
+    let out = m.messages();
+    assert_eq!(&out[..b_start], &msgs[..b_start], "the skipped run and all before it are untouched");
+    assert_eq!(&out[b_start + 1..], &msgs[b_end..], "all after the run is untouched");
+    assert_eq!(block_on(m.reload(e.offload_uuid.as_ref().unwrap())).unwrap(), msgs[b_start..b_end].to_vec());
+    assert_valid(&m, "cursor");
+    check_recoverable(&m, "cursor");
+}
+
+#[test]
+fn a_run_must_be_strictly_longer_than_min_consecutive_tool_messages() {
+    // Six messages (three single-call exchanges) against seven (two, then one with two calls).
+    let six = exchanges("six", 3, 3_000);
+    let mut seven = exchanges("seven", 2, 3_000);
+    seven.push(assistant_calls(&["pa", "pb"]));
+    seven.push(tool_result("pa", 3_000));
+    seven.push(tool_result("pb", 3_000));
+    for (run, compressed) in [(six, false), (seven, true)] {
+        let mut msgs = vec![system("agent"), user("look around")];
+        msgs.extend(run.iter().cloned());
+        msgs.push(answer("done"));
+        msgs.push(user("and now?"));
+        let mut cfg = config("run-length", window_for(tokens_of(&msgs) / 2));
+        cfg.last_keep = 1;
+        cfg.min_consecutive_tool_messages = 6;
+        cfg.min_compression_token_threshold = 100;
+        let summarizer = FakeSummarizer::fixed("ran the tools");
+        let m = memory(cfg, &summarizer).with_ladder(&[Strategy::ToolRunCompress]);
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        if compressed {
+            assert_eq!(summarizer.calls(), 1);
+            assert_eq!(r.events.len(), 1);
+            assert_eq!((r.events[0].index, r.events[0].message_count), (2, 7));
+            assert_valid(&m, "seven");
+            check_recoverable(&m, "seven");
+        } else {
+            assert_eq!(summarizer.calls(), 0, "a run of exactly minConsecutiveToolMessages is left alone");
+            assert!(r.events.is_empty() && r.exhausted, "{r:?}");
+            assert_eq!(m.messages(), msgs);
+        }
+    }
+}
+
+#[test]
+fn a_parallel_exchange_cut_by_last_keep_ends_the_run_before_it() {
+    let mut msgs = vec![system("agent"), user("compare the modules")];
+    msgs.extend(exchanges("single", 4, 3_000));
+    let parallel = msgs.len();
+    msgs.push(assistant_calls(&["p1", "p2", "p3"]));
+    for id in ["p1", "p2", "p3"] {
+        msgs.push(tool_result(id, 3_000));
+    }
+    msgs.push(answer("compared"));
+    msgs.push(user("and now?"));
+    let n = msgs.len();
+    // The cut lands on the second of the three results.
+    for (last_keep, run_len) in [(n - (parallel + 2), parallel - 2), (1, parallel + 4 - 2)] {
+        let mut cfg = config("cut", window_for(tokens_of(&msgs) / 4));
+        cfg.last_keep = last_keep as u32;
+        cfg.min_compression_token_threshold = 100;
+        let summarizer = FakeSummarizer::fixed("read the modules");
+        let m = memory(cfg, &summarizer).with_ladder(&[Strategy::ToolRunCompress]);
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert_eq!(summarizer.calls(), 1, "lastKeep {last_keep}");
+        assert_eq!((r.events[0].index, r.events[0].message_count), (2, run_len), "lastKeep {last_keep}");
+        let q = &summarizer.requests.borrow()[0];
+        let cut = q.messages.iter().any(|v| v["tool_call_id"] == "p1") != q.messages.iter().any(|v| v["tool_call_id"] == "p3");
+        assert!(!cut, "lastKeep {last_keep}: the parallel exchange went in partly");
+        if run_len == parallel - 2 {
+            assert_eq!(&m.messages()[3..], &msgs[parallel..], "the straddling exchange and the tail stay whole");
+        }
+        assert_valid(&m, "cut");
+        check_recoverable(&m, "cut");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recent focus window rollup
+// ---------------------------------------------------------------------------------------------
+
+/// `n` complete chat rounds (user + answer) of about `chars` characters each side.
+fn chat_rounds(tag: &str, n: usize, user_chars: usize, answer_chars: usize) -> Vec<Value> {
+    (0..n)
+        .flat_map(|r| {
+            vec![
+                user(&format!("{tag} question {r}: {}", filler(&format!("{tag}q{r}"), user_chars))),
+                answer(&format!("{tag} answer {r}: {}", filler(&format!("{tag}a{r}"), answer_chars))),
+            ]
+        })
+        .collect()
+}
+
+/// Where the focus window starts by its definition: the current round plus the fewest recent
+/// complete rounds that are at least `rounds` rounds and `tokens` tokens together.
+fn window_start(msgs: &[Value], current: usize, rounds: usize, tokens: u64) -> usize {
+    let mut start = current;
+    let mut kept = 0;
+    let mut sum = tokens_sum(&msgs[current..]);
+    while !(kept >= rounds && sum >= tokens) {
+        start -= 2;
+        kept += 1;
+        sum += tokens_sum(&msgs[start..start + 2]);
+    }
+    start
+}
+
+#[test]
+fn the_focus_window_keeps_three_rounds_and_eight_thousand_tokens_both() {
+    // Small rounds: three are far below 8000 tokens, so the tokens decide. Large rounds: two
+    // are above 8000 tokens, so the round count decides.
+    for (tag, n, user_chars, answer_chars, by_tokens) in [("small", 30, 600, 1_200, true), ("large", 8, 100, 24_000, false)] {
+        let mut msgs = vec![system("agent")];
+        msgs.extend(chat_rounds(tag, n, user_chars, answer_chars));
+        let current = msgs.len();
+        msgs.push(user("the current question"));
+        let expected = window_start(&msgs, current, 3, 8_000);
+        let kept_rounds = (current - expected) / 2;
+        if by_tokens {
+            assert!(kept_rounds > 3, "{tag}: {kept_rounds} rounds");
+        } else {
+            assert_eq!(kept_rounds, 3, "{tag}");
+            assert!(tokens_sum(&msgs[current - 4..]) >= 8_000, "{tag}: two rounds alone exceed 8000 tokens");
+        }
+
+        let mut cfg = config(&format!("window-{tag}"), 100_000_000);
+        cfg.msg_threshold = 10;
+        cfg.last_keep = 2;
+        assert_eq!((cfg.history_rollup_keep_recent_rounds, cfg.history_rollup_keep_recent_tokens), (3, 8_000), "the defaults");
+        let summarizer = FakeSummarizer::digest();
+        let m = memory(cfg, &summarizer);
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert_eq!(kinds(&summarizer), vec!["rollup"], "{tag}");
+        assert_eq!(r.events.len(), 1, "{tag}: {:?}", r.events);
+        let e = &r.events[0];
+        assert_eq!(e.event_type, "RECENT_FOCUS_WINDOW_COMPACT");
+        assert_eq!((e.index, e.index + e.message_count), (1, expected), "{tag}: rolled span");
+        let out = m.messages();
+        assert_eq!(out[0], msgs[0]);
+        assert_eq!(&out[2..], &msgs[expected..], "{tag}: the focus window stays verbatim");
+        assert_valid(&m, tag);
+        check_recoverable(&m, tag);
+    }
+}
+
+#[test]
+fn token_pressure_alone_never_rolls_up_and_count_pressure_does() {
+    let mut msgs = vec![system("agent")];
+    msgs.extend(chat_rounds("r", 14, 600, 1_200));
+    msgs.push(user("the current question"));
+    let total = tokens_of(&msgs);
+
+    // Tokens over the target, messages under msgThreshold; a focus window that leaves most
+    // rounds outside it, so a rollup would have plenty to take.
+    let mut cfg = config("tokens-only", window_for(total / 2));
+    cfg.msg_threshold = 1_000;
+    cfg.history_rollup_keep_recent_tokens = 10;
+    let summarizer = FakeSummarizer::digest();
+    let m = memory(cfg, &summarizer);
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(r.compressed && r.under_target, "{r:?}");
+    assert!(!kinds(&summarizer).contains(&"rollup".to_string()), "{:?}", kinds(&summarizer));
+    assert!(r.events.iter().all(|e| e.event_type != "RECENT_FOCUS_WINDOW_COMPACT"), "{:?}", r.events);
+    assert_valid(&m, "tokens only");
+    check_recoverable(&m, "tokens only");
+
+    // The same conversation with messages over msgThreshold and tokens far under the target.
+    let mut cfg = config("count-only", 100_000_000);
+    cfg.msg_threshold = 20;
+    cfg.last_keep = 2;
+    cfg.history_rollup_keep_recent_tokens = 10;
+    let summarizer = FakeSummarizer::digest();
+    let m = memory(cfg, &summarizer);
+    m.add(&Value::Array(msgs)).unwrap();
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert_eq!(kinds(&summarizer), vec!["rollup"]);
+    assert_eq!(r.events.iter().map(|e| e.event_type.as_str()).collect::<Vec<_>>(), vec!["RECENT_FOCUS_WINDOW_COMPACT"]);
+    assert_valid(&m, "count only");
+}
+
+#[test]
+fn a_new_rollup_absorbs_the_previous_one_whose_offload_stays_reloadable() {
+    let mut cfg = config("absorb", 100_000_000);
+    cfg.msg_threshold = 16;
+    cfg.last_keep = 2;
+    cfg.history_rollup_keep_recent_rounds = 3;
+    cfg.history_rollup_keep_recent_tokens = 10;
+    let summarizer = FakeSummarizer::digest();
+    let m = memory(cfg, &summarizer);
+    let mut first = vec![system("agent")];
+    first.extend(chat_rounds("one", 8, 200, 300));
+    first.push(user("current one"));
+    m.add(&Value::Array(first.clone())).unwrap();
+    let r1 = block_on(m.compress_if_needed()).unwrap();
+    assert_eq!(r1.events.len(), 1);
+    let e1 = r1.events[0].clone();
+    let u1 = e1.offload_uuid.clone().unwrap();
+    // Rounds 0..5 rolled; rounds 5..8 and the current one stay.
+    assert_eq!((e1.index, e1.message_count), (1, 10));
+    let rollup1 = m.messages()[1].clone();
+    assert_eq!(m.working()[1].synthetic.as_ref().unwrap().generation, Some(1));
+
+    // More rounds push the count over again; the next rollup starts at the old one.
+    let mut more = vec![answer("answer to current one")];
+    more.extend(chat_rounds("two", 4, 200, 300));
+    more.push(user("current two"));
+    m.add(&Value::Array(more)).unwrap();
+    let r2 = block_on(m.compress_if_needed()).unwrap();
+    assert_eq!(r2.events.len(), 1, "{:?}", r2.events);
+    let e2 = &r2.events[0];
+    assert_eq!(e2.index, 1, "the new rollup takes the old one's place");
+    let working = m.working();
+    let marks: Vec<_> = working.iter().filter_map(|w| w.synthetic.as_ref()).collect();
+    assert_eq!(marks.len(), 1, "one rolling summary");
+    assert_eq!(marks[0].generation, Some(2));
+    assert!(summarizer.requests.borrow()[1].messages[0] == rollup1, "the old rollup was summarized into the new one");
+
+    // The new offload holds the old rollup message, marker and all, then the newly rolled rounds.
+    let back = block_on(m.reload(e2.offload_uuid.as_ref().unwrap())).unwrap();
+    assert_eq!(back[0], rollup1);
+    assert_eq!(markers_in(&back[0]), vec![u1.clone()]);
+    assert_eq!(back.len(), e2.message_count);
+    // ... and the old offload was not deleted: it still reloads the first rounds byte-exact.
+    assert_eq!(block_on(m.reload(&u1)).unwrap(), first[1..11].to_vec());
+    assert!(m.store().keys().contains(&format!("absorb/{u1}")));
+    check_recoverable(&m, "absorb");
+    assert_valid(&m, "absorb");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Count pressure and the current round
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn count_pressure_alone_never_touches_the_current_round() {
+    // A long current turn of answered tool work (more than msgThreshold messages on its own),
+    // with results large enough for every current-round step, after a few earlier rounds.
+    let mut msgs = vec![system("agent")];
+    msgs.extend(chat_rounds("early", 6, 200, 300));
+    let current = msgs.len();
+    msgs.push(user("refactor the whole crate"));
+    for k in 0..30 {
+        let id = format!("step{k}");
+        msgs.push(json!({"role": "assistant", "content": format!("Step {k}: {}", filler(&id, 6_000)), "tool_calls": [call(&id, "bash")]}));
+        msgs.push(tool_result(&id, 7_000));
+    }
+    msgs.push(answer("refactored"));
+    assert!(msgs.len() - current > 60);
+    let total = tokens_of(&msgs);
+
+    for (name, earlier) in [("with earlier rounds", true), ("current round only", false)] {
+        let msgs: Vec<Value> = if earlier { msgs.clone() } else { [&msgs[..1], &msgs[current..]].concat() };
+        let cur = if earlier { current } else { 1 };
+        let mut cfg = config("count", window_for(total * 2));
+        cfg.msg_threshold = 60;
+        cfg.last_keep = 2;
+        cfg.history_rollup_keep_recent_rounds = 1;
+        cfg.history_rollup_keep_recent_tokens = 10;
+        let summarizer = FakeSummarizer::fixed("short");
+        let m = memory(cfg, &summarizer);
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        assert!(m.needs_compression() && m.token_count() < m.config().trigger_tokens());
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(r.under_target && !r.exhausted, "{name}: {r:?}");
+        let out = m.messages();
+        assert_eq!(&out[out.len() - (msgs.len() - cur)..], &msgs[cur..], "{name}: the current round is untouched");
+        let k = kinds(&summarizer);
+        assert!(k.iter().all(|k| k == "rollup"), "{name}: no current-round summary: {k:?}");
+        if earlier {
+            assert_eq!(k.len(), 1, "{name}");
+            assert!(r.compressed);
+        } else {
+            assert!(k.is_empty() && !r.compressed && r.events.is_empty(), "{name}: nothing to roll up: {r:?}");
+            assert_eq!(out, msgs);
+        }
+        assert_valid(&m, name);
+    }
+}
