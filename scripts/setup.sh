@@ -39,7 +39,12 @@ if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.jso
     # npm ci refuses a lockfile that lacks optional platform packages (deno's other-platform
     # binaries) when the registry in use does not serve them; npm install skips those and
     # installs the same locked versions of everything else.
-    npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+    npm_log=$(mktemp)
+    if ! npm ci --no-audit --no-fund 2>"$npm_log"; then
+      echo "setup: npm ci refused ($(grep -m 1 -E 'Missing:|error' "$npm_log" || true)); running npm install" >&2
+      npm install --no-audit --no-fund
+    fi
+    rm -f "$npm_log"
   else
     npm install --no-audit --no-fund
   fi
