@@ -41,7 +41,7 @@ if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.jso
     # installs the same locked versions of everything else.
     npm_log=$(mktemp)
     if ! npm ci --no-audit --no-fund 2>"$npm_log"; then
-      echo "setup: npm ci refused ($(grep -m 1 -E 'Missing:|error' "$npm_log" || true)); running npm install" >&2
+      echo "setup: npm ci refused ($(grep -m 1 'Missing:' "$npm_log" || grep -m 1 'error' "$npm_log" || true)); running npm install" >&2
       npm install --no-audit --no-fund
     fi
     rm -f "$npm_log"
