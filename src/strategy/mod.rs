@@ -10,6 +10,8 @@ mod current_compress;
 mod current_large;
 mod emergency;
 pub(crate) mod llm;
+#[cfg(test)]
+mod multi_result_tests;
 mod offload;
 mod rollup;
 mod round_summary;
