@@ -5,8 +5,9 @@
 //! folder named by `AUTOCONTEXT_CORPUS`); without it the test prints that it was skipped. Each
 //! trace is replayed twice: with no summarizer (the no-LLM ladder) and with a deterministic
 //! fake summarizer (the whole ladder). After every pass the working list must be valid for the
-//! provider; every tenth model turn, and at the end, every original must be recoverable
-//! byte-exact. The per-trace numbers go to stderr and to `target/replay-report.md`.
+//! provider and the request must fit the 32k window; every tenth model turn, and at the end,
+//! every original must be recoverable byte-exact. The per-trace numbers (compression ratio,
+//! summarize calls, the slowest pass) go to stderr and to `target/replay-report.md`.
 
 mod common;
 
@@ -56,16 +57,26 @@ struct Row {
     mode: Mode,
     messages: usize,
     turns: usize,
-    above_window: usize,
     max_tokens: u64,
+    /// The whole trace as one request, uncompressed.
+    original_tokens: u64,
     final_tokens: u64,
     final_messages: usize,
     events: BTreeMap<String, usize>,
     summarize_calls: usize,
     in_working: usize,
     via_reload: usize,
+    /// The slowest single pass.
+    max_pass: Duration,
     engine_time: Duration,
     total_time: Duration,
+}
+
+impl Row {
+    /// Original tokens over final tokens.
+    fn ratio(&self) -> f64 {
+        self.original_tokens as f64 / self.final_tokens.max(1) as f64
+    }
 }
 
 fn replay_trace(name: &str, messages: &[Value], mode: Mode) -> Row {
@@ -82,36 +93,55 @@ fn replay_trace(name: &str, messages: &[Value], mode: Mode) -> Row {
     )
     .unwrap();
     let mut engine_time = Duration::ZERO;
-    let (mut turns, mut above, mut max_tokens) = (0, 0, 0);
+    let mut max_pass = Duration::ZERO;
+    let (mut turns, mut max_tokens) = (0, 0);
+    // The request as the agent would send it without compression: the empty request's
+    // overhead plus every message's tokens (each add's growth; no pass runs between the two
+    // readings).
+    let mut original_tokens = memory.token_count();
+    // A pass before every model turn, and one at the end, before the next turn would start.
+    let pass = |before: String, turns: usize| -> (u64, Duration) {
+        let t = Instant::now();
+        let r = block_on(memory.compress_if_needed())
+            .unwrap_or_else(|e| panic!("{name} ({}): pass {before} failed: {e:?}", mode.name()));
+        let took = t.elapsed();
+        let problems = memory.validate();
+        assert!(problems.is_empty(), "{name} ({}): invalid after the pass {before}: {problems:?}", mode.name());
+        assert!(
+            r.under_target || (r.exhausted && r.reason.is_some()),
+            "{name} ({}): over the target without a reason {before}: {r:?}",
+            mode.name()
+        );
+        let tokens = memory.token_count();
+        assert!(
+            tokens <= WINDOW,
+            "{name} ({}): the model turn {before} needs {tokens} tokens, over the {WINDOW}-token window: {r:?}",
+            mode.name()
+        );
+        if turns % 10 == 0 {
+            check_recoverable(&memory, &format!("{name} ({}), {before}", mode.name()));
+        }
+        (tokens, took)
+    };
     for (i, v) in messages.iter().enumerate() {
         if v["role"] == "assistant" {
-            let t = Instant::now();
-            let r = block_on(memory.compress_if_needed())
-                .unwrap_or_else(|e| panic!("{name} ({}): pass before message {i} failed: {e:?}", mode.name()));
-            engine_time += t.elapsed();
             turns += 1;
-            let problems = memory.validate();
-            assert!(problems.is_empty(), "{name} ({}): invalid after the pass before message {i}: {problems:?}", mode.name());
-            assert!(
-                r.under_target || (r.exhausted && r.reason.is_some()),
-                "{name} ({}): over the target without a reason before message {i}: {r:?}",
-                mode.name()
-            );
-            if turns % 10 == 0 {
-                check_recoverable(&memory, &format!("{name} ({}), before message {i}", mode.name()));
-            }
-            let tokens = memory.token_count();
+            let (tokens, took) = pass(format!("before message {i}"), turns);
             max_tokens = max_tokens.max(tokens);
-            if tokens > WINDOW {
-                above += 1;
-            }
+            max_pass = max_pass.max(took);
+            engine_time += took;
         }
         let t = Instant::now();
+        let grown_from = memory.token_count();
         memory
             .add(v)
             .unwrap_or_else(|e| panic!("{name} ({}): add of message {i} rejected: {e:?}", mode.name()));
+        original_tokens += memory.token_count() - grown_from;
         engine_time += t.elapsed();
     }
+    let (final_tokens, took) = pass("after the last message".into(), 1);
+    max_pass = max_pass.max(took);
+    engine_time += took;
     let what = format!("{name} ({})", mode.name());
     assert_valid(&memory, &what);
     let recovery = check_recoverable(&memory, &what);
@@ -127,14 +157,15 @@ fn replay_trace(name: &str, messages: &[Value], mode: Mode) -> Row {
         mode,
         messages: messages.len(),
         turns,
-        above_window: above,
         max_tokens,
-        final_tokens: memory.token_count(),
+        original_tokens,
+        final_tokens,
         final_messages: memory.messages().len(),
         events,
         summarize_calls: summarizer.calls(),
         in_working: recovery.in_working,
         via_reload: recovery.via_reload,
+        max_pass,
         engine_time,
         total_time: start.elapsed(),
     }
@@ -162,23 +193,25 @@ fn table(rows: &[Row], wall: Duration, load: Duration) -> String {
         "# Corpus replay ({} traces, window {WINDOW} tokens, pass before every model turn)\n\n",
         rows.iter().map(|r| &r.trace).collect::<std::collections::BTreeSet<_>>().len()
     ));
-    out.push_str("| trace | mode | msgs | turns | turns > 32k | max tokens | final tokens | final msgs | originals kept / reloaded | LLM calls | events | engine ms | total ms |\n");
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
+    out.push_str("| trace | mode | msgs | turns | max tokens | original tokens | final tokens | ratio | final msgs | originals kept / reloaded | summarize calls | largest pass ms | events | engine ms | total ms |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
     for r in rows {
         let events: Vec<String> = r.events.iter().map(|(k, v)| format!("{} {v}", short(k))).collect();
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} / {} | {} | {:.1} | {} | {} | {} |\n",
             r.trace,
             r.mode.name(),
             r.messages,
             r.turns,
-            r.above_window,
             r.max_tokens,
+            r.original_tokens,
             r.final_tokens,
+            r.ratio(),
             r.final_messages,
             r.in_working,
             r.via_reload,
             r.summarize_calls,
+            r.max_pass.as_secs_f64() * 1000.0,
             if events.is_empty() { "-".to_string() } else { events.join(", ") },
             r.engine_time.as_millis(),
             r.total_time.as_millis(),
@@ -186,11 +219,14 @@ fn table(rows: &[Row], wall: Duration, load: Duration) -> String {
     }
     for mode in [Mode::NoLlm, Mode::FakeLlm] {
         let rs: Vec<&Row> = rows.iter().filter(|r| r.mode == mode).collect();
+        let slowest = rs.iter().max_by_key(|r| r.max_pass);
         out.push_str(&format!(
-            "\n{}: {} model turns, {} of them above {WINDOW} tokens, engine time {} ms.",
+            "\n{}: {} model turns, every one within {WINDOW} tokens; {} summarize calls; slowest pass {:.1} ms ({}); engine time {} ms.",
             mode.name(),
             rs.iter().map(|r| r.turns).sum::<usize>(),
-            rs.iter().map(|r| r.above_window).sum::<usize>(),
+            rs.iter().map(|r| r.summarize_calls).sum::<usize>(),
+            slowest.map_or(0.0, |r| r.max_pass.as_secs_f64() * 1000.0),
+            slowest.map_or("-", |r| r.trace.as_str()),
             rs.iter().map(|r| r.engine_time.as_millis()).sum::<u128>(),
         ));
     }
@@ -200,9 +236,11 @@ fn table(rows: &[Row], wall: Duration, load: Duration) -> String {
         load.as_millis()
     ));
     out.push_str(
-        "\n`max tokens`: the largest request right after a pass; `final tokens`: after the last message was added \
-         (no pass after it). `originals kept / reloaded`: originals found unchanged in the final working list / \
-         recovered byte-exact through its offload markers.\n",
+        "\n`max tokens`: the largest request right after a pass; `original tokens`: the whole trace as one request, \
+         uncompressed; `final tokens`: after a last pass once every message was added; `ratio`: original / final. \
+         `originals kept / reloaded`: originals found unchanged in the final working list / recovered byte-exact \
+         through its offload markers. `largest pass ms`: the slowest single pass (debug build, fake summarizer \
+         answering at once).\n",
     );
     out
 }
