@@ -3,6 +3,8 @@
 import { AutoContextMemory, AutoContextError, compress, countTokens, isAutoContextError, validate } from 'autocontext';
 import type { CompressResult, CompressionEvent, OffloadStore, SummarizeFn, ValidationProblem } from 'autocontext';
 import { MemoryStore } from 'autocontext/stores/memory';
+import { CloudflareKVStore } from 'autocontext/stores/cloudflare-kv';
+import { DenoKVStore } from 'autocontext/stores/deno-kv';
 
 interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -35,6 +37,22 @@ try {
   if (e instanceof AutoContextError) console.log(e.message);
 }
 
+// A Workers KV binding, shaped as Cloudflare's KVNamespace type declares it (overloaded get,
+// a list result that is a union), is accepted as it is.
+declare const binding: {
+  get(key: string, type: 'text'): Promise<string | null>;
+  get(key: string, type: 'json'): Promise<unknown>;
+  put(key: string, value: string | ArrayBuffer, options?: { expiration?: number; expirationTtl?: number; metadata?: unknown }): Promise<void>;
+  delete(key: string): Promise<void>;
+  list(options?: { prefix?: string | null; limit?: number; cursor?: string | null }): Promise<
+    { list_complete: false; keys: { name: string; expiration?: number }[]; cursor: string } | { list_complete: true; keys: { name: string }[] }
+  >;
+};
+const kvStore: OffloadStore = new CloudflareKVStore(binding, { prefix: 'offloads/', expirationTtl: 86_400 });
+const kvKeys: Promise<string[]> = new CloudflareKVStore(binding).keys('chat-1/');
+declare const denoKv: import('autocontext/stores/deno-kv').DenoKvLike;
+const denoStore: OffloadStore = new DenoKVStore(denoKv, { prefix: 'autocontext' });
+
 // @ts-expect-error not a tokenizer name
 new AutoContextMemory({ tokenizer: 'gpt2' });
 // @ts-expect-error maxToken is a number
@@ -42,4 +60,4 @@ new AutoContextMemory({ maxToken: '8000' });
 // @ts-expect-error not a message of this memory's type
 memory.add({ role: 'robot', content: 'beep' });
 
-export { pass, events, problems, n, name, reloaded, answer, once };
+export { pass, events, problems, n, name, reloaded, answer, once, kvStore, kvKeys, denoStore };
