@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use futures_util::future::join_all;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
@@ -75,6 +75,10 @@ pub struct OffloadRecord {
     pub uuid: String,
     /// How many messages it holds.
     pub message_count: usize,
+    /// Digest of the payload written to the store, checked on reload (absent in states made
+    /// before digests were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 #[derive(Default)]
@@ -90,6 +94,36 @@ pub(crate) struct State {
     pub generation: u64,
     /// The host's current plan.
     pub plan: Option<Plan>,
+    /// Offloads written by a pass that was dropped (cancelled by a native host) before it
+    /// committed or deleted them; the next pass deletes them first.
+    pub abandoned: Vec<String>,
+}
+
+/// Clears the busy flag when a pass ends, however it ends (also when its future is dropped).
+struct Busy<'a>(&'a Cell<bool>);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// The offloads a pass has written, or started to write, as `(uuid, digest)`, until it commits
+/// them or deletes them again. A pass dropped in between hands them to [`State::abandoned`].
+struct Pending<'a> {
+    state: &'a RefCell<State>,
+    written: Vec<(String, String)>,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.written.is_empty() {
+            return;
+        }
+        if let Ok(mut st) = self.state.try_borrow_mut() {
+            st.abandoned.extend(self.written.drain(..).map(|(u, _)| u));
+        }
+    }
 }
 
 /// The context memory of one conversation.
@@ -271,9 +305,15 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                 "a compression pass is already running on this memory; await it first",
             ));
         }
-        let out = self.run_pass().await;
-        self.busy.set(false);
-        out
+        let _busy = Busy(&self.busy);
+        // Offloads of a pass a native host dropped midway: never referenced, so deleted now.
+        let leftover = std::mem::take(&mut self.state.borrow_mut().abandoned);
+        if !leftover.is_empty() {
+            let mut cleanup = Pending { state: &self.state, written: leftover.into_iter().map(|u| (u, String::new())).collect() };
+            self.delete_quietly(&cleanup.written).await;
+            cleanup.written.clear();
+        }
+        self.run_pass().await
     }
 
     async fn run_pass(&self) -> Result<CompressResult> {
@@ -302,12 +342,13 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             return Ok(result);
         }
 
-        let mut written: Vec<String> = Vec::new();
+        let mut pending = Pending { state: &self.state, written: Vec::new() };
         let mut events: Vec<CompressionEvent> = Vec::new();
         let failures = RefCell::new(Vec::new());
-        let outcome = self.sweep(&mut work, &mut written, &mut events, &failures, target).await;
+        let outcome = self.sweep(&mut work, &mut pending.written, &mut events, &failures, target).await;
         if let Err(e) = outcome {
-            self.delete_quietly(&written).await;
+            self.delete_quietly(&pending.written).await;
+            pending.written.clear();
             return Err(e);
         }
         // Failed summaries are events too, placed before the changes of the pass; what the host
@@ -348,7 +389,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             st.generation != generation || st.working.len() < snapshot_len
         };
         if moved {
-            self.delete_quietly(&written).await;
+            self.delete_quietly(&pending.written).await;
+            pending.written.clear();
             return Err(Error::new(ErrorCode::InvalidState, "the memory changed under the pass (restored or compressed elsewhere); nothing was applied"));
         }
         let mut st = self.state.borrow_mut();
@@ -358,10 +400,10 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         work.extend(appended);
         st.working_tokens = sum_tokens(&work);
         st.working = work;
-        for uuid in &written {
-            let count = events.iter().find(|e| e.offload_uuid.as_deref() == Some(uuid)).map_or(0, |e| e.message_count);
+        for (uuid, digest) in std::mem::take(&mut pending.written) {
+            let count = events.iter().find(|e| e.offload_uuid.as_deref() == Some(uuid.as_str())).map_or(0, |e| e.message_count);
             st.offload_ids.insert(uuid.clone());
-            st.offloads.push(OffloadRecord { uuid: uuid.clone(), message_count: count });
+            st.offloads.push(OffloadRecord { uuid, message_count: count, digest: Some(digest) });
         }
         st.events.extend(events.iter().cloned());
         st.generation += 1;
@@ -373,7 +415,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     async fn sweep(
         &self,
         work: &mut Vec<Entry>,
-        written: &mut Vec<String>,
+        written: &mut Vec<(String, String)>,
         events: &mut Vec<CompressionEvent>,
         failures: &RefCell<Vec<Failure>>,
         target: u64,
@@ -451,40 +493,30 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         Ok(out)
     }
 
-    async fn write_offloads(&self, work: &[Entry], edits: &[(Edit, Vec<u32>)], written: &mut Vec<String>) -> Result<()> {
+    /// Writes the offloads of `edits`. Every key is recorded in `written` before its put
+    /// starts: a put that fails or never answers may still have landed, so a pass that does not
+    /// commit deletes every key it tried.
+    async fn write_offloads(&self, work: &[Entry], edits: &[(Edit, Vec<u32>)], written: &mut Vec<(String, String)>) -> Result<()> {
         let payloads: Vec<(String, String)> = edits
             .iter()
             .filter_map(|(e, _)| {
                 let uuid = e.offload.as_ref()?;
                 let messages: Vec<&Value> = work[e.span.clone()].iter().map(|x| &x.msg.wire).collect();
-                let body = json!({
-                    "autocontext": 1,
-                    "sessionId": self.config.session_id,
-                    "uuid": uuid,
-                    "format": self.config.format.name(),
-                    "messages": messages,
-                });
-                Some((uuid.clone(), body.to_string()))
+                Some((uuid.clone(), crate::offload::payload(&self.config.session_id, uuid, self.config.format, &messages)))
             })
             .collect();
+        written.extend(payloads.iter().map(|(u, body)| (u.clone(), crate::offload::digest(body))));
         let keys: Vec<String> = payloads.iter().map(|(u, _)| self.key(u)).collect();
         let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body))| self.store.put(k, body))).await;
-        let mut failure = None;
-        for ((uuid, _), r) in payloads.iter().zip(results) {
-            match r {
-                Ok(()) => written.push(uuid.clone()),
-                Err(e) if failure.is_none() => failure = Some(e),
-                Err(_) => {}
-            }
-        }
+        let failure = results.into_iter().find_map(|r| r.err());
         match failure {
             Some(e) => Err(Error::host(ErrorCode::StoreFailed, "the offload store failed to put an offload; nothing was changed", e)),
             None => Ok(()),
         }
     }
 
-    async fn delete_quietly(&self, uuids: &[String]) {
-        let keys: Vec<String> = uuids.iter().map(|u| self.key(u)).collect();
+    async fn delete_quietly(&self, written: &[(String, String)]) {
+        let keys: Vec<String> = written.iter().map(|(u, _)| self.key(u)).collect();
         let _ = join_all(keys.iter().map(|k| self.store.delete(k))).await;
     }
 
@@ -497,21 +529,26 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         if !is_uuid(uuid) {
             return Err(Error::new(ErrorCode::InvalidArgument, format!("{uuid:?} is not an offload uuid (expected 8-4-4-4-12 hex digits)")).at_field("uuid"));
         }
-        if !self.state.borrow().offload_ids.contains(uuid) {
+        let record = self.state.borrow().offloads.iter().find(|o| o.uuid == uuid).cloned();
+        let Some(record) = record else {
             return Err(Error::new(ErrorCode::NotFound, format!("no offload {uuid} in session {:?}", self.config.session_id)));
-        }
+        };
         let raw = self
             .store
             .get(&self.key(uuid))
             .await
             .map_err(|e| Error::host(ErrorCode::StoreFailed, "the offload store failed to get an offload", e))?
             .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("offload {uuid} is missing from the store")))?;
-        let body: Value = serde_json::from_str(&raw)
-            .map_err(|e| Error::new(ErrorCode::StoreFailed, format!("offload {uuid} in the store is not valid JSON: {e}")))?;
-        match body.get("messages") {
-            Some(Value::Array(m)) if body.get("uuid").and_then(Value::as_str) == Some(uuid) => Ok(m.clone()),
-            _ => Err(Error::new(ErrorCode::StoreFailed, format!("offload {uuid} in the store is not an autocontext offload"))),
-        }
+        crate::offload::open(
+            &raw,
+            &crate::offload::Expected {
+                session_id: &self.config.session_id,
+                uuid,
+                format: self.config.format,
+                message_count: record.message_count,
+                digest: record.digest.as_deref(),
+            },
+        )
     }
 
     /// Executes a `context_reload` call of the model (in the format's call shape) and returns

@@ -33,6 +33,7 @@ pub mod events;
 pub mod format;
 pub mod host;
 pub mod message;
+pub mod offload;
 pub mod plan;
 pub mod prompts;
 pub mod state;

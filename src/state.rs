@@ -76,6 +76,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             if !crate::engine::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
                 return Err(bad(format!("state.offloads: {:?} is not a valid, unique offload uuid", o.uuid)));
             }
+            if o.digest.as_deref().is_some_and(|d| !crate::offload::is_digest(d)) {
+                return Err(bad(format!("state.offloads: offload {} has a malformed digest {:?}", o.uuid, o.digest)));
+            }
         }
         let events: Vec<CompressionEvent> = serde_json::from_value(obj.get("events").cloned().unwrap_or(json!([])))
             .map_err(|e| bad(format!("state.events: {e}")))?;
@@ -135,6 +138,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             call_ids,
             generation: 0,
             plan,
+            abandoned: Vec::new(),
         };
         Ok(memory)
     }

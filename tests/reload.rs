@@ -100,8 +100,10 @@ fn the_reload_tool_answers_the_model_in_text() {
     for call in shapes {
         let text = block_on(m.handle_reload_call(&call)).unwrap();
         assert!(text.contains(&uuid), "{call}");
-        assert!(text.contains(original), "the whole original is in the answer ({call})");
+        assert!(text.chars().count() <= m.config().offload_reload_limit as usize, "one answer stays within offloadReloadLimit");
+        assert!(text.contains("page 1 of"), "80000 characters come in pages ({call})");
     }
+    assert!(all_pages(&m, &uuid).contains(original), "the pages hold the whole original");
     let text = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a"}))).unwrap();
     assert!(text.contains("No offloaded context"), "{text}");
     let text = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": "../../etc"}))).unwrap();
@@ -114,4 +116,19 @@ fn the_reload_tool_answers_the_model_in_text() {
     let tool = m.format().reload_tool();
     assert_eq!(tool["function"]["name"], "context_reload");
     assert_eq!(tool["function"]["parameters"]["required"], json!(["working_context_offload_uuid"]));
+}
+
+/// The content of every page of a reload, in order, without the headers and notes.
+fn all_pages(m: &Mem, uuid: &str) -> String {
+    let mut out = String::new();
+    for page in 1..1_000 {
+        let text = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": uuid, "page": page}))).unwrap();
+        let body = &text[text.find('\n').unwrap() + 1..];
+        let note = body.rfind("\n[Page ").expect("a paged answer ends with its note");
+        out.push_str(&body[..note]);
+        if body[note..].contains("the end of offload") {
+            return out;
+        }
+    }
+    panic!("no last page");
 }

@@ -67,7 +67,9 @@ fn a_failing_put_at_any_point_of_a_pass_changes_nothing_and_leaves_no_orphan_key
         assert!(boom.key.starts_with(&format!("fail{k}/")), "{}", boom.key);
         assert_eq!(snapshot(&m), before, "put {k}: the memory changed");
         assert!(store.keys().is_empty(), "put {k}: orphan keys {:?}", store.keys());
-        assert_eq!(store.deletes.get(), store.puts.get() - 1, "put {k}: every successful put is deleted again");
+        // Every key the pass tried is deleted again, the failed one too (a put that failed may
+        // still have landed).
+        assert_eq!(store.deletes.get(), store.puts.get(), "put {k}: every put is deleted again");
 
         // The same memory compresses fine once the store recovers.
         let r = block_on(m.compress_if_needed()).unwrap();

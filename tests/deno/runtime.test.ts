@@ -227,8 +227,17 @@ Deno.test('compress a conversation into Deno KV, reload byte-exact, restore from
   try {
     const restored = AutoContextMemory.fromJSON(state, { store: new DenoKVStore(kv) });
     equal(JSON.stringify(await restored.reload(uuids[0])), JSON.stringify([tool]), 'reload after reopening the database');
-    const text = await restored.handleReloadCall({ working_context_offload_uuid: uuids[0] });
-    assert(text.includes(tool.content), 'the context_reload answer carries the original');
+    // The context_reload answer comes in pages when it is long; all of them carry the original.
+    let text = '';
+    for (let page = 1, pages = 1; page <= pages; page++) {
+      const answer = await restored.handleReloadCall({ working_context_offload_uuid: uuids[0], page });
+      const header = answer.match(/^Original content of offload [0-9a-f-]{36} \(\d+ messages?\)(?:, page \d+ of (\d+))?:\n/);
+      assert(header, answer.slice(0, 200));
+      if (header[1] !== undefined) pages = Number(header[1]);
+      const note = answer.lastIndexOf('\n[Page ');
+      text += answer.slice(header[0].length, header[1] !== undefined && note >= 0 ? note : answer.length);
+    }
+    assert(text.includes(tool.content), 'the context_reload answers carry the original');
     equal(JSON.stringify(await new DenoKVStore(kv).keys('deno-engine/')), JSON.stringify(uuids.map((u) => `deno-engine/${u}`).sort()), 'the keys in the file');
   } finally {
     kv.close();

@@ -163,16 +163,36 @@ test('the example Worker keeps a conversation in a Durable Object and reloads of
     const queue = [...markers];
     const seen = new Set(queue);
     let calls = 0;
+    // One context_reload exchange through the Worker, as the model makes it; the answer comes
+    // in pages when it is long, and the model follows each page's note to the next one.
+    const reloadThroughWorker = async (uuid) => {
+      let text = '';
+      for (let page = 1, pages = 1; page <= pages; page++) {
+        const args = page === 1 ? { working_context_offload_uuid: uuid } : { working_context_offload_uuid: uuid, page };
+        const call = { id: `reload${calls++}`, type: 'function', function: { name: 'context_reload', arguments: JSON.stringify(args) } };
+        const asked = await post2('/conversations/chat-1/messages', { messages: [{ role: 'user', content: 'Show me the original.' }, { role: 'assistant', content: null, tool_calls: [call] }] });
+        assert.equal(asked.status, 200, JSON.stringify(asked.body));
+        const reload = await post2('/conversations/chat-1/reload', call);
+        assert.equal(reload.status, 200, JSON.stringify(reload.body));
+        const { role, tool_call_id, content } = reload.body.message;
+        assert.equal(role, 'tool');
+        assert.equal(tool_call_id, call.id);
+        const header = content.match(/^Original content of offload ([0-9a-f-]{36}) \(\d+ messages?\)(?:, page (\d+) of (\d+))?:\n/);
+        assert.ok(header && header[1] === uuid, content.slice(0, 200));
+        if (header[3] !== undefined) {
+          assert.equal(Number(header[2]), page);
+          pages = Number(header[3]);
+        }
+        const note = content.lastIndexOf('\n[Page ');
+        text += content.slice(header[0].length, header[3] !== undefined && note >= 0 ? note : content.length);
+        const answered = await post2('/conversations/chat-1/messages', { messages: [reload.body.message, { role: 'assistant', content: 'Here it is.' }] });
+        assert.equal(answered.status, 200, JSON.stringify(answered.body));
+      }
+      return text;
+    };
     while (queue.length > 0) {
       const uuid = queue.shift();
-      const call = { id: `reload${calls++}`, type: 'function', function: { name: 'context_reload', arguments: JSON.stringify({ working_context_offload_uuid: uuid }) } };
-      const asked = await post2('/conversations/chat-1/messages', { messages: [{ role: 'user', content: 'Show me the original.' }, { role: 'assistant', content: null, tool_calls: [call] }] });
-      assert.equal(asked.status, 200, JSON.stringify(asked.body));
-      const reload = await post2('/conversations/chat-1/reload', call);
-      assert.equal(reload.status, 200, JSON.stringify(reload.body));
-      assert.equal(reload.body.message.role, 'tool');
-      assert.equal(reload.body.message.tool_call_id, call.id);
-      assert.ok(reload.body.message.content.startsWith(`Original content of offload ${uuid}`), reload.body.message.content.slice(0, 200));
+      const answer = await reloadThroughWorker(uuid);
 
       // The same originals, as messages.
       const originals = await (await mf.dispatchFetch(new URL(`/conversations/chat-1/offloads/${uuid}`, url2))).json();
@@ -181,14 +201,12 @@ test('the example Worker keeps a conversation in a Durable Object and reloads of
         const json = JSON.stringify(m);
         if (m.role === 'tool' && json === JSON.stringify(sent.get(m.tool_call_id))) {
           recovered.add(m.tool_call_id);
-          assert.ok(reload.body.message.content.includes(m.content), 'the tool message carries the original content');
+          assert.ok(answer.includes(m.content), 'the tool messages carry the original content');
         }
         for (const [, inner] of json.matchAll(/<!-- CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36}) -->/g)) {
           if (!seen.has(inner)) queue.push(inner), seen.add(inner);
         }
       }
-      const answered = await post2('/conversations/chat-1/messages', { messages: [reload.body.message, { role: 'assistant', content: 'Here it is.' }] });
-      assert.equal(answered.status, 200, JSON.stringify(answered.body));
     }
     const inWorking = new Set(working.messages.filter((m) => m.role === 'tool' && JSON.stringify(m) === JSON.stringify(sent.get(m.tool_call_id))).map((m) => m.tool_call_id));
     const lost = [...sent.keys()].filter((id) => !recovered.has(id) && !inWorking.has(id));

@@ -1,0 +1,137 @@
+//! The payload an offload keeps in the host's store, and the checks a reload makes on it.
+//!
+//! An offload is one JSON object under `<sessionId>/<uuid>`: the session, the uuid, the format
+//! and the original wire messages. The engine keeps a digest of the exact text it wrote in its
+//! offload index (and in the persisted state), so a reload can tell the payload it wrote from
+//! anything else the store hands back: a value truncated or garbled on the way, another key's
+//! value, another session's offload, or a payload edited in place. Each of those is a
+//! `STORE_FAILED` error; a reload never returns messages the engine did not offload.
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::format::Format;
+
+/// The text stored for an offload of `messages`.
+pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[&Value]) -> String {
+    json!({
+        "autocontext": 1,
+        "sessionId": session_id,
+        "uuid": uuid,
+        "format": format.name(),
+        "messages": messages,
+    })
+    .to_string()
+}
+
+/// A digest of a stored payload: FNV-1a over its UTF-8 bytes, 16 lowercase hex digits. It
+/// detects accidents (truncation, a wrong value, an edit), not an adversary who controls the
+/// store; the store is the host's own.
+pub fn digest(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Whether `s` has the shape of a [`digest`].
+pub(crate) fn is_digest(s: &str) -> bool {
+    s.len() == 16 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// What a reload expects to find.
+pub(crate) struct Expected<'a> {
+    pub session_id: &'a str,
+    pub uuid: &'a str,
+    pub format: Format,
+    /// Messages the offload holds (0 when unknown).
+    pub message_count: usize,
+    /// The digest recorded when the payload was written (absent in states made before digests).
+    pub digest: Option<&'a str>,
+}
+
+/// The original messages in `raw`, after checking that it is exactly the payload this session
+/// wrote for this uuid: the digest when one was recorded, then the envelope (session, uuid,
+/// format), the message count and that every message reads in the format.
+pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Vec<Value>> {
+    let uuid = want.uuid;
+    let bad = |why: String| Error::new(ErrorCode::StoreFailed, format!("offload {uuid} in the store {why}; it was not reloaded"));
+    if let Some(d) = want.digest {
+        let got = digest(raw);
+        if got != d {
+            return Err(bad(format!("is not the payload this session wrote (digest {got}, expected {d})")));
+        }
+    }
+    let body: Value = serde_json::from_str(raw).map_err(|e| bad(format!("is not valid JSON ({e})")))?;
+    let field = |k: &str| body.get(k).and_then(Value::as_str);
+    if field("uuid") != Some(uuid) {
+        return Err(bad(format!("is not an autocontext offload for this uuid (it names {:?})", field("uuid"))));
+    }
+    if field("sessionId") != Some(want.session_id) {
+        return Err(bad(format!("belongs to session {:?}, not {:?}", field("sessionId"), want.session_id)));
+    }
+    if field("format") != Some(want.format.name()) {
+        return Err(bad(format!("holds {:?} messages, not {:?}", field("format"), want.format.name())));
+    }
+    let Some(Value::Array(messages)) = body.get("messages") else {
+        return Err(bad("has no message list".into()));
+    };
+    if want.message_count != 0 && messages.len() != want.message_count {
+        return Err(bad(format!("holds {} messages, not the {} offloaded", messages.len(), want.message_count)));
+    }
+    for (i, m) in messages.iter().enumerate() {
+        want.format.parse(i, m).map_err(|e| bad(format!("holds an unreadable message: {}", e.message())))?;
+    }
+    match body {
+        Value::Object(mut o) => match o.remove("messages") {
+            Some(Value::Array(m)) => Ok(m),
+            _ => Err(bad("has no message list".into())),
+        },
+        _ => Err(bad("is not an object".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_stable_hex_and_tell_texts_apart() {
+        assert_eq!(digest(""), "cbf29ce484222325");
+        assert!(is_digest(&digest("x")));
+        assert_ne!(digest("{\"a\":1}"), digest("{\"a\":2}"));
+        assert!(!is_digest("CBF29CE484222325") && !is_digest("abc") && !is_digest("cbf29ce48422232g"));
+    }
+
+    #[test]
+    fn only_the_payload_written_opens() {
+        let m = json!({"role": "user", "content": "hi"});
+        let uuid = "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
+        let raw = payload("s", uuid, Format::OpenAi, &[&m]);
+        let d = digest(&raw);
+        let want = |digest| Expected { session_id: "s", uuid, format: Format::OpenAi, message_count: 1, digest };
+        assert_eq!(open(&raw, &want(Some(&d))).unwrap(), vec![m.clone()]);
+        assert_eq!(open(&raw, &want(None)).unwrap(), vec![m.clone()], "states from before digests still reload");
+        let other = |s: &str, u: &str, f: Format, ms: &[&Value]| payload(s, u, f, ms);
+        let cases = [
+            raw.replace("hi", "ho"),
+            raw[..raw.len() - 3].to_string(),
+            other("t", uuid, Format::OpenAi, &[&m]),
+            other("s", "1b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a", Format::OpenAi, &[&m]),
+            other("s", uuid, Format::Anthropic, &[&m]),
+            other("s", uuid, Format::OpenAi, &[&m, &m]),
+            other("s", uuid, Format::OpenAi, &[&json!({"role": "robot"})]),
+            "[]".into(),
+        ];
+        for bad in &cases {
+            // Without a digest the envelope checks still refuse everything but the text edit.
+            let e = open(bad, &want(Some(&d))).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::StoreFailed, "{bad}");
+            if !bad.contains("ho") {
+                assert_eq!(open(bad, &want(None)).unwrap_err().code(), ErrorCode::StoreFailed, "{bad}");
+            }
+        }
+    }
+}
