@@ -357,6 +357,37 @@ fn an_approval_response_keeps_the_exchange_open_until_the_result() {
     assert!(m.validate().is_empty(), "{:?}", m.validate());
 }
 
+#[test]
+fn pairing_errors_name_the_formats_own_id_field() {
+    let cases = [
+        (Format::Anthropic, json!({"role": "user", "content": [{"type": "text", "text": "x"}]}),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}, {"type": "tool_result", "tool_use_id": "zz", "content": "2"}]}),
+            "content[1].tool_use_id"),
+        (Format::AiSdk, json!({"role": "user", "content": "x"}),
+            json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "zz", "toolName": "f", "output": {"type": "text", "value": "1"}}]}),
+            "content[0].toolCallId"),
+    ];
+    for (format, first, bad, field) in cases {
+        let m = memory(format, config("fields", 100_000), None);
+        let call = match format {
+            Format::Anthropic => json!({"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]}),
+            _ => json!({"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}}]}),
+        };
+        m.add(&json!([first, call])).unwrap();
+        let e = m.add(&bad).unwrap_err();
+        assert_eq!((e.index(), e.field()), (Some(2), Some(field)), "{}: {}", format.name(), e.message());
+        let reuse = match format {
+            Format::Anthropic => json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "again"}, {"type": "tool_use", "id": "a", "name": "f", "input": {}}]}]),
+            _ => json!([{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": "1"}}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "again"}, {"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}}]}]),
+        };
+        let e = m.add(&reuse).unwrap_err();
+        let want = if format == Format::Anthropic { "content[1].id" } else { "content[1].toolCallId" };
+        assert_eq!((e.index(), e.field()), (Some(3), Some(want)), "{}: {}", format.name(), e.message());
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Several results per message, thinking, alternation
 // ---------------------------------------------------------------------------------------------

@@ -185,6 +185,26 @@ impl Format {
         self.reload_call_args(call)?.get(RELOAD_TOOL_PARAM)?.as_str().map(str::to_string)
     }
 
+    /// The wire field of message `m` that holds the call id `id`, for error messages: of a
+    /// result when `result`, else of a call (`tool_call_id` / `tool_calls` for OpenAI,
+    /// `content[k].tool_use_id` / `content[k].id` for Anthropic, `content[k].toolCallId` for
+    /// the AI SDK).
+    pub fn id_field(self, m: &Message, id: &str, result: bool) -> String {
+        let (kind, key) = match (self, result) {
+            (Format::OpenAi, true) => return "tool_call_id".into(),
+            (Format::OpenAi, false) => return "tool_calls".into(),
+            (Format::Anthropic, true) => ("tool_result", "tool_use_id"),
+            (Format::Anthropic, false) => ("tool_use", "id"),
+            (Format::AiSdk, true) => ("tool-result", "toolCallId"),
+            (Format::AiSdk, false) => ("tool-call", "toolCallId"),
+        };
+        let items = m.wire.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        match items.iter().position(|b| b.get("type").and_then(Value::as_str) == Some(kind) && b.get(key).and_then(Value::as_str) == Some(id)) {
+            Some(k) => format!("content[{k}].{key}"),
+            None => "content".into(),
+        }
+    }
+
     /// Problems a provider would reject the list for (empty when valid): tool pairing for
     /// every format, then the format's own rules (each format's `validate` lists them).
     pub fn validate<M: AsRef<Message>>(self, messages: &[M]) -> Vec<Problem> {
