@@ -21,16 +21,19 @@ import { WasmMemory, countTokens as wasmCountTokens, validateMessages } from './
 import type { WasmHost } from './wasm/autocontext.js';
 import { AutoContextError, call, callAsync, fromWasm, type ErrorCode } from './errors.js';
 import { MemoryStore } from './stores/memory.js';
+import { wireReplacer } from './wire.js';
 import type {
   AutoContextOptions,
   CompressOutput,
   CompressResult,
   CompressionEvent,
+  FormatName,
   HostOptions,
   MemoryState,
   OffloadInfo,
   OffloadStore,
   Plan,
+  ReloadToolFor,
   SummarizeFn,
   SummarizeRequest,
   TokenCounterFn,
@@ -44,7 +47,10 @@ export { AutoContextError, isAutoContextError } from './errors.js';
 export type { AutoContextErrorOptions, ErrorCode } from './errors.js';
 export { MemoryStore } from './stores/memory.js';
 
-/** The `context_reload` tool definition, in the shape of the chosen format (OpenAI: a function tool). */
+/**
+ * The `context_reload` tool definition as an OpenAI function tool (the default format; see
+ * {@link ReloadToolFor} for every format's shape).
+ */
 export interface ReloadToolDefinition {
   /** `'function'` for OpenAI. */
   type: string;
@@ -74,7 +80,7 @@ function optionsReplacer(_key: string, value: unknown): unknown {
 }
 
 /** JSON text of user input; what JSON cannot hold becomes an {@link AutoContextError} with `code`. */
-function toJson(value: unknown, code: ErrorCode, what: string, replacer?: (key: string, value: unknown) => unknown): string {
+function toJson(value: unknown, code: ErrorCode, what: string, replacer?: (this: unknown, key: string, value: unknown) => unknown): string {
   let text: string | undefined;
   try {
     text = JSON.stringify(value, replacer);
@@ -187,9 +193,11 @@ let restoring: { wasm: WasmMemory; store: OffloadStore } | null = null;
  * The context memory of one conversation: the working list the model sees, the append-only log
  * of everything added, and the offloaded originals in the host's store.
  *
- * `M` is the wire message type (for OpenAI, e.g. `ChatCompletionMessageParam`).
+ * `M` is the wire message type (for OpenAI, e.g. `ChatCompletionMessageParam`; for Anthropic,
+ * `MessageParam`; for the AI SDK, `ModelMessage`) and `F` the `format` option, which TypeScript
+ * infers from the options (it types {@link AutoContextMemory.reloadTool}).
  */
-export class AutoContextMemory<M extends object = WireMessage> {
+export class AutoContextMemory<M extends object = WireMessage, F extends FormatName = 'openai'> {
   readonly #wasm: WasmMemory;
   readonly #store: OffloadStore;
   #pending: Promise<CompressResult> | null = null;
@@ -201,6 +209,8 @@ export class AutoContextMemory<M extends object = WireMessage> {
    *   (where originals go; default a new {@link MemoryStore}) and `tokenizer`.
    * @throws {@link AutoContextError} `INVALID_CONFIG` naming the option at fault.
    */
+  constructor(options?: AutoContextOptions<M> & { format?: F });
+  constructor(options?: AutoContextOptions<M>);
   constructor(options: AutoContextOptions<M> = {}) {
     if (restoring !== null) {
       ({ wasm: this.#wasm, store: this.#store } = restoring);
@@ -220,7 +230,10 @@ export class AutoContextMemory<M extends object = WireMessage> {
    *
    * @throws {@link AutoContextError} `INVALID_STATE` when the state is not a valid one.
    */
-  static fromJSON<M extends object = WireMessage>(state: MemoryState | string, host: HostOptions<M> = {}): AutoContextMemory<M> {
+  static fromJSON<M extends object = WireMessage, F extends FormatName = 'openai'>(
+    state: MemoryState | string,
+    host: HostOptions<M> = {},
+  ): AutoContextMemory<M, F> {
     const text = typeof state === 'string' ? state : toJson(state, 'INVALID_STATE', 'state');
     if (host === null || typeof host !== 'object') {
       throw new AutoContextError('INVALID_CONFIG', `fromJSON's second argument must be an object, got ${describe(host)}`);
@@ -239,7 +252,7 @@ export class AutoContextMemory<M extends object = WireMessage> {
     const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>);
     const wasm = call(() => WasmMemory.fromJson(text, wasmHost));
     restoring = { wasm, store };
-    return new AutoContextMemory<M>();
+    return new AutoContextMemory<M, F>();
   }
 
   /**
@@ -250,7 +263,7 @@ export class AutoContextMemory<M extends object = WireMessage> {
    * @throws {@link AutoContextError} `INVALID_MESSAGE` with the message's `index` and `field`.
    */
   add(message: M | readonly M[]): void {
-    const json = toJson(message, 'INVALID_MESSAGE', 'messages');
+    const json = toJson(message, 'INVALID_MESSAGE', 'messages', wireReplacer);
     call(() => this.#wasm.add(json));
   }
 
@@ -310,15 +323,24 @@ export class AutoContextMemory<M extends object = WireMessage> {
     return JSON.parse(text) as M[];
   }
 
-  /** The `context_reload` tool definition; give it to the model with your other tools. */
-  reloadTool(): ReloadToolDefinition {
-    return JSON.parse(this.#wasm.reloadTool()) as ReloadToolDefinition;
+  /**
+   * The `context_reload` tool definition in the memory's format (an OpenAI function tool, an
+   * Anthropic tool with `input_schema`, or an AI SDK definition with a JSON-schema
+   * `inputSchema`); give it to the model with your other tools. For the AI SDK,
+   * `autocontext/ai-sdk` has it as a ready tool.
+   */
+  reloadTool(): ReloadToolFor<F> {
+    return JSON.parse(this.#wasm.reloadTool()) as ReloadToolFor<F>;
   }
 
   /**
    * Executes a `context_reload` call of the model and returns the text to send back as the
-   * tool's result. Accepts the tool call object, its `arguments` JSON string, or the parsed
-   * arguments. An unknown uuid is answered in the text, for the model to read.
+   * tool's result: the offloaded messages as a readable transcript of at most
+   * `offloadReloadLimit` characters, in pages when longer (the text says how to ask for the
+   * next). Accepts the format's call shape (OpenAI's tool call, its `arguments` JSON string;
+   * Anthropic's `tool_use` block; the AI SDK's `tool-call` part) or the parsed arguments
+   * `{ working_context_offload_uuid, page? }`. An unknown uuid is answered in the text, for
+   * the model to read.
    *
    * @throws {@link AutoContextError} `STORE_FAILED` when the store fails.
    */
@@ -390,11 +412,13 @@ export async function compress<M extends object = WireMessage>(
 }
 
 /**
- * Problems a provider would reject a list of messages for: messages that cannot be read, and
- * broken tool pairing. Empty when the list is valid.
+ * Problems a provider would reject a list of messages for: messages that cannot be read,
+ * broken tool pairing (every format), turns that do not alternate, tool results not first in
+ * their message, assistant messages of only thinking, empty content (Anthropic), approval
+ * responses nobody asked for (AI SDK). Empty when the list is valid.
  */
-export function validate(messages: readonly unknown[], format: 'openai' = 'openai'): ValidationProblem[] {
-  const json = toJson(messages, 'INVALID_MESSAGE', 'messages');
+export function validate(messages: readonly unknown[], format: FormatName = 'openai'): ValidationProblem[] {
+  const json = toJson(messages, 'INVALID_MESSAGE', 'messages', wireReplacer);
   return JSON.parse(call(() => validateMessages(json, String(format)))) as ValidationProblem[];
 }
 

@@ -7,6 +7,10 @@
 
 import type { AutoContextError } from './errors.js';
 
+import type { FormatName } from './formats.js';
+
+export type * from './formats.js';
+
 /** A value, or a promise of it: host functions may answer either way. */
 export type Awaitable<T> = T | Promise<T>;
 
@@ -99,8 +103,12 @@ export interface CustomPrompt {
 
 /** The engine's options; every one is checked, and a wrong one fails with `INVALID_CONFIG`. */
 export interface EngineOptions {
-  /** Wire format of the messages (default `'openai'`). */
-  format?: 'openai';
+  /**
+   * Wire format of the messages (default `'openai'`): OpenAI chat completions, the Anthropic
+   * Messages API (`'anthropic'`; the system prompt stays your request's `system` parameter), or
+   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`).
+   */
+  format?: FormatName;
   /** Compress when the working list has at least this many messages (default 100). */
   msgThreshold?: number;
   /** The model's context window in tokens (default 131072). */
@@ -123,6 +131,12 @@ export interface EngineOptions {
   toolResultLimit?: number;
   /** Tokens sent besides the messages (system prompt, tool schemas), counted against the window (default 0). */
   reservedTokens?: number;
+  /**
+   * Characters of one `context_reload` answer; longer reloads come in pages the model asks for
+   * with the tool's `page` argument (default 16000, or four fifths of `toolResultLimit` when
+   * that is smaller).
+   */
+  offloadReloadLimit?: number;
   /** The focus-window rollup keeps at least this many recent complete rounds (default 3). */
   historyRollupKeepRecentRounds?: number;
   /** ... and at least this many recent tokens (default 8000). */
@@ -232,7 +246,11 @@ export interface OffloadInfo {
 export interface ValidationProblem {
   /** Index of the message at fault. */
   index: number;
-  /** `INVALID_MESSAGE`, `ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT` or `DUPLICATE_CALL`. */
+  /**
+   * `INVALID_MESSAGE`, `ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT` or `DUPLICATE_CALL`
+   * (every format); `ROLES_NOT_ALTERNATING`, `TOOL_RESULT_NOT_FIRST`, `THINKING_ONLY` or
+   * `EMPTY_CONTENT` (Anthropic); `APPROVAL_WITHOUT_REQUEST` (AI SDK).
+   */
   code: string;
   /** What is wrong, for people. */
   message: string;

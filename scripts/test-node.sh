@@ -16,13 +16,22 @@ tarball=$(npm pack --silent --pack-destination "$work" 2>/dev/null | tail -n 1)
 mkdir "$work/app"
 cp -R tests/js "$work/app/tests"
 cp -R tests/contract "$work/app/contract"
+# The chat-loop examples run against the installed package too (tests/js/examples.test.mjs).
+mkdir "$work/app/examples"
+cp -R examples/openai-loop examples/anthropic-loop "$work/app/examples/"
 cd "$work/app"
 printf '{ "name": "autocontext-test-app", "private": true, "type": "module" }\n' > package.json
 npm install --silent --no-audit --no-fund --no-package-lock "$work/$tarball"
+# The AI SDK integration is tested with the real `ai` package (a dev dependency, never a
+# dependency of autocontext): link it and its peer from the repository's node_modules.
+for dev in ai zod; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done
 
 # The declarations as a TypeScript user sees them, under Node and bundler module resolution.
 tsc="$root/node_modules/.bin/tsc"
 "$tsc" --noEmit --strict --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer.ts
 "$tsc" --noEmit --strict --target es2022 --lib es2022,dom --module esnext --moduleResolution bundler tests/consumer.ts
+# The formats and the AI SDK helpers against the `ai` package's own types (whose declarations
+# need Node's; skipLibCheck spares them, the line above checks ours).
+"$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-formats.ts
 
 AUTOCONTEXT_README="$root/README.md" node --test tests/*.test.mjs

@@ -190,7 +190,8 @@ test('a tokenizer function that throws or returns a non-number fails the add wit
 });
 
 test('reloadTool and handleReloadCall speak the OpenAI tool format', async () => {
-  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000 });
+  // One page holds the whole reload (by default a page is at most 4/5 of toolResultLimit).
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000, offloadReloadLimit: 100_000 });
   memory.add(bigToolResult());
   const { events: [{ offloadUuid: uuid }] } = await memory.compressIfNeeded();
 

@@ -1,0 +1,78 @@
+// A tool-using chat loop on the OpenAI chat-completions API, with autocontext keeping the
+// conversation inside the model's context window.
+//
+// `runTurn` takes any client with the official SDK's shape (`client.chat.completions.create`),
+// so the same code runs against `new OpenAI()` and against the scripted fake model of
+// tests/js/examples.test.mjs. Run it for real with:
+//
+//   npm install autocontext openai && OPENAI_API_KEY=... node agent.mjs "What is in /etc/hostname?"
+import { AutoContextMemory } from 'autocontext';
+
+/**
+ * One user turn: adds the user's message, then lets the model work (calling tools, reading
+ * results) until it answers, compressing the conversation before every model call.
+ *
+ * @param {object} args
+ * @param {{ chat: { completions: { create(params: object): Promise<any> } } }} args.client
+ * @param {AutoContextMemory} args.memory - a memory made with `format: 'openai'`
+ * @param {string} args.model
+ * @param {string} args.system - the system prompt (counted in the memory's `reservedTokens`)
+ * @param {object[]} args.tools - the host's function tools
+ * @param {(name: string, args: any) => Promise<unknown>} args.runTool - runs one of them
+ * @param {string} args.userText
+ * @param {number} [args.maxSteps]
+ * @returns {Promise<string>} the model's answer
+ */
+export async function runTurn({ client, memory, model, system, tools, runTool, userText, maxSteps = 25 }) {
+  memory.add({ role: 'user', content: userText });
+  for (let step = 0; step < maxSteps; step++) {
+    await memory.compressIfNeeded();
+    const response = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'system', content: system }, ...memory.messages()],
+      tools: [...tools, memory.reloadTool()],
+    });
+    const message = response.choices[0].message;
+    memory.add(message);
+    if (!message.tool_calls?.length) return message.content ?? '';
+    for (const call of message.tool_calls) {
+      const output =
+        call.function.name === 'context_reload'
+          ? await memory.handleReloadCall(call)
+          : await runTool(call.function.name, JSON.parse(call.function.arguments || '{}'));
+      memory.add({ role: 'tool', tool_call_id: call.id, content: typeof output === 'string' ? output : JSON.stringify(output) });
+    }
+  }
+  throw new Error(`no answer after ${maxSteps} model calls`);
+}
+
+/** A memory for this loop: the window of the model, the system prompt and tools reserved. */
+export function createMemory(options = {}) {
+  return new AutoContextMemory({ format: 'openai', maxToken: 128_000, reservedTokens: 2_000, ...options });
+}
+
+// Run directly: a shell-less demo with one tool that reads files.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { default: OpenAI } = await import('openai');
+  const { readFile } = await import('node:fs/promises');
+  const tools = [
+    {
+      type: 'function',
+      function: {
+        name: 'read_file',
+        description: 'Read a text file',
+        parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      },
+    },
+  ];
+  const answer = await runTurn({
+    client: new OpenAI(),
+    memory: createMemory(),
+    model: process.env.OPENAI_MODEL ?? 'gpt-4o-mini',
+    system: 'You are a careful assistant. Read files with read_file when needed.',
+    tools,
+    runTool: (name, args) => (name === 'read_file' ? readFile(args.path, 'utf8') : `unknown tool ${name}`),
+    userText: process.argv[2] ?? 'What is in package.json?',
+  });
+  console.log(answer);
+}

@@ -1,0 +1,245 @@
+/**
+ * autocontext for the Vercel AI SDK: a `prepareStep` that compresses before every step of
+ * `generateText` / `streamText`, and a ready `context_reload` tool.
+ *
+ * ```ts
+ * import { generateText, stepCountIs } from 'ai';
+ * import { AutoContextMemory } from 'autocontext';
+ * import { prepareStep, reloadTool } from 'autocontext/ai-sdk';
+ *
+ * const memory = new AutoContextMemory({ format: 'ai-sdk', maxToken: 128_000, summarize });
+ * memory.add({ role: 'user', content: question });
+ * const step = prepareStep(memory);
+ * const result = await generateText({
+ *   model,
+ *   messages: memory.messages(),
+ *   tools: { ...tools, context_reload: reloadTool(memory) },
+ *   prepareStep: step,
+ *   onFinish: step.onFinish, // or step.commit(result.response.messages) afterwards
+ *   stopWhen: stepCountIs(20),
+ * });
+ * ```
+ *
+ * Nothing here imports `ai`: the tool's input schema is the AI SDK's own schema shape (the
+ * object `jsonSchema()` returns), so the tool works with `generateText`, `streamText` and
+ * `tool()` of AI SDK 5 and later without autocontext depending on a version of it.
+ *
+ * @module
+ */
+
+import { AutoContextError } from './errors.js';
+import type { AutoContextMemory } from './index.js';
+import type { AiSdkMessage, CompressResult, ReloadArguments } from './types.js';
+import { wireJson } from './wire.js';
+
+/** What the AI SDK passes to `prepareStep` (the fields autocontext reads). */
+export interface PrepareStepInput<M> {
+  /** The messages of this step: the call's messages plus what the earlier steps produced. */
+  messages: M[];
+  /** Which step this is, from 0. */
+  stepNumber: number;
+}
+
+/** The `prepareStep` function {@link prepareStep} returns, with its helpers. */
+export interface AutoContextPrepareStep<M> {
+  /**
+   * Adds the step's new messages to the memory, compresses if needed, and returns the
+   * compressed list for the step.
+   */
+  (input: PrepareStepInput<M>): Promise<{ messages: M[] }>;
+  /**
+   * Adds the messages of the call that no step has added yet (those of the last step): call it
+   * with `result.response.messages` once the call is done.
+   */
+  commit(responseMessages: readonly M[]): void;
+  /** {@link AutoContextPrepareStep.commit} as an `onFinish` callback of `generateText` / `streamText`. */
+  onFinish(event: { response: { messages: readonly M[] } }): void;
+}
+
+/** Options of {@link prepareStep}. */
+export interface PrepareStepOptions {
+  /** Called after each step's compression pass that changed the list. */
+  onCompress?: (result: CompressResult) => void;
+}
+
+/** A memory made with `format: 'ai-sdk'` (its message type free). */
+type AiSdkMemory<M extends object> = AutoContextMemory<M, 'ai-sdk'> | AutoContextMemory<M>;
+
+function requireAiSdk(memory: AiSdkMemory<object>, who: string): void {
+  const def = (memory as AutoContextMemory<object>).reloadTool() as unknown as Record<string, unknown>;
+  if (def === null || typeof def !== 'object' || !('inputSchema' in def)) {
+    throw new AutoContextError('INVALID_CONFIG', `${who} needs a memory made with format: 'ai-sdk'`, { field: 'format' });
+  }
+}
+
+/** JSON text of each message, bytes as base64, as the memory stores them. */
+function keys(messages: readonly unknown[]): string[] {
+  return messages.map((m) => wireJson(m) ?? 'undefined');
+}
+
+/** Whether `list` starts with `prefix` (texts compared). */
+function startsWith(list: readonly string[], prefix: readonly string[]): boolean {
+  return prefix.length <= list.length && prefix.every((k, i) => list[i] === k);
+}
+
+/**
+ * A `prepareStep` for `generateText` / `streamText`: before every step it adds what is new to
+ * the memory (at step 0, whatever of the call's messages the memory does not hold yet; later,
+ * the messages the earlier steps produced), runs a compression pass if needed, and hands the
+ * step the compressed list. Pass the call `messages: memory.messages()` (or your full
+ * history; either is recognized), and after the call {@link AutoContextPrepareStep.commit} its
+ * `response.messages` (or use {@link AutoContextPrepareStep.onFinish}), which adds what the
+ * last step produced.
+ *
+ * @throws {@link AutoContextError} `INVALID_CONFIG` for a memory of another format; the step
+ *   itself rejects with `INVALID_ARGUMENT` when the call's messages neither start with the
+ *   memory's working list nor with its original messages.
+ */
+export function prepareStep<M extends object = AiSdkMessage>(
+  memory: AiSdkMemory<M>,
+  options: PrepareStepOptions = {},
+): AutoContextPrepareStep<M> {
+  const mem = memory as AutoContextMemory<M>;
+  requireAiSdk(mem, 'prepareStep');
+  let seen = 0;
+  let added: string[] = [];
+
+  const addNew = (fresh: readonly M[]) => {
+    if (fresh.length === 0) return;
+    mem.add(fresh);
+    added.push(...keys(fresh));
+  };
+
+  const step = (async ({ messages, stepNumber }: PrepareStepInput<M>) => {
+    if (!Array.isArray(messages)) {
+      throw new AutoContextError('INVALID_ARGUMENT', 'prepareStep: `messages` must be an array', { field: 'messages' });
+    }
+    if (stepNumber === 0 || seen > messages.length) {
+      added = [];
+      const given = keys(messages);
+      const working = keys(mem.messages());
+      let known: number;
+      if (working.length === 0) known = 0;
+      else if (startsWith(given, working)) known = working.length;
+      else {
+        const original = keys(mem.originalMessages());
+        if (!startsWith(given, original)) {
+          throw new AutoContextError(
+            'INVALID_ARGUMENT',
+            "prepareStep: the call's messages start neither with memory.messages() nor with the memory's original messages; " +
+              'pass messages: memory.messages() to generateText / streamText',
+            { field: 'messages' },
+          );
+        }
+        known = original.length;
+      }
+      addNew(messages.slice(known));
+    } else {
+      addNew(messages.slice(seen));
+    }
+    seen = messages.length;
+    const result = await mem.compressIfNeeded();
+    if (result.compressed) options.onCompress?.(result);
+    return { messages: mem.messages() };
+  }) as AutoContextPrepareStep<M>;
+
+  step.commit = (responseMessages: readonly M[]) => {
+    const pending = new Map<string, number>();
+    for (const k of added) pending.set(k, (pending.get(k) ?? 0) + 1);
+    const rest: M[] = [];
+    responseMessages.forEach((m, i) => {
+      const k = keys([m])[0] as string;
+      const n = pending.get(k) ?? 0;
+      if (n > 0) pending.set(k, n - 1);
+      else rest.push(responseMessages[i] as M);
+    });
+    if (rest.length > 0) mem.add(rest);
+    added = [];
+    seen = 0;
+  };
+  step.onFinish = (event) => step.commit(event.response.messages);
+  return step;
+}
+
+/**
+ * The tool's input schema, in the two shapes the AI SDK reads, built without importing `ai`: a
+ * Standard Schema with a JSON-schema converter (`~standard`, how AI SDK 6 and later type tool
+ * inputs) and the AI SDK's own schema object (what its `jsonSchema()` returns, marked with
+ * `Symbol.for('vercel.ai.schema')`, which AI SDK 5 and later accept at run time).
+ */
+export interface ReloadInputSchema {
+  /** The Standard Schema view. */
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: 'autocontext';
+    readonly validate: (value: unknown) => { readonly value: ReloadArguments; readonly issues?: undefined } | { readonly issues: ReadonlyArray<{ readonly message: string }> };
+    readonly jsonSchema: {
+      readonly input: (options: { readonly target: string }) => Record<string, unknown>;
+      readonly output: (options: { readonly target: string }) => Record<string, unknown>;
+    };
+    readonly types?: { readonly input: ReloadArguments; readonly output: ReloadArguments };
+  };
+  /** The JSON schema the model is shown. */
+  readonly jsonSchema: Record<string, unknown>;
+  /** Checks a model's arguments (the AI SDK's schema object view). */
+  validate(value: unknown): { success: true; value: ReloadArguments } | { success: false; error: Error };
+}
+
+/** The ready `context_reload` tool {@link reloadTool} returns (what the AI SDK's `tool()` returns). */
+export interface AiSdkReloadTool {
+  /** What the tool does, for the model. */
+  description: string;
+  /** The arguments' schema: `working_context_offload_uuid` and an optional `page`. */
+  inputSchema: ReloadInputSchema;
+  /** Runs the reload and returns the text for the model. */
+  execute(input: ReloadArguments, options?: unknown): Promise<string>;
+}
+
+const SCHEMA = Symbol.for('vercel.ai.schema');
+
+function checkArguments(value: unknown): { success: true; value: ReloadArguments } | { success: false; error: Error } {
+  const v = value as Partial<ReloadArguments> | null;
+  if (v === null || typeof v !== 'object' || typeof v.working_context_offload_uuid !== 'string') {
+    return { success: false, error: new TypeError('context_reload needs a string working_context_offload_uuid') };
+  }
+  if (v.page !== undefined && !(Number.isInteger(v.page) && (v.page as number) >= 1)) {
+    return { success: false, error: new TypeError('context_reload: page must be a whole number from 1') };
+  }
+  return { success: true, value: v as ReloadArguments };
+}
+
+function inputSchemaOf(json: Record<string, unknown>): ReloadInputSchema {
+  return {
+    [SCHEMA]: true,
+    _type: undefined,
+    jsonSchema: json,
+    validate: checkArguments,
+    '~standard': {
+      version: 1,
+      vendor: 'autocontext',
+      validate: (value: unknown) => {
+        const r = checkArguments(value);
+        return r.success ? { value: r.value } : { issues: [{ message: r.error.message }] };
+      },
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  } as ReloadInputSchema;
+}
+
+/**
+ * The `context_reload` tool for the AI SDK, ready to put in `tools` under the key
+ * `context_reload`: the model calls it with the uuid of a `<!-- CONTEXT_OFFLOAD: uuid=... -->`
+ * marker (and a `page` for long content) and reads back the original messages.
+ *
+ * @throws {@link AutoContextError} `INVALID_CONFIG` for a memory of another format.
+ */
+export function reloadTool<M extends object = AiSdkMessage>(memory: AiSdkMemory<M>): AiSdkReloadTool {
+  const mem = memory as AutoContextMemory<M>;
+  requireAiSdk(mem, 'reloadTool');
+  const def = mem.reloadTool() as unknown as { description: string; inputSchema: Record<string, unknown> };
+  return {
+    description: def.description,
+    inputSchema: inputSchemaOf(def.inputSchema),
+    execute: (input: ReloadArguments) => mem.handleReloadCall(input),
+  };
+}

@@ -1,0 +1,187 @@
+// The Anthropic and AI SDK formats through the installed package: lossless round trips,
+// validate(), typed errors, the reload tool in each shape with pages, bytes in AI SDK parts,
+// and alternating turns after a pass.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AutoContextMemory, validate } from 'autocontext';
+import { markers, text } from './helpers.mjs';
+
+const ANTHROPIC = [
+  { role: 'user', content: 'Read a.rs and b.rs.' },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'thinking', thinking: 'Both files, in parallel.', signature: 'EqQBCkYIARgCKkB' },
+      { type: 'text', text: 'Reading.', citations: null },
+      { type: 'tool_use', id: 'toolu_a', name: 'read_file', input: { path: 'a.rs' } },
+      { type: 'tool_use', id: 'toolu_b', name: 'read_file', input: { path: 'b.rs' }, cache_control: { type: 'ephemeral' } },
+    ],
+  },
+  {
+    role: 'user',
+    content: [
+      { type: 'tool_result', tool_use_id: 'toolu_a', content: text(9_000, 1) },
+      { type: 'tool_result', tool_use_id: 'toolu_b', content: [{ type: 'text', text: text(9_000, 2) }], is_error: false },
+      { type: 'text', text: 'Be quick.' },
+    ],
+  },
+  { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'ENCRYPTED' }, { type: 'text', text: 'Both define parsers.' }], id: 'msg_x' },
+  { role: 'user', content: 'Thanks. Now the tests?' },
+];
+
+const AI_SDK = [
+  { role: 'system', content: 'Be terse.' },
+  { role: 'user', content: [{ type: 'text', text: 'What is in the log?' }], providerOptions: { openai: { user: 'u1' } } },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'reasoning', text: 'Read it.', providerOptions: { anthropic: { signature: 'sig' } } },
+      { type: 'tool-call', toolCallId: 'c1', toolName: 'readLog', input: { lines: 500 } },
+      { type: 'tool-call', toolCallId: 'c2', toolName: 'stat', input: {} },
+    ],
+  },
+  {
+    role: 'tool',
+    content: [
+      { type: 'tool-result', toolCallId: 'c1', toolName: 'readLog', output: { type: 'text', value: text(18_000, 3) } },
+      { type: 'tool-result', toolCallId: 'c2', toolName: 'stat', output: { type: 'json', value: { size: 18000, mtime: 1.5 } } },
+    ],
+  },
+  { role: 'assistant', content: 'Mostly parser warnings.' },
+  { role: 'user', content: 'Which ones?' },
+];
+
+test('Anthropic and AI SDK messages come back deep-equal and valid', () => {
+  for (const [format, messages] of [['anthropic', ANTHROPIC], ['ai-sdk', AI_SDK]]) {
+    const memory = new AutoContextMemory({ format });
+    memory.add(messages);
+    assert.deepStrictEqual(memory.messages(), messages, format);
+    assert.equal(JSON.stringify(memory.messages()), JSON.stringify(messages), `${format}: key order too`);
+    assert.deepStrictEqual(memory.validate(), []);
+    assert.deepStrictEqual(validate(messages, format), []);
+    assert.equal(memory.toJSON().config.format, format);
+    const restored = AutoContextMemory.fromJSON(memory.toJSON());
+    assert.deepStrictEqual(restored.messages(), messages);
+  }
+});
+
+test('validate() names each format\'s broken rules', () => {
+  const bad = [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }] },
+    { role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'tool_result', tool_use_id: 't', content: 'r' }] },
+    { role: 'user', content: 'again' },
+    { role: 'assistant', content: [{ type: 'thinking', thinking: 'x', signature: 's' }] },
+    { role: 'system', content: 'no' },
+  ];
+  assert.deepStrictEqual(
+    validate(bad, 'anthropic').map((p) => [p.index, p.code]),
+    [[2, 'TOOL_RESULT_NOT_FIRST'], [3, 'ROLES_NOT_ALTERNATING'], [4, 'THINKING_ONLY'], [5, 'INVALID_MESSAGE']],
+  );
+  const badSdk = [
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'a', toolName: 'f', input: {} }] },
+    { role: 'user', content: 'and?' },
+    { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'x', approved: true }] },
+  ];
+  assert.deepStrictEqual(
+    validate(badSdk, 'ai-sdk').map((p) => [p.index, p.code]),
+    [[0, 'MISSING_RESULT'], [2, 'APPROVAL_WITHOUT_REQUEST']],
+  );
+  assert.equal((() => { try { validate([], 'gemini'); } catch (e) { return e.code; } })(), 'INVALID_CONFIG');
+});
+
+test('bad messages are typed errors naming index and field', () => {
+  const memory = new AutoContextMemory({ format: 'anthropic' });
+  memory.add({ role: 'user', content: 'hi' });
+  const cases = [
+    [{ role: 'system', content: 'x' }, 'role'],
+    [{ role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'f' }] }, 'content[0].input'],
+    [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'nope', content: 'r' }] }, 'content[0].tool_use_id'],
+  ];
+  for (const [message, field] of cases) {
+    const e = (() => { try { memory.add(message); } catch (err) { return err; } })();
+    assert.equal(e?.code, 'INVALID_MESSAGE', JSON.stringify(message));
+    assert.equal(e.index, 1);
+    assert.equal(e.field, field);
+  }
+  assert.equal(memory.messages().length, 1);
+  const sdk = new AutoContextMemory({ format: 'ai-sdk' });
+  const e = (() => { try { sdk.add({ role: 'tool', content: 'text' }); } catch (err) { return err; } })();
+  assert.equal(e.code, 'INVALID_MESSAGE');
+  assert.equal(e.field, 'content');
+});
+
+test('each format gets its reload tool, takes its call shape and pages long reloads', async () => {
+  const shapes = {
+    openai: (args) => ({ id: 'r', type: 'function', function: { name: 'context_reload', arguments: JSON.stringify(args) } }),
+    anthropic: (args) => ({ type: 'tool_use', id: 'r', name: 'context_reload', input: args }),
+    'ai-sdk': (args) => ({ type: 'tool-call', toolCallId: 'r', toolName: 'context_reload', input: args }),
+  };
+  const conversations = {
+    openai: [
+      { role: 'user', content: 'read' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'cat', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'x', content: text(12_000, 9) },
+    ],
+    anthropic: ANTHROPIC.slice(0, 3),
+    'ai-sdk': AI_SDK.slice(0, 4),
+  };
+  for (const format of ['openai', 'anthropic', 'ai-sdk']) {
+    const memory = new AutoContextMemory({ format, maxToken: 2_000, toolResultLimit: 4_000, offloadReloadLimit: 3_000 });
+    memory.add(conversations[format]);
+    const tool = memory.reloadTool();
+    if (format === 'openai') assert.equal(tool.function.parameters.properties.page.type, 'integer');
+    if (format === 'anthropic') assert.deepStrictEqual(tool.input_schema.required, ['working_context_offload_uuid']);
+    if (format === 'ai-sdk') assert.equal(tool.inputSchema.type, 'object');
+    const result = await memory.compressIfNeeded();
+    assert.equal(result.compressed, true, format);
+    assert.deepStrictEqual(memory.validate(), [], format);
+    const uuid = markers(JSON.stringify(memory.messages()))[0];
+    assert.ok(uuid, `${format}: a marker in the working list`);
+    const first = await memory.handleReloadCall(shapes[format]({ working_context_offload_uuid: uuid }));
+    assert.ok(first.length <= 3_000, `${format}: ${first.length} characters`);
+    const pages = Number(/page 1 of (\d+)/.exec(first)?.[1]);
+    assert.ok(pages >= 3, `${format}: ${first.slice(0, 200)}`);
+    assert.match(first, new RegExp(`working_context_offload_uuid "${uuid}" and page 2`));
+    assert.ok(!first.trimStart().startsWith('{') && !first.includes('"role"'), 'readable text, not JSON');
+    const last = await memory.handleReloadCall(shapes[format]({ working_context_offload_uuid: uuid, page: pages }));
+    assert.match(last, /the end of offload/);
+  }
+});
+
+test('bytes in AI SDK parts travel as base64 text', () => {
+  const memory = new AutoContextMemory({ format: 'ai-sdk' });
+  const bytes = new Uint8Array([137, 80, 78, 71, 0, 255]);
+  memory.add({ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image', image: bytes, mediaType: 'image/png' }] });
+  memory.add({ role: 'assistant', content: [{ type: 'file', data: bytes.buffer, mediaType: 'application/pdf' }] });
+  const [user, assistant] = memory.messages();
+  assert.equal(user.content[1].image, Buffer.from(bytes).toString('base64'));
+  assert.equal(assistant.content[0].data, Buffer.from(bytes).toString('base64'));
+  assert.ok(memory.tokenCount() >= 1600 + 3000, 'an image and a file count their fixed estimates');
+});
+
+test('the engine\'s own messages keep Anthropic turns alternating', async () => {
+  const messages = [];
+  for (let r = 0; r < 6; r++) {
+    messages.push({ role: 'user', content: `question ${r}` });
+    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: `t${r}`, name: 'read', input: { r } }] });
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${r}`, content: text(6_000, r) }] });
+    messages.push({ role: 'assistant', content: `answer ${r}` });
+  }
+  messages.push({ role: 'user', content: 'last question' });
+  const memory = new AutoContextMemory({
+    format: 'anthropic',
+    maxToken: 4_000,
+    lastKeep: 2,
+    msgThreshold: 20,
+    minCompressionTokenThreshold: 500,
+    summarize: ({ kind }) => `summary (${kind})`,
+  });
+  memory.add(messages);
+  const result = await memory.compressIfNeeded();
+  assert.equal(result.compressed, true);
+  const out = memory.messages();
+  assert.deepStrictEqual(validate(out, 'anthropic'), []);
+  for (let i = 1; i < out.length; i++) assert.notEqual(out[i].role, out[i - 1].role, `messages ${i - 1} and ${i}`);
+  assert.deepStrictEqual(out.at(-1), { role: 'user', content: 'last question' });
+});
