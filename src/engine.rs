@@ -234,7 +234,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             let mut new_calls: HashSet<&str> = HashSet::new();
             for (k, m) in parsed.iter().enumerate() {
                 let index = base + k;
-                check_pairing(self.config.format, index, m, &mut open, &st.call_ids, &mut new_calls)?;
+                check_pairing(index, m, &mut open, &st.call_ids, &mut new_calls)?;
             }
         }
         for m in parsed {
@@ -310,8 +310,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let leftover = std::mem::take(&mut self.state.borrow_mut().abandoned);
         if !leftover.is_empty() {
             let mut cleanup = Pending { state: &self.state, written: leftover.into_iter().map(|u| (u, String::new())).collect() };
-            self.delete_quietly(&cleanup.written).await;
-            cleanup.written.clear();
+            let failed = self.delete_quietly(&cleanup.written).await;
+            cleanup.written = failed;
         }
         self.run_pass().await
     }
@@ -347,8 +347,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let failures = RefCell::new(Vec::new());
         let outcome = self.sweep(&mut work, &mut pending.written, &mut events, &failures, target).await;
         if let Err(e) = outcome {
-            self.delete_quietly(&pending.written).await;
-            pending.written.clear();
+            pending.written = self.delete_quietly(&pending.written).await;
             return Err(e);
         }
         // Failed summaries are events too, placed before the changes of the pass; what the host
@@ -389,8 +388,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             st.generation != generation || st.working.len() < snapshot_len
         };
         if moved {
-            self.delete_quietly(&pending.written).await;
-            pending.written.clear();
+            pending.written = self.delete_quietly(&pending.written).await;
             return Err(Error::new(ErrorCode::InvalidState, "the memory changed under the pass (restored or compressed elsewhere); nothing was applied"));
         }
         let mut st = self.state.borrow_mut();
@@ -515,9 +513,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
     }
 
-    async fn delete_quietly(&self, written: &[(String, String)]) {
+    /// Deletes the offloads of a pass that does not commit; returns those whose delete failed
+    /// (they stay pending and go to [`State::abandoned`], so the next pass tries again).
+    async fn delete_quietly(&self, written: &[(String, String)]) -> Vec<(String, String)> {
         let keys: Vec<String> = written.iter().map(|(u, _)| self.key(u)).collect();
-        let _ = join_all(keys.iter().map(|k| self.store.delete(k))).await;
+        let results = join_all(keys.iter().map(|k| self.store.delete(k))).await;
+        written.iter().zip(results).filter(|(_, r)| r.is_err()).map(|(w, _)| w.clone()).collect()
     }
 
     fn key(&self, uuid: &str) -> String {
@@ -748,7 +749,6 @@ fn open_exchange(working: &[Entry]) -> Option<(Vec<String>, Vec<bool>)> {
 }
 
 fn check_pairing<'a>(
-    format: Format,
     index: usize,
     m: &'a Message,
     open: &mut Option<(Vec<String>, Vec<bool>)>,
@@ -760,15 +760,15 @@ fn check_pairing<'a>(
     if m.has_results() || m.role == Role::Tool {
         for id in m.result_ids() {
             let Some((ids, done)) = open.as_mut() else {
-                return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?}, but no assistant message before it made that call")));
+                return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?}, but no assistant message before it made that call")));
             };
             match ids.iter().position(|c| c == id) {
                 Some(k) if done[k] => {
-                    return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?} a second time")))
+                    return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?} a second time")))
                 }
                 Some(k) => done[k] = true,
                 None => {
-                    return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?}, which the open assistant message did not make")))
+                    return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?}, which the open assistant message did not make")))
                 }
             }
         }
@@ -789,7 +789,7 @@ fn check_pairing<'a>(
         let ids: Vec<String> = m.call_ids().map(str::to_string).collect();
         for id in m.call_ids() {
             if seen.contains(id) || !new_calls.insert(id) {
-                return Err(Error::message_at(index, &format.id_field(m, id, false), format!("reuses tool call id {id:?}")));
+                return Err(Error::message_at(index, "tool_calls", format!("reuses tool call id {id:?}")));
             }
         }
         let n = ids.len();
