@@ -234,7 +234,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             let mut new_calls: HashSet<&str> = HashSet::new();
             for (k, m) in parsed.iter().enumerate() {
                 let index = base + k;
-                check_pairing(index, m, &mut open, &st.call_ids, &mut new_calls)?;
+                check_pairing(self.config.format, index, m, &mut open, &st.call_ids, &mut new_calls)?;
             }
         }
         for m in parsed {
@@ -749,6 +749,7 @@ fn open_exchange(working: &[Entry]) -> Option<(Vec<String>, Vec<bool>)> {
 }
 
 fn check_pairing<'a>(
+    format: Format,
     index: usize,
     m: &'a Message,
     open: &mut Option<(Vec<String>, Vec<bool>)>,
@@ -760,15 +761,15 @@ fn check_pairing<'a>(
     if m.has_results() || m.role == Role::Tool {
         for id in m.result_ids() {
             let Some((ids, done)) = open.as_mut() else {
-                return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?}, but no assistant message before it made that call")));
+                return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?}, but no assistant message before it made that call")));
             };
             match ids.iter().position(|c| c == id) {
                 Some(k) if done[k] => {
-                    return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?} a second time")))
+                    return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?} a second time")))
                 }
                 Some(k) => done[k] = true,
                 None => {
-                    return Err(Error::message_at(index, "tool_call_id", format!("answers tool call {id:?}, which the open assistant message did not make")))
+                    return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?}, which the open assistant message did not make")))
                 }
             }
         }
@@ -789,7 +790,7 @@ fn check_pairing<'a>(
         let ids: Vec<String> = m.call_ids().map(str::to_string).collect();
         for id in m.call_ids() {
             if seen.contains(id) || !new_calls.insert(id) {
-                return Err(Error::message_at(index, "tool_calls", format!("reuses tool call id {id:?}")));
+                return Err(Error::message_at(index, &format.id_field(m, id, false), format!("reuses tool call id {id:?}")));
             }
         }
         let n = ids.len();
