@@ -46,6 +46,8 @@ export type * from './types.js';
 export { AutoContextError, isAutoContextError } from './errors.js';
 export type { AutoContextErrorOptions, ErrorCode } from './errors.js';
 export { MemoryStore } from './stores/memory.js';
+export { offlineSummarize } from './offline-summarize.js';
+export type { OfflineSummarizeRequest } from './offline-summarize.js';
 
 /**
  * The `context_reload` tool definition as an OpenAI function tool (the default format; see

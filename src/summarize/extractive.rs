@@ -368,15 +368,24 @@ impl Items {
         }
     }
 
-    /// An earlier summary being merged: every line of it matters, in its own layout.
+    /// An earlier summary being merged: every line of it matters, in its own layout (an
+    /// indented line stays under the line above it, and is kept only with it).
     fn earlier_summary(&mut self, b: usize, text: &str) {
+        let mut head: Option<usize> = None;
         for (l, line) in text.lines().enumerate() {
             let line = strip_markers(line.trim_end());
             if line.trim().is_empty() || is_summary(&line) {
                 continue;
             }
-            let score = 60 + self.score(&line);
-            self.fact((b, l), cut(&line, LINE_CHARS + 4), score, None);
+            let indented = line.starts_with(' ');
+            let parent = if indented { head } else { None };
+            let score = 60 + self.score(&line) - if parent.is_some() { 2 } else { 0 };
+            let shown = if parent.is_some() { line.trim_start() } else { line.as_str() };
+            let before = self.items.len();
+            self.fact((b, l), cut(shown, LINE_CHARS), score, parent);
+            if !indented {
+                head = (self.items.len() > before).then_some(before);
+            }
         }
     }
 
@@ -901,6 +910,13 @@ mod tests {
             json!({"role": "assistant", "content": format!("Assistant: I read the test.\n  - read_file(path=\"tests/a.py\") → 12 lines\n{marker}")}),
         ];
         let out = summarize(&request("rollup", &messages, None));
+        // An indented line of an earlier summary comes only with the line it belongs under.
+        let lines: Vec<&str> = out.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            if l.starts_with("  ") {
+                assert!(i > 0, "{out}");
+            }
+        }
         // A round summary written earlier is kept in its own layout, not labelled twice.
         assert!(out.contains("Assistant: I read the test.\n  - read_file(path=\"tests/a.py\") → 12 lines"), "{out}");
         assert!(!out.contains("Assistant: Assistant:"), "{out}");

@@ -10,6 +10,7 @@ mod class;
 mod convert;
 mod error;
 mod host;
+mod summarize;
 
 /// Milliseconds since the Unix epoch, from the JavaScript clock.
 pub(crate) fn now_ms() -> f64 {
