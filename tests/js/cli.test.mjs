@@ -201,8 +201,12 @@ test('a conversation that fits reports no events and reads from stdin', async ()
 test('--help and --version', async () => {
   const help = await cli(['--help']);
   assert.equal(help.code, 0);
-  assert.match(help.stdout, /autocontext compress <conversation\.json> --max-token N/);
-  assert.match(help.stdout, /--store DIR/);
+  assert.match(help.stdout, /autocontext compress <conversation\.json \| dir> --max-token N/);
+  assert.match(help.stdout, /autocontext replay <conversation\.json> --max-token N/);
+  assert.match(help.stdout, /autocontext reload <uuid> --store DIR/);
+  for (const flag of ['--store DIR', '--summarizer S', '--model NAME', '--format F', '--preset NAME', '--out PATH', '--json']) {
+    assert.ok(help.stdout.includes(flag), flag);
+  }
   const version = await cli(['--version']);
   assert.equal(version.code, 0);
   assert.equal(version.stdout.trim(), pkg.version);
@@ -223,7 +227,17 @@ test('usage errors: one line on stderr, exit status 2', async () => {
     [['compress', EXAMPLE, '--max-token', '32000', '--ratio', 'x'], /--ratio/],
     [['compress', EXAMPLE, '--max-token', '32000', '--bogus'], /unknown option --bogus/],
     [['compress', EXAMPLE, '--max-token', '32000', '--json=yes'], /--json takes no value/],
-    [['compress', EXAMPLE, EXAMPLE, '--max-token', '32000'], /one conversation file at a time/],
+    [['compress', EXAMPLE, EXAMPLE, '--max-token', '32000'], /one file or directory at a time/],
+    [['replay', EXAMPLE, '--max-token', '32000', '--out', 'x.json'], /replay: --out is not one of its options/],
+    [['replay'], /replay: missing the conversation file/],
+    [['reload'], /reload: missing the offload uuid/],
+    [['reload', '0b5e3a5c-1111-4222-8333-944455556666'], /reload: --store DIR is required/],
+    [['reload', 'not-a-uuid', '--store', '.'], /"not-a-uuid" is not an offload uuid/],
+    [['reload', '0b5e3a5c-1111-4222-8333-944455556666', '--store', '.', '--max-token', '9'], /reload: --max-token is not one of its options/],
+    [['compress', EXAMPLE, '--max-token', '32000', '--format', 'xml'], /--format must be openai, anthropic, ai-sdk; got "xml"/],
+    [['compress', EXAMPLE, '--max-token', '32000', '--summarizer', 'gpt'], /--summarizer must be offline, openai, none; got "gpt"/],
+    [['compress', EXAMPLE, '--max-token', '32000', '--model', 'm'], /--model is for --summarizer openai/],
+    [['compress', EXAMPLE, '--max-token', '32000', '--preset', ''], /--preset needs a name/],
   ];
   const results = await Promise.all(cases.map(([args]) => cli(args)));
   for (const [i, [args, message]] of cases.entries()) {
@@ -254,7 +268,6 @@ test('input errors: missing file, bad JSON with line and column, not a conversat
     const orphan = await write('orphan.json', '[{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c9", "content": "x"}]');
     const cases = [
       [missing, /cannot read .*nope\.json: no such file/],
-      [dir, /cannot read .*: it is a directory/],
       [badJson, /bad\.json:3:21: invalid JSON: expected ',' or '}' after a property value/],
       [trailing, /trailing\.json:3:1: invalid JSON: trailing comma before '\]'/],
       [truncated, /truncated\.json:1:48: invalid JSON: expected ',' or '\]'/],

@@ -1,0 +1,116 @@
+// The golden report: `autocontext compress examples/long-conversation.json --max-token 32000`
+// (what `npm start` prints), with the offline summarizer, checked line by line against fixed
+// numbers. Everything the run decides is exact: message counts, turns, which events ran and
+// what they replaced, summarize calls and the summaries' size, passes, offloads. Token counts
+// of the working list are exact up to the offload markers, whose random uuids tokenize to a
+// few tokens more or less from run to run; those are checked to within 1%.
+//
+// When a change to the engine changes these numbers on purpose, run the command above and
+// update GOLDEN (and say so in the commit).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cli, EXAMPLE, n, near } from './cli-helpers.mjs';
+
+const GOLDEN = {
+  conversation: '158 messages · 8 user turns · 68 model turns (openai, detected)',
+  budget: 'window 32,000 · target 24,000 (× 0.75) · o200k_base',
+  before: { messages: 158, tokens: 91_456 },
+  after: { messages: 66, tokens: 17_190 },
+  // [type, count, messages replaced, tokens saved (≈)]
+  events: [
+    ['TOOL_RESULT_TRUNCATE', 3, 3, 34_970],
+    ['LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION', 1, 1, 1_405],
+    ['LARGE_MESSAGE_OFFLOAD', 4, 4, 19_880],
+    ['PREVIOUS_ROUND_CONVERSATION_SUMMARY', 1, 31, 6_590],
+    ['RECENT_FOCUS_WINDOW_COMPACT', 2, 64, 11_415],
+  ],
+  summarizer: { calls: 3, inputTokens: 24_480, outputTokens: 3_391 },
+  turns: { user: 8, model: 68, overWindow: 0, overWindowWithout: 43 },
+  largest: { tokens: 23_945, tokensWithout: 90_882 },
+  passes: { checks: 69, compressed: 7 },
+  offloads: { count: 11, messages: 103, bytes: 314_890 },
+};
+
+const line = (stdout, label) => {
+  const found = stdout.split('\n').find((l) => l.startsWith(`  ${label}`));
+  assert.ok(found, `no "${label}" line in:\n${stdout}`);
+  return found.slice(2 + label.length).trim();
+};
+
+test('golden: the text report of the bundled example', async () => {
+  const { code, stdout, stderr } = await cli(['compress', EXAMPLE, '--max-token', '32000']);
+  assert.equal(code, 0, stderr);
+  assert.equal(stderr, '');
+  const g = GOLDEN;
+  assert.match(stdout, /^autocontext \d+\.\d+\.\d+\S* · compress .*long-conversation\.json\n\n/);
+  assert.equal(line(stdout, 'conversation'), g.conversation);
+  assert.equal(line(stdout, 'budget'), g.budget);
+  const summarizer = /^offline: (\d+) calls · read ([\d,]+) · wrote ([\d,]+) tokens \(counted\)$/.exec(line(stdout, 'summarizer'));
+  assert.ok(summarizer, line(stdout, 'summarizer'));
+  assert.equal(Number(summarizer[1]), g.summarizer.calls);
+  assert.ok(near(n(summarizer[2]), g.summarizer.inputTokens), summarizer[2]);
+  assert.equal(n(summarizer[3]), g.summarizer.outputTokens, 'the offline summaries are deterministic');
+
+  assert.equal(line(stdout, 'before'), `${g.before.messages}   ${g.before.tokens.toLocaleString('en-US')}   the whole conversation, sent as is`);
+  const after = /^(\d+)\s+([\d,]+)   what the next model call sends, under the target$/.exec(line(stdout, 'after'));
+  assert.ok(after, line(stdout, 'after'));
+  assert.equal(Number(after[1]), g.after.messages);
+  assert.ok(near(n(after[2]), g.after.tokens), `after: ${after[2]} tokens, expected about ${g.after.tokens}`);
+  const saved = /^(\d+)\s+([\d,]+)   ([\d.]+)% of the tokens$/.exec(line(stdout, 'saved'));
+  assert.equal(Number(saved[1]), g.before.messages - g.after.messages);
+  assert.equal(n(saved[2]), g.before.tokens - n(after[2]));
+
+  // The events table: header, one row per type in order, the total.
+  const lines = stdout.split('\n');
+  const head = lines.findIndex((l) => /^ {2}events\s+count\s+messages\s+tokens saved$/.test(l));
+  assert.ok(head > 0, stdout);
+  for (const [i, [type, count, messages, tokens]] of g.events.entries()) {
+    const row = new RegExp(`^  ${type}\\s+(\\d+)\\s+(\\d+)\\s+([\\d,]+)$`).exec(lines[head + 1 + i]);
+    assert.ok(row, `row ${i + 1} should be ${type}: ${lines[head + 1 + i]}`);
+    assert.deepEqual([Number(row[1]), Number(row[2])], [count, messages], type);
+    assert.ok(near(n(row[3]), tokens), `${type} saved ${row[3]}, expected about ${tokens}`);
+  }
+  const total = /^ {2}total\s+(\d+)\s+(\d+)\s+([\d,]+)$/.exec(lines[head + 1 + g.events.length]);
+  assert.ok(total, lines[head + 1 + g.events.length]);
+  assert.equal(Number(total[1]), g.events.reduce((a, e) => a + e[1], 0));
+  assert.equal(Number(total[2]), g.events.reduce((a, e) => a + e[2], 0));
+  assert.equal(n(total[3]), n(saved[2]), 'every token saved is an event');
+
+  assert.equal(line(stdout, 'over the window'), `${g.turns.overWindow} of ${g.turns.model} model turns   without autocontext: ${g.turns.overWindowWithout}`);
+  const largest = /^([\d,]+) tokens   without autocontext: ([\d,]+)$/.exec(line(stdout, 'largest request'));
+  assert.ok(near(n(largest[1]), g.largest.tokens) && n(largest[1]) <= 32_000, largest[1]);
+  assert.equal(n(largest[2]), g.largest.tokensWithout);
+  assert.equal(line(stdout, 'compression passes'), `${g.passes.compressed} of ${g.passes.checks} checks changed the working list`);
+  assert.match(line(stdout, 'offloads written'), new RegExp(`^${g.offloads.count}, holding ${g.offloads.messages} messages \\([\\d.]+ KB\\)$`));
+  assert.match(stdout, /^ {24}in memory, gone at exit \(--store DIR keeps them\)$/m);
+  assert.match(line(stdout, 'time'), /^\d+(?: ms|\.\d\d s) in all, \d+(?: ms|\.\d\d s) of it compressing$/);
+});
+
+test('golden: the same numbers as JSON', async () => {
+  const { code, stdout, stderr } = await cli(['compress', EXAMPLE, '--max-token', '32000', '--json']);
+  assert.equal(code, 0, stderr);
+  const r = JSON.parse(stdout);
+  const g = GOLDEN;
+  assert.equal(r.format, 'openai');
+  assert.equal(r.formatFrom, 'detected');
+  assert.deepEqual(r.before, g.before);
+  assert.equal(r.after.messages, g.after.messages);
+  assert.ok(near(r.after.tokens, g.after.tokens), `${r.after.tokens}`);
+  assert.equal(r.after.underTarget, true);
+  assert.deepEqual(r.turns, g.turns);
+  assert.equal(r.largestRequest.tokensWithout, g.largest.tokensWithout);
+  assert.deepEqual(r.passes, g.passes);
+  assert.deepEqual(
+    r.events.byType.map((e) => [e.type, e.count, e.messages]),
+    g.events.map(([t, c, m]) => [t, c, m]),
+  );
+  assert.equal(r.summarizer.name, 'offline');
+  assert.equal(r.summarizer.calls, g.summarizer.calls);
+  assert.equal(r.summarizer.errors, 0);
+  assert.equal(r.summarizer.failed, 0);
+  assert.equal(r.summarizer.outputTokens, g.summarizer.outputTokens);
+  assert.equal(r.summarizer.usage, 'counted');
+  assert.equal(r.offloads.count, g.offloads.count);
+  assert.equal(r.offloads.messages, g.offloads.messages);
+  assert.ok(near(r.offloads.bytes, g.offloads.bytes), `${r.offloads.bytes}`);
+});
