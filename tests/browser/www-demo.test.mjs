@@ -1,0 +1,165 @@
+// The demo page (www/, served by scripts/www.mjs as `npm run www` serves it) in headless
+// Chromium, against the installed package: it loads the bundled sample, plays it to the end,
+// and the meter never shows a request over the window; compressions are marked on the chart;
+// a reload from IndexedDB shows the original text byte-exact; other settings and a file of
+// one's own replay too. Screenshots go to target/ (or AUTOCONTEXT_SCREENSHOT_DIR).
+//
+// AUTOCONTEXT_PACKAGE_DIR names the installed package; scripts/test-browser.sh sets it.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch } from './chromium.mjs';
+import { startServer } from '../../scripts/www.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const packageDir = process.env.AUTOCONTEXT_PACKAGE_DIR;
+assert.ok(packageDir && existsSync(join(packageDir, 'package.json')), 'AUTOCONTEXT_PACKAGE_DIR must name the installed package');
+const shots = process.env.AUTOCONTEXT_SCREENSHOT_DIR ?? join(root, 'target');
+const sample = JSON.parse(await readFile(join(root, 'examples', 'long-conversation.json'), 'utf8')).messages;
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  server = await startServer({ packageDir });
+  browser = await launch();
+  page = await browser.open('about:blank');
+  await page.setViewportSize({ width: 1360, height: 1080 });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Waits until the page's state is one of `states`; fails with the page's status line otherwise. */
+async function until(states, timeout = 120_000) {
+  await page.waitForFunction((s) => s.includes(document.body.dataset.state), states, { timeout });
+  const state = await page.evaluate(() => document.body.dataset.state);
+  const status = await page.textContent('#status');
+  assert.ok(states.includes(state), `state ${state}: ${status}`);
+  return status;
+}
+
+/** Records every value the meter shows from now on. */
+function watchMeter() {
+  return page.evaluate(() => {
+    const meter = document.getElementById('meter');
+    window.meterLog = [];
+    new MutationObserver(() => window.meterLog.push({ tokens: Number(meter.dataset.tokens), budget: Number(meter.dataset.budget) })).observe(meter, {
+      attributes: true,
+      attributeFilter: ['data-tokens'],
+    });
+  });
+}
+
+test('the demo plays the bundled sample to the end; the meter never passes the window', async () => {
+  await page.goto(`${server.url}/`);
+  await until(['ready']);
+  assert.match(await page.textContent('#status'), /158 messages, 8 user turns, 69 model calls \(openai\)/);
+  await watchMeter();
+  await page.click('#to-end');
+  await until(['done']);
+
+  const log = await page.evaluate(() => window.meterLog);
+  assert.ok(log.length >= 69, `the meter moved at every model call (${log.length} updates)`);
+  for (const { tokens, budget } of log) {
+    assert.equal(budget, 32_000);
+    assert.ok(tokens <= budget, `the meter showed ${tokens} tokens over a ${budget}-token window`);
+  }
+  assert.ok(Math.max(...log.map((l) => l.tokens)) > 16_000, 'the meter showed real requests');
+
+  const points = await page.evaluate(() => window.demo.state.points);
+  assert.equal(points.length, 69);
+  assert.ok(points.some((p) => p.without > 32_000), 'without autocontext the sample overflows the window');
+  const compressed = points.filter((p) => p.events.length > 0).length;
+  assert.ok(compressed >= 3);
+  assert.equal(await page.locator('#chart .event-mark').count(), compressed, 'one mark per compression on the chart');
+  assert.equal(await page.locator('#chart .bar-with').count(), 69);
+  assert.equal(await page.locator('#chart .bar-with.over').count(), 0);
+  assert.equal(await page.textContent('#progress'), 'model call 69 of 69');
+  assert.ok((await page.locator('#working li[data-kind=summary]').count()) >= 1, 'a summary is highlighted in the working list');
+  assert.ok((await page.locator('#working li[data-kind=truncated]').count()) >= 1, 'a truncated result is highlighted');
+  const offloads = await page.locator('#offloads li[data-uuid]').count();
+  assert.ok(offloads >= 5, `${offloads} offloads listed`);
+  assert.equal(await page.evaluate(async () => (await window.demo.store.keys(`${window.demo.state.memory.sessionId}/`)).length), offloads, 'every offload listed is in IndexedDB');
+  assert.deepEqual(browser.errors, []);
+
+  await mkdir(shots, { recursive: true });
+  const shot = join(shots, 'www-demo.png');
+  await page.screenshot({ path: shot });
+  console.log(`# screenshot: ${shot}`);
+});
+
+test('a reload shows the original text of an offload, byte-exact, from IndexedDB', async () => {
+  const truncation = page.locator('#offloads li', { hasText: 'TOOL_RESULT_TRUNCATE' }).first();
+  const uuid = await truncation.getAttribute('data-uuid');
+  await truncation.locator('button.reload').click();
+  await page.waitForSelector('#original[open]');
+  assert.equal(await page.getAttribute('#original', 'data-uuid'), uuid);
+  const shown = await page.$$eval('#original .original-message', (els) =>
+    els.map((el) => ({ role: el.dataset.role, text: el.querySelector('.original-text')?.textContent ?? '' })),
+  );
+  assert.equal(shown.length, 1, 'a truncated result offloads its one message');
+  const original = sample.find((m) => m.role === 'tool' && m.content === shown[0].text);
+  assert.ok(original, 'the dialog shows a tool result of the sample, whole and byte-exact');
+  assert.ok(original.content.length > 20_000, 'it was a large result');
+  assert.match(await page.textContent('#original-meta'), /reloaded from IndexedDB "autocontext-demo"/);
+
+  const shot = join(shots, 'www-demo-reload.png');
+  await page.screenshot({ path: shot });
+  console.log(`# screenshot: ${shot}`);
+  await page.click('#original button[value=close]');
+  await page.waitForFunction(() => !document.getElementById('original').open);
+
+  // A summary's original: every message the dialog shows that came from the sample is whole.
+  const summaryRow = page.locator('#working li[data-kind=summary] button.reload').first();
+  await summaryRow.click();
+  await page.waitForSelector('#original[open]');
+  const texts = await page.$$eval('#original .original-text', (els) => els.map((el) => el.textContent));
+  assert.ok(texts.length > 1);
+  const contents = new Set(sample.map((m) => (typeof m.content === 'string' ? m.content : '')));
+  assert.ok(texts.filter((t) => contents.has(t)).length >= texts.length / 2, 'the originals, not summaries of them');
+  await page.click('#original button[value=close]');
+  assert.deepEqual(browser.errors, []);
+});
+
+test('other settings and a file of your own replay within their window too', async () => {
+  await page.fill('#max-token', '12000');
+  await page.fill('#ratio', '0.6');
+  await page.click('#settings button[type=submit]');
+  await until(['ready']);
+  await watchMeter();
+  await page.click('#to-end');
+  await until(['done']);
+  const log = await page.evaluate(() => window.meterLog);
+  assert.ok(log.length >= 69);
+  for (const { tokens, budget } of log) {
+    assert.equal(budget, 12_000);
+    assert.ok(tokens <= budget, `${tokens} > ${budget}`);
+  }
+
+  // A small conversation of one's own, through the file input.
+  const own = [
+    { role: 'system', content: 'You are brief.' },
+    { role: 'user', content: 'Say hello.' },
+    { role: 'assistant', content: 'Hello.' },
+  ];
+  await page.setInputFiles('#file-input', { name: 'mine.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(own)) });
+  await until(['ready']);
+  assert.equal(await page.textContent('#source-name'), 'mine.json');
+  await page.click('#to-end');
+  await until(['done']);
+  assert.equal(await page.textContent('#progress'), 'model call 2 of 2');
+  assert.equal(await page.locator('#working li').count(), 3);
+
+  // Not JSON: said plainly, nothing else changes.
+  await page.setInputFiles('#file-input', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"messages": [') });
+  await page.waitForFunction(() => document.getElementById('status').classList.contains('error'));
+  assert.match(await page.textContent('#status'), /Cannot replay broken\.json: broken\.json is not JSON/);
+  assert.deepEqual(browser.errors, []);
+});

@@ -1,0 +1,421 @@
+// The demo: a conversation replayed as an agent loop would run it. Each step adds the messages
+// up to the next model call, runs autocontext's compression pass, and shows the request the
+// model would get: a meter against the window, the chart of every call so far, the working
+// list, the offloads (kept in IndexedDB) and the events. The summarizer is the built-in
+// offline one unless the settings name an OpenAI-compatible endpoint.
+
+import { AutoContextMemory, countTokens, isAutoContextError, offlineSummarize } from 'autocontext';
+import { IndexedDBStore } from 'autocontext/stores/indexeddb';
+import { detectFormat, isUserTurn } from '/pkg/dist/cli/format.js';
+import { openaiSummarizer, SummarizerUnavailable } from '/pkg/dist/cli/openai.js';
+import { drawChart } from './chart.js';
+import { renderEvents, renderOffloads, renderWorking, showOriginal, contentText, callLines } from './panels.js';
+
+const $ = (id) => document.getElementById(id);
+const fmt = (n) => Math.round(n).toLocaleString('en-US');
+/** Pause between steps for each speed setting, in milliseconds. */
+const DELAYS = [1200, 600, 250, 80, 0];
+const DATABASE = 'autocontext-demo';
+
+const store = new IndexedDBStore({ databaseName: DATABASE });
+
+const state = {
+  conversation: null, // { name, messages, format }
+  memory: null,
+  plain: null,
+  callAt: [], // index of the message each model call produces (the last: the conversation's length)
+  step: 0, // model calls made
+  cursor: 0, // messages added
+  points: [],
+  events: [], // { call, event }
+  sizes: new Map(), // offload uuid -> bytes in IndexedDB
+  known: new Set(),
+  playing: false,
+  busy: false,
+  settings: null,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Status and the page's state attribute (the tests wait on it).
+
+function setState(s) {
+  document.body.dataset.state = s;
+}
+
+function status(text, error = false) {
+  const el = $('status');
+  el.textContent = text;
+  el.classList.toggle('error', error);
+}
+
+function buttons() {
+  const loaded = state.conversation !== null && state.memory !== null;
+  const done = loaded && state.step >= state.callAt.length;
+  $('play').disabled = !loaded || done;
+  $('step').disabled = !loaded || done || state.playing;
+  $('to-end').disabled = !loaded || done;
+  $('reset').disabled = !loaded || state.busy;
+  $('play').textContent = state.playing ? '❚❚ Pause' : '▶ Play';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings.
+
+function readSettings() {
+  const form = $('settings');
+  const data = new FormData(form);
+  const maxToken = Number(data.get('maxToken'));
+  const ratio = Number(data.get('ratio'));
+  const preset = String(data.get('preset') ?? '').trim();
+  const summarizer = String(data.get('summarizer'));
+  const settings = { maxToken, ratio, preset: preset || undefined, summarizer };
+  if (summarizer === 'openai') {
+    settings.baseURL = String(data.get('baseURL') ?? '').trim() || 'https://api.openai.com/v1';
+    settings.model = String(data.get('model') ?? '').trim();
+    settings.apiKey = String(data.get('apiKey') ?? '').trim();
+  }
+  return settings;
+}
+
+function summarizeFn(settings) {
+  if (settings.summarizer !== 'openai') return offlineSummarize;
+  if (!settings.model) throw new Error('the OpenAI-compatible summarizer needs a model name');
+  const options = { baseURL: settings.baseURL, model: settings.model };
+  if (settings.apiKey) options.apiKey = settings.apiKey;
+  return openaiSummarizer(options);
+}
+
+/** Whether this build of the engine knows presets, and which (from its own error message). */
+function probePresets() {
+  try {
+    new AutoContextMemory({ preset: '\u0000probe' });
+    return { supported: true, names: [] };
+  } catch (e) {
+    if (!isAutoContextError(e) || e.field !== 'preset' || /not an option/.test(e.message)) return { supported: false, names: [] };
+    const names = [...e.message.matchAll(/[`"']([a-z][\w-]*)[`"']/g)].map((m) => m[1]).filter((n) => n !== 'preset');
+    return { supported: true, names: [...new Set(names)] };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The conversation and the memory.
+
+function tokensOfMessage(m) {
+  const text = `${contentText(m.content)}\n${callLines(m).join('\n')}`;
+  return countTokens(text);
+}
+
+async function forgetSession() {
+  if (state.memory) {
+    try {
+      await store.clear(`${state.memory.sessionId}/`);
+    } catch {
+      // a store that failed to clear only costs space
+    }
+  }
+}
+
+/** A fresh replay of the loaded conversation with the current settings. */
+async function restart() {
+  stop();
+  await forgetSession();
+  const conversation = state.conversation;
+  state.settings = readSettings();
+  const s = state.settings;
+  const options = { format: conversation.format, maxToken: s.maxToken, tokenRatio: s.ratio, store };
+  if (s.preset) options.preset = s.preset;
+  try {
+    options.summarize = summarizeFn(s);
+    state.memory = new AutoContextMemory(options);
+    state.plain = new AutoContextMemory({ format: conversation.format, maxToken: 1_000_000_000, msgThreshold: 10_000_000 });
+  } catch (e) {
+    state.memory = null;
+    status(`Cannot start: ${e.message}`, true);
+    setState('error');
+    buttons();
+    return;
+  }
+  state.callAt = [];
+  conversation.messages.forEach((m, i) => {
+    if (m.role === 'assistant') state.callAt.push(i);
+  });
+  state.callAt.push(conversation.messages.length);
+  state.step = 0;
+  state.cursor = 0;
+  state.points = [];
+  state.events = [];
+  state.sizes = new Map();
+  state.known = new Set();
+  const users = conversation.messages.filter(isUserTurn).length;
+  status(`${conversation.messages.length} messages, ${users} user turns, ${state.callAt.length} model calls (${conversation.format}). Press Play.`);
+  setState('ready');
+  await render(null);
+  buttons();
+}
+
+/** Loads a conversation from parsed JSON. */
+async function load(name, data) {
+  const messages = Array.isArray(data) ? data : data?.messages;
+  if (!Array.isArray(messages) || messages.length === 0) throw new Error('expected an array of messages, or an object with a "messages" array');
+  messages.forEach((m, i) => {
+    if (m === null || typeof m !== 'object' || typeof m.role !== 'string') throw new Error(`message ${i} has no "role"`);
+  });
+  const container = Array.isArray(data) ? null : data;
+  const { format } = detectFormat(messages, container);
+  state.conversation = { name, messages, format };
+  $('source-name').textContent = name;
+  $('source-name').title = name;
+  await restart();
+}
+
+async function loadSample() {
+  const response = await fetch('sample.json');
+  if (!response.ok) throw new Error(`the sample is missing (${response.status})`);
+  const data = await response.json();
+  const title = data?.meta?.title ?? 'bundled sample: a long coding-agent session';
+  await load(title, data);
+}
+
+async function loadFile(file) {
+  stop();
+  try {
+    const text = await file.text();
+    let data;
+    try {
+      data = JSON.parse(text);
+    } catch (e) {
+      throw new Error(`${file.name} is not JSON: ${e.message}`);
+    }
+    await load(file.name, data);
+  } catch (e) {
+    status(`Cannot replay ${file.name}: ${e.message}`, true);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One step: the messages up to the next model call, then the compression pass.
+
+async function step() {
+  if (state.busy || state.step >= state.callAt.length) return false;
+  state.busy = true;
+  const { memory, plain, conversation } = state;
+  try {
+    const end = state.callAt[state.step];
+    for (; state.cursor < end; state.cursor++) {
+      memory.add(conversation.messages[state.cursor]);
+      plain.add(conversation.messages[state.cursor]);
+    }
+    const before = memory.tokenCount();
+    const result = await memory.compressIfNeeded();
+    const unavailable = result.errors?.map((e) => e.cause).find((c) => c instanceof SummarizerUnavailable);
+    state.step++;
+    const events = result.events.map((e) => e.type);
+    for (const event of result.events) state.events.push({ call: state.step, event });
+    state.points.push({ tokens: memory.tokenCount(), without: plain.tokenCount(), events, before });
+    await render(result);
+    if (unavailable) {
+      stop();
+      status(`The summarizer cannot be used: ${unavailable.message}. Its steps fell back to offloads; change the settings or continue.`, true);
+    }
+    return true;
+  } catch (e) {
+    stop();
+    status(`Stopped: ${isAutoContextError(e) ? `${e.code}: ` : ''}${e.message}`, true);
+    setState('error');
+    return false;
+  } finally {
+    state.busy = false;
+    if (state.step >= state.callAt.length && document.body.dataset.state !== 'error') {
+      state.playing = false;
+      setState('done');
+      const over = state.points.filter((p) => p.tokens > state.settings.maxToken).length;
+      const overWithout = state.points.filter((p) => p.without > state.settings.maxToken).length;
+      if (!$('status').classList.contains('error')) {
+        status(`Done: ${state.points.length} model calls, ${over} over the window (without autocontext: ${overWithout}). Reload any offload to see its original messages.`);
+      }
+    }
+    buttons();
+  }
+}
+
+let timer = null;
+
+function stop() {
+  state.playing = false;
+  clearTimeout(timer);
+  timer = null;
+  if (document.body.dataset.state === 'playing') setState('paused');
+  buttons();
+}
+
+function play(delay) {
+  if (state.step >= state.callAt.length) return;
+  state.playing = true;
+  setState('playing');
+  buttons();
+  const tick = async () => {
+    if (!state.playing) return;
+    const ok = await step();
+    if (!ok || !state.playing || state.step >= state.callAt.length) return;
+    timer = setTimeout(tick, delay ?? DELAYS[Number($('speed').value)]);
+  };
+  tick();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering.
+
+async function render(result) {
+  const s = state.settings;
+  const memory = state.memory;
+  const target = Math.floor(s.maxToken * s.ratio);
+  const tokens = memory.tokenCount();
+  const last = state.points[state.points.length - 1];
+
+  // The meter: the request of the last model call.
+  const meter = $('meter');
+  const shown = last ? last.tokens : 0;
+  meter.dataset.tokens = String(shown);
+  meter.dataset.budget = String(s.maxToken);
+  meter.dataset.target = String(target);
+  meter.setAttribute('aria-valuemax', String(s.maxToken));
+  meter.setAttribute('aria-valuenow', String(shown));
+  const fill = $('meter-fill');
+  fill.style.width = `${Math.min(100, (shown / s.maxToken) * 100)}%`;
+  fill.classList.toggle('warn', shown >= target && shown <= s.maxToken);
+  fill.classList.toggle('over', shown > s.maxToken);
+  $('meter-target').style.left = `${(target / s.maxToken) * 100}%`;
+  $('meter-text').textContent = last ? `${fmt(shown)} / ${fmt(s.maxToken)} tokens · ${Math.round((shown / s.maxToken) * 100)}%` : `– / ${fmt(s.maxToken)} tokens`;
+  $('meter-without').textContent = last ? `without autocontext: ${fmt(last.without)} tokens${last.without > s.maxToken ? ` — ${(last.without / s.maxToken).toFixed(1)}× the window` : ''}` : 'without autocontext: –';
+  $('meter-legend').textContent = `target ${fmt(target)} (× ${s.ratio})`;
+
+  drawChart($('chart'), { points: state.points, total: state.callAt.length, window: s.maxToken, target });
+
+  // Stats.
+  const allEvents = memory.events();
+  const saved = last ? last.without - last.tokens : 0;
+  const over = state.points.filter((p) => p.without > s.maxToken).length;
+  const offloads = memory.offloads();
+  $('stats').replaceChildren(
+    ...[
+      [fmt(saved), 'tokens saved now'],
+      [`${state.points.filter((p) => p.tokens > s.maxToken).length} / ${over}`, 'calls over the window, with / without'],
+      [fmt(allEvents.filter((e) => e.type !== 'SUMMARIZE_FAILED').length), 'compression events'],
+      [fmt(offloads.length), 'offloads in IndexedDB'],
+    ].map(([v, label]) => {
+      const div = document.createElement('div');
+      div.className = 'stat';
+      const b = document.createElement('b');
+      b.textContent = v;
+      const span = document.createElement('span');
+      span.textContent = label;
+      div.append(b, span);
+      return div;
+    }),
+  );
+
+  // The working list, with the engine's marks.
+  const working = memory.toJSON().working;
+  $('working-count').textContent = `${working.length} messages · ${fmt(tokens)} tokens`;
+  renderWorking($('working'), working, tokensOfMessage, state.known, reload);
+
+  // Offloads, with their size in IndexedDB.
+  const typeOf = new Map(allEvents.filter((e) => e.offloadUuid).map((e) => [e.offloadUuid, e.type]));
+  for (const o of offloads) {
+    if (!state.sizes.has(o.uuid)) {
+      const value = await store.get(`${memory.sessionId}/${o.uuid}`);
+      state.sizes.set(o.uuid, value === null ? 0 : new TextEncoder().encode(value).length);
+    }
+  }
+  renderOffloads($('offloads'), offloads.map((o) => ({ ...o, bytes: state.sizes.get(o.uuid), type: typeOf.get(o.uuid) })), reload);
+  renderEvents($('events'), state.events);
+
+  // Progress.
+  const total = state.callAt.length;
+  $('progress').textContent = `model call ${state.step} of ${total}`;
+  if (result) {
+    const what = result.compressed ? `compressed ${fmt(result.tokensBefore)} → ${fmt(result.tokensAfter)} tokens: ${[...new Set(result.events.map((e) => e.type))].join(', ')}` : 'no compression needed';
+    status(`Call ${state.step}: ${what}.`);
+  }
+}
+
+async function reload(uuid) {
+  try {
+    const messages = await state.memory.reload(uuid);
+    showOriginal($('original'), uuid, messages, `IndexedDB "${DATABASE}"`);
+  } catch (e) {
+    status(`Cannot reload ${uuid}: ${e.message}`, true);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring.
+
+function wire() {
+  $('play').addEventListener('click', () => (state.playing ? stop() : play()));
+  $('step').addEventListener('click', () => step());
+  $('to-end').addEventListener('click', () => {
+    stop();
+    play(0);
+  });
+  $('reset').addEventListener('click', () => restart());
+  $('sample-button').addEventListener('click', () => loadSample().catch((e) => status(e.message, true)));
+  $('file-input').addEventListener('change', (e) => {
+    const file = e.target.files?.[0];
+    if (file) loadFile(file);
+    e.target.value = '';
+  });
+  $('settings').addEventListener('submit', (e) => {
+    e.preventDefault();
+    if (state.conversation) restart();
+  });
+  for (const radio of document.querySelectorAll('input[name=summarizer]')) {
+    radio.addEventListener('change', () => {
+      $('openai-fields').hidden = readSettings().summarizer !== 'openai';
+    });
+  }
+  // Drag and drop anywhere on the page.
+  let depth = 0;
+  addEventListener('dragenter', (e) => {
+    e.preventDefault();
+    depth++;
+    $('drop').hidden = false;
+  });
+  addEventListener('dragleave', () => {
+    depth = Math.max(0, depth - 1);
+    if (depth === 0) $('drop').hidden = true;
+  });
+  addEventListener('dragover', (e) => e.preventDefault());
+  addEventListener('drop', (e) => {
+    e.preventDefault();
+    depth = 0;
+    $('drop').hidden = true;
+    const file = e.dataTransfer?.files?.[0];
+    if (file) loadFile(file);
+  });
+}
+
+async function main() {
+  wire();
+  const presets = probePresets();
+  if (!presets.supported) {
+    $('preset').disabled = true;
+    $('preset').placeholder = 'this build has one ladder';
+  } else {
+    $('presets').replaceChildren(...presets.names.map((n) => Object.assign(document.createElement('option'), { value: n })));
+  }
+  // Offloads of earlier visits are of no use to this page: start clean.
+  try {
+    const sessions = new Set((await store.keys()).map((k) => k.split('/')[0]));
+    for (const s of sessions) await store.clear(`${s}/`);
+  } catch (e) {
+    status(`IndexedDB is not available: ${e.message}`, true);
+  }
+  await loadSample();
+}
+
+window.demo = { state, step, play, stop, restart, reload, store };
+main().catch((e) => {
+  status(`The demo could not start: ${e.message}`, true);
+  setState('error');
+});

@@ -1,0 +1,191 @@
+// The page's lists: the working list (what the model sees, with the engine's own messages
+// highlighted), the offloads kept in IndexedDB, the compression events, and the dialog that
+// shows the original messages of an offload.
+
+/** What kind of engine-written message an event type makes, for highlighting. */
+export function synthKind(eventType) {
+  if (eventType === 'TOOL_RESULT_TRUNCATE') return 'truncated';
+  if (/SUMMARY|COMPACT|COMPRESS/.test(eventType)) return 'summary';
+  return 'offloaded';
+}
+
+function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k.startsWith('data-')) node.setAttribute(k, String(v));
+    else if (k === 'text') node.textContent = v;
+    else node[k] = v;
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+/** The readable text of a message's content in any of the formats. */
+export function contentText(content) {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return content == null ? '' : JSON.stringify(content);
+  return content
+    .map((p) => {
+      if (typeof p === 'string') return p;
+      if (p == null || typeof p !== 'object') return String(p);
+      if (typeof p.text === 'string') return p.text;
+      if (p.type === 'tool_result' || p.type === 'tool-result') return contentText(p.content ?? p.output?.value ?? p.output ?? '');
+      if (p.type === 'tool_use' || p.type === 'tool-call') return '';
+      return `[${p.type ?? 'part'}]`;
+    })
+    .filter((t) => t !== '')
+    .join('\n');
+}
+
+/** The tool calls of a message, as `name(arguments)` lines, in any of the formats. */
+export function callLines(m) {
+  const out = [];
+  for (const c of Array.isArray(m.tool_calls) ? m.tool_calls : []) out.push(`→ ${c.function?.name}(${c.function?.arguments ?? ''})`);
+  if (Array.isArray(m.content)) {
+    for (const p of m.content) {
+      if (p?.type === 'tool_use') out.push(`→ ${p.name}(${JSON.stringify(p.input)})`);
+      if (p?.type === 'tool-call') out.push(`→ ${p.toolName}(${JSON.stringify(p.input ?? p.args)})`);
+    }
+  }
+  return out;
+}
+
+const MARKER = /<!-- CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36}) -->/;
+
+/** A one-line preview of a message. */
+function preview(m) {
+  const text = contentText(m.content).replace(MARKER, '').trim();
+  const calls = callLines(m);
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  // An engine summary opens with a bracketed header: show what follows it too.
+  const first = /^\[[^\]]+\]$/.test(lines[0] ?? '') && lines.length > 1 ? `${lines[0]} ${lines[1]}` : (lines[0] ?? '');
+  if (first !== '') return first.slice(0, 220);
+  return calls.length > 0 ? calls.join('  ').slice(0, 220) : '(empty)';
+}
+
+/**
+ * Renders the working list.
+ *
+ * @param {HTMLOListElement} list
+ * @param {{ message: object, synthetic?: { kind: string, offload?: string } }[]} working  (from toJSON().working)
+ * @param {(m: object) => number} tokensOf
+ * @param {Set<string>} known - keys of rows shown before (new rows flash); updated in place
+ * @param {(uuid: string) => void} onReload
+ */
+export function renderWorking(list, working, tokensOf, known, onReload) {
+  const rows = [];
+  const seen = new Set();
+  for (const [i, { message: m, synthetic }] of working.entries()) {
+    const key = `${m.role}:${contentText(m.content).length}:${preview(m)}`;
+    seen.add(key);
+    const kind = synthetic ? synthKind(synthetic.kind) : null;
+    const uuid = synthetic?.offload ?? contentText(m.content).match(MARKER)?.[1] ?? null;
+    rows.push(
+      h(
+        'li',
+        { class: [kind ? `synthetic-${kind}` : '', known.has(key) ? '' : 'new'].join(' ').trim(), 'data-role': m.role, 'data-kind': kind ?? 'original', title: synthetic ? synthetic.kind : '' },
+        h('span', { class: 'idx', text: String(i + 1) }),
+        h('span', {}, h('span', { class: `role ${m.role}`, text: m.role })),
+        h('span', { class: 'tok', text: `${tokensOf(m).toLocaleString('en-US')} tok` }),
+        h('span', { class: 'preview' }, kind ? h('i', { class: `tag ${kind}`, text: kind }) : null, kind ? ' ' : null, preview(m)),
+        uuid ? h('button', { class: 'reload', type: 'button', text: 'original', 'data-uuid': uuid, onclick: () => onReload(uuid) }) : h('span'),
+      ),
+    );
+  }
+  known.clear();
+  for (const k of seen) known.add(k);
+  list.replaceChildren(...rows);
+}
+
+/**
+ * Renders the offloads list.
+ *
+ * @param {HTMLUListElement} list
+ * @param {{ uuid: string, messageCount: number, bytes?: number, type?: string }[]} offloads
+ */
+export function renderOffloads(list, offloads, onReload) {
+  if (offloads.length === 0) {
+    list.replaceChildren(h('li', { class: 'empty', text: 'none yet' }));
+    return;
+  }
+  list.replaceChildren(
+    ...offloads
+      .slice()
+      .reverse()
+      .map((o) =>
+        h(
+          'li',
+          { 'data-uuid': o.uuid },
+          h('span', { class: 'uuid', text: `${o.uuid.slice(0, 13)}…`, title: o.uuid }),
+          h('button', { class: 'reload', type: 'button', text: 'reload', 'data-uuid': o.uuid, onclick: () => onReload(o.uuid) }),
+          h('span', {
+            class: 'what',
+            text: `${o.messageCount} message${o.messageCount === 1 ? '' : 's'}${o.bytes !== undefined ? ` · ${(o.bytes / 1024).toFixed(1)} KB` : ''}${o.type ? ` · ${o.type}` : ''}`,
+          }),
+        ),
+      ),
+  );
+}
+
+/**
+ * Renders the events list (newest first).
+ *
+ * @param {HTMLOListElement} list
+ * @param {{ call: number, event: object }[]} events
+ */
+export function renderEvents(list, events) {
+  if (events.length === 0) {
+    list.replaceChildren(h('li', { class: 'empty', text: 'none yet' }));
+    return;
+  }
+  list.replaceChildren(
+    ...events
+      .slice()
+      .reverse()
+      .map(({ call, event: e }) =>
+        h(
+          'li',
+          { class: e.type === 'SUMMARIZE_FAILED' ? 'failed' : '' },
+          h('span', { class: 'at', text: `#${call}` }),
+          h(
+            'span',
+            {},
+            h('span', { class: 'type', text: e.type }),
+            h('br'),
+            e.type === 'SUMMARIZE_FAILED'
+              ? h('span', { text: e.error ?? '' })
+              : h('span', { class: 'delta', text: `${e.messageCount} msg · ${e.tokensBefore.toLocaleString('en-US')} → ${e.tokensAfter.toLocaleString('en-US')} tokens` }),
+          ),
+        ),
+      ),
+  );
+}
+
+/**
+ * Shows the original messages of an offload in the dialog.
+ *
+ * @param {HTMLDialogElement} dialog
+ * @param {string} uuid
+ * @param {object[]} messages
+ * @param {string} where - where they were read from
+ */
+export function showOriginal(dialog, uuid, messages, where) {
+  dialog.querySelector('#original-title').textContent = `Original messages of offload ${uuid.slice(0, 8)}…`;
+  dialog.querySelector('#original-meta').textContent = `${messages.length} message${messages.length === 1 ? '' : 's'}, byte-exact, reloaded from ${where} (uuid ${uuid})`;
+  dialog.querySelector('#original-body').replaceChildren(
+    ...messages.map((m, i) =>
+      h(
+        'article',
+        { class: 'original-message', 'data-role': m.role },
+        h('header', {}, h('span', { class: `role ${m.role}`, text: m.role }), `message ${i + 1}`, m.tool_call_id ? ` · answers ${m.tool_call_id}` : ''),
+        contentText(m.content) === '' ? null : h('pre', { class: 'original-text', text: contentText(m.content) }),
+        ...callLines(m).map((c) => h('pre', { class: 'original-call', text: c })),
+      ),
+    ),
+  );
+  dialog.dataset.uuid = uuid;
+  if (!dialog.open) dialog.showModal();
+  dialog.querySelector('.original-body').scrollTop = 0;
+}
