@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-cargo build --target wasm32-unknown-unknown --release
+cargo build --target wasm32-unknown-unknown --release --features cl100k
 target_dir="${CARGO_TARGET_DIR:-target}"
 rm -rf dist
 wasm-bindgen "$target_dir/wasm32-unknown-unknown/release/autocontext.wasm" \

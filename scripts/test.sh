@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 echo "== cargo test (native core)" >&2
-cargo test --quiet
+cargo test --quiet --features cl100k
 echo "== build" >&2
 bash scripts/build.sh
 echo "== node tests (packed package)" >&2

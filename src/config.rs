@@ -66,7 +66,8 @@ pub struct Config {
     pub session_id: String,
     /// Wire format of the messages (default `openai`).
     pub format: Format,
-    /// How tokens are counted (default `o200k_base`).
+    /// How tokens are counted (default [`Tokenizer::DEFAULT`]: `o200k_base`, or `estimate` in a
+    /// build without vocabularies).
     pub tokenizer: Tokenizer,
     /// Custom prompts for the LLM strategies.
     pub custom_prompt: PromptConfig,
@@ -93,7 +94,7 @@ impl Default for Config {
             summarize_timeout_ms: 60_000,
             session_id: uuid::Uuid::new_v4().to_string(),
             format: Format::OpenAi,
-            tokenizer: Tokenizer::O200kBase,
+            tokenizer: Tokenizer::DEFAULT,
             custom_prompt: PromptConfig::default(),
         }
     }

@@ -26,6 +26,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod bpe;
 pub mod config;
 pub mod engine;
 pub mod error;

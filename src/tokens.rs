@@ -2,9 +2,13 @@
 //!
 //! The engine counts each message once, when it is added or created, and keeps the count beside
 //! it; the total is a running sum. That makes `add` plus the trigger check O(1) amortized
-//! whatever the length of the conversation. The BPE vocabularies are parsed lazily, on the first
-//! count that needs them, so a host that never counts with them never pays for them.
+//! whatever the length of the conversation. The exact counts come from `src/bpe`; which
+//! vocabularies a build carries is chosen at compile time (cargo features `o200k`, the default,
+//! and `cl100k`), and asking a build for one it lacks is a configuration error that names the
+//! build to use instead. A vocabulary is indexed on the first count that needs it, so a host
+//! that never counts with it never pays for it.
 
+use crate::bpe::Encoding;
 use crate::error::{Error, ErrorCode, HostError, Result};
 use crate::message::{Block, Message};
 
@@ -41,6 +45,30 @@ impl Tokenizer {
         })
     }
 
+    /// The default of this build: `o200k_base` when it is built in, else `cl100k_base`, else
+    /// the estimator (the build without vocabularies).
+    pub const DEFAULT: Tokenizer = if Encoding::O200kBase.available() {
+        Tokenizer::O200kBase
+    } else if Encoding::Cl100kBase.available() {
+        Tokenizer::Cl100kBase
+    } else {
+        Tokenizer::Estimate
+    };
+
+    /// Whether this build can count with this tokenizer (the exact ones need their vocabulary
+    /// compiled in).
+    pub fn available(self) -> bool {
+        self.encoding().is_none_or(Encoding::available)
+    }
+
+    fn encoding(self) -> Option<Encoding> {
+        match self {
+            Tokenizer::O200kBase => Some(Encoding::O200kBase),
+            Tokenizer::Cl100kBase => Some(Encoding::Cl100kBase),
+            Tokenizer::Estimate | Tokenizer::Custom => None,
+        }
+    }
+
     /// The option value.
     pub fn name(self) -> &'static str {
         match self {
@@ -71,10 +99,14 @@ impl std::fmt::Debug for TokenCounter {
 }
 
 impl TokenCounter {
-    /// A counter of a built-in kind. `Tokenizer::Custom` needs [`TokenCounter::custom`].
+    /// A counter of a built-in kind. `Tokenizer::Custom` needs [`TokenCounter::custom`]; an
+    /// exact encoding this build lacks is an `INVALID_CONFIG` error naming the build that has it.
     pub fn new(kind: Tokenizer) -> Result<TokenCounter> {
         if kind == Tokenizer::Custom {
             return Err(Error::config("tokenizer", "\"custom\" needs a counting function"));
+        }
+        if !kind.available() {
+            return Err(unavailable(kind));
         }
         Ok(TokenCounter { kind, custom: None })
     }
@@ -95,8 +127,10 @@ impl TokenCounter {
             return Ok(0);
         }
         Ok(match self.kind {
-            Tokenizer::O200kBase => clamp(tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()),
-            Tokenizer::Cl100kBase => clamp(tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len()),
+            Tokenizer::O200kBase | Tokenizer::Cl100kBase => match self.kind.encoding().and_then(|e| e.count(text)) {
+                Some(n) => clamp(n),
+                None => return Err(unavailable(self.kind)),
+            },
             Tokenizer::Estimate => estimate(text, &O200K_WEIGHTS),
             Tokenizer::Custom => match &self.custom {
                 Some(c) => c.count(text).map_err(|e| Error::host(ErrorCode::TokenizerFailed, "the tokenizer function failed", e))?,
@@ -122,6 +156,28 @@ impl TokenCounter {
         }
         Ok(n)
     }
+}
+
+/// This build's name, as the npm package's entry points call it.
+fn build_name() -> &'static str {
+    match (Encoding::O200kBase.available(), Encoding::Cl100kBase.available()) {
+        (true, false) => "autocontext (o200k_base)",
+        (true, true) => "autocontext/full (o200k_base and cl100k_base)",
+        (false, false) => "autocontext/lite (estimator only)",
+        (false, true) => "a cl100k_base-only build",
+    }
+}
+
+/// The error for an exact tokenizer this build was compiled without.
+fn unavailable(kind: Tokenizer) -> Error {
+    let instead = match kind {
+        Tokenizer::O200kBase => "import \"autocontext\" (o200k_base) or \"autocontext/full\" (both encodings)",
+        _ => "import \"autocontext/full\" (o200k_base and cl100k_base)",
+    };
+    Error::config(
+        "tokenizer",
+        format!("is {:?}, which this build, {}, does not include: {instead}, or use \"estimate\"", kind.name(), build_name()),
+    )
 }
 
 fn clamp(n: usize) -> u32 {
@@ -185,15 +241,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn exact_counts_match_tiktoken() {
-        let o = TokenCounter::new(Tokenizer::O200kBase).unwrap();
-        let c = TokenCounter::new(Tokenizer::Cl100kBase).unwrap();
-        assert_eq!(o.count_text("hello world").unwrap(), 2);
-        assert_eq!(c.count_text("hello world").unwrap(), 2);
-        assert_eq!(o.count_text("").unwrap(), 0);
+    fn exact_counts_of_a_known_text() {
+        for kind in [Tokenizer::O200kBase, Tokenizer::Cl100kBase].into_iter().filter(|k| k.available()) {
+            let counter = TokenCounter::new(kind).unwrap();
+            assert_eq!(counter.count_text("hello world").unwrap(), 2);
+            assert_eq!(counter.count_text("").unwrap(), 0);
+        }
     }
 
     #[test]
+    fn a_missing_vocabulary_is_a_config_error_naming_the_build() {
+        let want = if cfg!(feature = "o200k") { Tokenizer::O200kBase } else { Tokenizer::Estimate };
+        assert_eq!(Tokenizer::DEFAULT, want);
+        assert!(TokenCounter::new(Tokenizer::Estimate).is_ok());
+        for (kind, import) in [(Tokenizer::O200kBase, "\"autocontext\""), (Tokenizer::Cl100kBase, "\"autocontext/full\"")] {
+            if kind.available() {
+                continue;
+            }
+            let e = TokenCounter::new(kind).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidConfig);
+            assert_eq!(e.field(), Some("tokenizer"));
+            assert!(e.message().contains(kind.name()) && e.message().contains(import), "{}", e.message());
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "o200k")]
     fn estimate_is_close_on_prose_and_counts_cjk() {
         let o = TokenCounter::new(Tokenizer::O200kBase).unwrap();
         let prose = "The engine keeps an agent's conversation inside its context window. ".repeat(20);

@@ -1,0 +1,157 @@
+//! The exact counter against the reference: for every text here, `o200k_base` and
+//! `cl100k_base` counts equal tiktoken-rs's `encode_ordinary(text).len()`.
+//!
+//! The texts: every message and tool-call argument of the shared corpus (`../shared/corpus`,
+//! or the folder named by `AUTOCONTEXT_CORPUS`; skipped with a notice when absent), texts of
+//! every kind the engine meets (prose, code, JSON, CJK, emoji, white-space runs, digits,
+//! contractions), adversarial single long words, and random strings: short ones over a small
+//! alphabet chosen to hit every rule of the split patterns (each kind of letter, marks,
+//! numbers, the white-space variants, apostrophes, the case folds of the contraction letters),
+//! and random Unicode. The cl100k half runs when the crate is built with `--features cl100k`
+//! (as `npm test` does).
+
+use std::path::{Path, PathBuf};
+
+use autocontext::{TokenCounter, Tokenizer};
+use serde_json::Value;
+
+/// xorshift64: reproducible random texts without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Counts every text with every encoding this build has and returns the mismatches (at most
+/// a few, shortened), after checking that something was compared at all.
+fn mismatches(texts: &[String]) -> Vec<String> {
+    assert!(!texts.is_empty());
+    let mut pairs: Vec<(&str, TokenCounter, &tiktoken_rs::CoreBPE)> =
+        vec![("o200k_base", TokenCounter::new(Tokenizer::O200kBase).unwrap(), tiktoken_rs::o200k_base_singleton())];
+    if cfg!(feature = "cl100k") {
+        pairs.push(("cl100k_base", TokenCounter::new(Tokenizer::Cl100kBase).unwrap(), tiktoken_rs::cl100k_base_singleton()));
+    }
+    let mut bad = Vec::new();
+    for t in texts {
+        for (name, ours, reference) in &pairs {
+            let want = reference.encode_ordinary(t).len();
+            let got = ours.count_text(t).unwrap() as usize;
+            if got != want && bad.len() < 5 {
+                bad.push(format!("{name}: {got} instead of {want} for {:?}", t.chars().take(120).collect::<String>()));
+            }
+        }
+    }
+    bad
+}
+
+fn corpus_dir() -> PathBuf {
+    match std::env::var_os("AUTOCONTEXT_CORPUS") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("corpus"),
+    }
+}
+
+#[test]
+fn every_corpus_text_counts_exactly() {
+    let Ok(dir) = std::fs::read_dir(corpus_dir()) else {
+        eprintln!("SKIPPED: no corpus at {} (set AUTOCONTEXT_CORPUS)", corpus_dir().display());
+        return;
+    };
+    let mut texts = Vec::new();
+    for entry in dir.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let trace: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for m in trace["messages"].as_array().into_iter().flatten() {
+            texts.extend(m["content"].as_str().map(str::to_owned));
+            for call in m["tool_calls"].as_array().into_iter().flatten() {
+                texts.extend(call["function"]["arguments"].as_str().map(str::to_owned));
+            }
+        }
+    }
+    assert!(texts.len() > 1000, "only {} corpus texts", texts.len());
+    assert_eq!(mismatches(&texts), Vec::<String>::new());
+}
+
+#[test]
+fn texts_of_every_kind_count_exactly() {
+    let texts: Vec<String> = [
+        "The quick brown fox jumps over the lazy dog. It's 3:45pm — isn't it? WE'LL SEE, they'd say.",
+        "fn main() {\n    let v: Vec<u32> = (0..10).map(|x| x * x).collect();\n    println!(\"{v:?}\");\n}\n",
+        "import { AutoContextMemory } from 'autocontext';\r\n\r\nconst m = new AutoContextMemory({ maxToken: 128_000 });\r\n",
+        r#"{"id": "call_9f8e", "args": {"path": "/src/lib.rs", "lines": [1, 2, 3], "ok": true, "n": null, "x": -1.5e-7}}"#,
+        "日本語のテキストと中文文本，还有한국어 텍스트도 있습니다。Ελληνικά, русский текст, עברית, العربية, हिन्दी",
+        "emoji: 🦀🚀👩‍👩‍👧‍👦🇫🇷 ✔️ and combining é vs é, Z̤̈ä̤l̈g̤ö̤, ǅemal ǈubav ǋe",
+        "  leading and trailing  \n\n\n   \t\t \u{a0}\u{3000}\u{85}\u{2028} x \r\n\r\n  ",
+        "0123456789 1,234,567.89 ١٢٣٤٥ ½ ⅔ Ⅻ 2024-11-21T22:33:30Z 0xDEADBEEF",
+        "don't DON'T Don'T we're WE'RE I'm I'M you'll YOU'LL he'd HE'D it's IT'S I've I'VE 'tis ſ 'ſ 'Ss",
+        "<|endoftext|> <|im_start|>user\nspecial tokens are plain text here<|im_end|>",
+        "path/to/file.rs:12:5 https://example.com/a/b?c=d&e=f#g C:\\Users\\x\\AppData //comment /* block */",
+        "HTMLParser XMLHttpRequest getElementById snake_case_name SCREAMING_CASE kebab-case-name camelCase",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(mismatches(&texts), Vec::<String>::new());
+}
+
+#[test]
+fn adversarial_long_words_count_exactly() {
+    let texts = vec![
+        "a".repeat(50_000),
+        "ab".repeat(20_000),
+        "supercalifragilisticexpialidocious".repeat(1_000),
+        "A".repeat(20_000) + "b",
+        " ".repeat(30_000),
+        " ".repeat(30_000) + "x",
+        "!".repeat(30_000),
+        "日本".repeat(5_000),
+        "\u{301}".repeat(5_000),
+        "9".repeat(10_000),
+        " \n".repeat(5_000) + "x",
+        (0..5_000).map(|i| char::from(b'a' + (i * 7 % 26) as u8)).collect(),
+    ];
+    assert_eq!(mismatches(&texts), Vec::<String>::new());
+}
+
+#[test]
+fn random_texts_over_a_rule_hitting_alphabet_count_exactly() {
+    let alphabet: Vec<char> =
+        " \t\n\r\u{3000}\u{85}\u{a0}aAǅʰ日\u{301}\u{20dd}1½٣'sSſtlLvVeErRmMdD/.!,🦀-_".chars().collect();
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let texts: Vec<String> = (0..60_000)
+        .map(|_| {
+            let n = 1 + rng.below(24);
+            (0..n).map(|_| alphabet[rng.below(alphabet.len())]).collect()
+        })
+        .collect();
+    assert_eq!(mismatches(&texts), Vec::<String>::new());
+}
+
+#[test]
+fn random_unicode_counts_exactly() {
+    let mut rng = Rng(0xdead_beef_cafe_f00d);
+    let texts: Vec<String> = (0..10_000)
+        .map(|_| {
+            let n = 1 + rng.below(40);
+            (0..n)
+                .filter_map(|_| {
+                    let limit = [0x80, 0x800, 0x1_0000, 0x11_0000][rng.below(4)];
+                    char::from_u32(rng.below(limit) as u32)
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(mismatches(&texts), Vec::<String>::new());
+}
