@@ -41,11 +41,6 @@ export function columns(points: readonly ChartPoint[], width: number): { points:
   return { points: out, per };
 }
 
-/** A one-line sparkline of `values` scaled to `top`. */
-export function sparkline(values: readonly number[], top: number): string {
-  return values.map((v) => BLOCKS[Math.max(v > 0 ? 1 : 0, Math.min(8, Math.round((v / Math.max(1, top)) * 8)))]).join('');
-}
-
 /**
  * The chart's lines (without indentation). `height` rows of bars, the axis, the compression
  * marks and the call numbers.

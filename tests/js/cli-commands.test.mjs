@@ -5,7 +5,7 @@ import { copyFile, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promi
 import { join } from 'node:path';
 import { FsStore } from 'autocontext/stores/fs';
 import { markers } from './helpers.mjs';
-import { cli, EXAMPLE, tempDir } from './cli-helpers.mjs';
+import { cli, EXAMPLE, pkgDir, tempDir } from './cli-helpers.mjs';
 
 test('replay: a token curve with every compression marked, under the window at every call', async () => {
   const [text, json] = await Promise.all([
@@ -163,4 +163,23 @@ test('formats: detected from the messages, or named; an unknown one or one the e
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('the progress bar draws in place on a terminal, and nothing elsewhere', async () => {
+  const { Progress } = await import(join(pkgDir, 'dist', 'cli', 'progress.js'));
+  const written = [];
+  const tty = { isTTY: true, columns: 80, write: (s) => written.push(s) };
+  const bar = new Progress(tty, 4);
+  bar.update(1, 0.5, 'traces/b.json', true);
+  bar.update(1, 0.6, 'traces/b.json'); // within 50 ms of the last draw: skipped
+  bar.update(3, 1, 'traces/d.json', true);
+  bar.clear();
+  assert.equal(written.length, 3);
+  assert.match(written[0], /^\r\x1b\[2K {2}▕█+[▏▎▍▌▋▊▉]? *▏ {2}38% {2}2\/4 {2}traces\/b\.json$/);
+  assert.match(written[1], /^\r\x1b\[2K {2}▕█{28}▏ 100% {2}4\/4 {2}traces\/d\.json$/);
+  assert.equal(written[2], '\r\x1b[2K');
+  const pipe = { isTTY: false, write: () => assert.fail('no drawing off the terminal') };
+  const quiet = new Progress(pipe, 4);
+  quiet.update(0, 0, 'x', true);
+  quiet.clear();
 });
