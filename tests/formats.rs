@@ -828,3 +828,115 @@ fn corpus_replays_in_the_anthropic_and_ai_sdk_shapes() {
     let _ = std::io::stderr().write_all(report.as_bytes());
     assert_eq!(rows.len(), traces.len() * 4);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Robustness in the new shapes
+// ---------------------------------------------------------------------------------------------
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+const WORDS: [&str; 16] = [
+    "", "user", "assistant", "tool", "system", "text", "tool_use", "tool_result", "tool-call", "tool-result", "reasoning",
+    "thinking", "image", "x", "日本語🦀", "<!-- CONTEXT_OFFLOAD: uuid=",
+];
+const FIELDS: [&str; 14] = [
+    "role", "content", "type", "text", "id", "name", "input", "tool_use_id", "toolCallId", "toolName", "output", "value",
+    "is_error", "approvalId",
+];
+
+fn junk(rng: &mut Rng, depth: u32) -> Value {
+    match rng.below(if depth == 0 { 4 } else { 6 }) {
+        0 => Value::Null,
+        1 => json!(rng.below(3) as i64 - 1),
+        2 => json!(WORDS[rng.below(WORDS.len() as u64) as usize]),
+        3 => json!(rng.below(2) == 0),
+        4 => Value::Array((0..rng.below(4)).map(|_| junk(rng, depth - 1)).collect()),
+        _ => {
+            let mut m = serde_json::Map::new();
+            for _ in 0..rng.below(5) {
+                m.insert(FIELDS[rng.below(FIELDS.len() as u64) as usize].into(), junk(rng, depth - 1));
+            }
+            Value::Object(m)
+        }
+    }
+}
+
+#[test]
+fn random_input_in_every_format_is_accepted_or_a_typed_error() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for format in Format::ALL {
+        let m = memory(format, config("junk", 50_000), None);
+        for _ in 0..3_000 {
+            let v = match rng.below(3) {
+                0 => junk(&mut rng, 4),
+                _ => json!({"role": WORDS[rng.below(5) as usize], "content": junk(&mut rng, 3)}),
+            };
+            if let Err(e) = m.add(&v) {
+                assert!(matches!(e.code(), autocontext::ErrorCode::InvalidMessage), "{}: {e:?} for {v}", format.name());
+                assert!(e.index().is_some(), "{e:?}");
+            }
+        }
+        assert!(validate_tool_pairing(&m.working()).is_empty(), "{}", format.name());
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(r.under_target || r.exhausted, "{r:?}");
+        assert!(validate_tool_pairing(&m.working()).is_empty(), "{}", format.name());
+        check_recoverable(&m, format.name());
+    }
+}
+
+#[test]
+fn random_sessions_under_extreme_options_stay_valid_in_every_shape() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for case in 0..12 {
+        let mut openai = Vec::new();
+        for r in 0..(3 + rng.below(6)) {
+            let tag = format!("s{case}r{r}");
+            openai.extend(tool_round(&tag, 1 + rng.below(3) as usize, 200 + rng.below(9_000) as usize));
+            if rng.below(3) == 0 {
+                openai.push(answer(&filler(&tag, rng.below(7_000) as usize + 1)));
+            }
+        }
+        openai.push(user("go on"));
+        for format in [Format::Anthropic, Format::AiSdk] {
+            let msgs = convert(format, &openai);
+            let mut cfg = config(&format!("rand-{case}-{}", format.name()), 1_000 + rng.below(12_000));
+            cfg.msg_threshold = 4 + rng.below(40) as u32;
+            cfg.last_keep = rng.below(u64::from(cfg.msg_threshold) / 2) as u32;
+            cfg.tool_result_limit = 100 + rng.below(6_000) as u32;
+            cfg.large_payload_threshold = 300 + rng.below(6_000) as u32;
+            cfg.offload_single_preview = 50;
+            cfg.min_compression_token_threshold = 1 + rng.below(2_000) as u32;
+            cfg.min_consecutive_tool_messages = 1 + rng.below(4) as u32;
+            cfg.history_rollup_keep_recent_rounds = rng.below(3) as u32;
+            cfg.history_rollup_keep_recent_tokens = rng.below(3_000);
+            let summarizer = match rng.below(4) {
+                0 => None,
+                1 => Some(FakeSummarizer::failing("boom")),
+                2 => Some(FakeSummarizer::empty()),
+                _ => Some(FakeSummarizer::digest()),
+            };
+            let m = memory(format, cfg, summarizer);
+            let what = format!("case {case}, {}", format.name());
+            for (i, v) in msgs.iter().enumerate() {
+                if v["role"] == "assistant" || i + 1 == msgs.len() {
+                    block_on(m.compress_if_needed()).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+                    check_all(&m, format, &what);
+                }
+                m.add(v).unwrap_or_else(|e| panic!("{what}: add {i}: {e:?}"));
+            }
+            block_on(m.compress_if_needed()).unwrap();
+            check_all(&m, format, &what);
+            check_recoverable(&m, &what);
+            assert_untouched_are_identical(&m, &what);
+        }
+    }
+}
