@@ -802,6 +802,15 @@ fn corpus_replays_in_the_anthropic_and_ai_sdk_shapes() {
     }
     jobs.sort_by_key(|&(i, _, _)| traces[i].1.len());
     let converted: Vec<[Vec<Value>; 2]> = traces.iter().map(|(_, m)| [to_anthropic(m), to_ai_sdk(m)]).collect();
+    // Round-trip identity first: every trace in every shape comes back byte-exact.
+    for ((name, openai), shapes) in traces.iter().zip(&converted) {
+        for (format, msgs) in [(Format::OpenAi, openai), (Format::Anthropic, &shapes[0]), (Format::AiSdk, &shapes[1])] {
+            let m = memory(format, config("identity", 1_000_000_000), None);
+            m.add(&Value::Array(msgs.clone())).unwrap_or_else(|e| panic!("{name} ({}): {e:?}", format.name()));
+            assert_eq!(serde_json::to_string(&m.messages()).unwrap(), serde_json::to_string(msgs).unwrap(), "{name} ({})", format.name());
+            assert!(m.validate().is_empty(), "{name} ({}): {:?}", format.name(), m.validate());
+        }
+    }
     let jobs = Mutex::new(jobs);
     let rows = Mutex::new(Vec::new());
     let start = Instant::now();
