@@ -9,23 +9,23 @@
 //!   bytes concatenated. They are embedded with `include_bytes!` and become a data segment of the
 //!   `.wasm`, so loading a vocabulary is a memory copy made by the runtime, not a parse. The
 //!   tokens come from `tiktoken-rs` (MIT, like OpenAI's vocabulary files it embeds).
+//!
+//! A build without either feature (the estimator-only build) generates nothing.
 
+#[cfg(any(feature = "o200k", feature = "cl100k"))]
 mod unicode;
+#[cfg(any(feature = "o200k", feature = "cl100k"))]
 mod vocab;
-
-use std::env;
-use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-changed=build");
-    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    unicode::generate(&out.join("unicode_classes.rs"));
-    if env::var_os("CARGO_FEATURE_O200K").is_some() {
-        let bpe = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
-        vocab::generate(&bpe, &out, "o200k_base");
-    }
-    if env::var_os("CARGO_FEATURE_CL100K").is_some() {
-        let bpe = tiktoken_rs::cl100k_base().expect("tiktoken-rs builds cl100k_base");
-        vocab::generate(&bpe, &out, "cl100k_base");
+    #[cfg(any(feature = "o200k", feature = "cl100k"))]
+    {
+        let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+        unicode::generate(&out.join("unicode_classes.rs"));
+        #[cfg(feature = "o200k")]
+        vocab::generate(&tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base"), &out, "o200k_base");
+        #[cfg(feature = "cl100k")]
+        vocab::generate(&tiktoken_rs::cl100k_base().expect("tiktoken-rs builds cl100k_base"), &out, "cl100k_base");
     }
 }

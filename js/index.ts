@@ -425,12 +425,14 @@ export function validate(messages: readonly unknown[], format: FormatName = 'ope
 }
 
 /**
- * Tokens in a text, with a built-in tokenizer (default `o200k_base`) or the host's own counter.
+ * Tokens in a text, with a built-in tokenizer or the host's own counter. The default is the
+ * build's own: `o200k_base` (`autocontext`, `autocontext/full`), `estimate` (`autocontext/lite`).
  *
  * @throws {@link AutoContextError} `INVALID_ARGUMENT` for a non-string text, `INVALID_CONFIG`
- *   for an unknown tokenizer, `TOKENIZER_FAILED` when a counter function misbehaves.
+ *   for an unknown tokenizer or one this build lacks (the message names the import that has it),
+ *   `TOKENIZER_FAILED` when a counter function misbehaves.
  */
-export function countTokens(text: string, tokenizer: TokenizerName | TokenCounterFn = 'o200k_base'): number {
+export function countTokens(text: string, tokenizer?: TokenizerName | TokenCounterFn): number {
   if (typeof text !== 'string') {
     throw new AutoContextError('INVALID_ARGUMENT', `text must be a string, got ${describe(text)}`, { field: 'text' });
   }
@@ -446,5 +448,5 @@ export function countTokens(text: string, tokenizer: TokenizerName | TokenCounte
     }
     return Math.ceil(n);
   }
-  return call(() => wasmCountTokens(text, String(tokenizer)));
+  return call(() => wasmCountTokens(text, tokenizer === undefined ? undefined : String(tokenizer)));
 }

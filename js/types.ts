@@ -81,7 +81,10 @@ export interface OffloadStore {
   delete(key: string): Awaitable<unknown>;
 }
 
-/** A built-in tokenizer: exact `o200k_base` (the default) or `cl100k_base`, or a fast estimate. */
+/**
+ * A built-in tokenizer: exact `o200k_base` (in `autocontext` and `autocontext/full`) or `cl100k_base`
+ * (in `autocontext/full`), or a fast estimate (in every build, and the default of `autocontext/lite`).
+ */
 export type TokenizerName = 'o200k_base' | 'cl100k_base' | 'estimate';
 
 /** The host's own synchronous token counter. */
@@ -157,7 +160,11 @@ export interface HostOptions<M = WireMessage> {
   summarize?: SummarizeFn<M>;
   /** Where originals go (default: a new in-memory store). */
   store?: OffloadStore;
-  /** How tokens are counted (default `'o200k_base'`), or the host's own counter. */
+  /**
+   * How tokens are counted (default: the build's own, `'o200k_base'`, or `'estimate'` in
+   * `autocontext/lite`), or the host's own counter. A built-in tokenizer the build lacks is an
+   * `INVALID_CONFIG` error naming the import that has it.
+   */
   tokenizer?: TokenizerName | TokenCounterFn;
 }
 

@@ -192,18 +192,21 @@ pub fn validate_messages(messages_json: &str, format: &str) -> Result<String, Js
     Ok(convert::to_text(&convert::validate(&messages, format)))
 }
 
-/// Tokens in a text with a built-in tokenizer (`o200k_base`, `cl100k_base` or `estimate`).
+/// Tokens in a text with a built-in tokenizer (`o200k_base`, `cl100k_base` or `estimate`), or
+/// with this build's default one when none is named. A tokenizer the build lacks is an
+/// `INVALID_CONFIG` error that names the build to import.
 #[wasm_bindgen(js_name = countTokens)]
-pub fn count_tokens(text: &str, tokenizer: &str) -> Result<f64, JsValue> {
-    let kind = match Tokenizer::from_name(tokenizer) {
-        Some(Tokenizer::Custom) | None => {
+pub fn count_tokens(text: &str, tokenizer: Option<String>) -> Result<f64, JsValue> {
+    let kind = match tokenizer.as_deref().map(|name| (name, Tokenizer::from_name(name))) {
+        None => Tokenizer::DEFAULT,
+        Some((_, Some(kind))) if kind != Tokenizer::Custom => kind,
+        Some((name, _)) => {
             return Err(js_field_error(
                 ErrorCode::InvalidConfig,
                 "tokenizer",
-                format!("tokenizer must be \"o200k_base\", \"cl100k_base\" or \"estimate\", got {tokenizer:?}"),
+                format!("tokenizer must be \"o200k_base\", \"cl100k_base\" or \"estimate\", got {name:?}"),
             ))
         }
-        Some(kind) => kind,
     };
     let counter = TokenCounter::new(kind).map_err(to_js)?;
     counter.count_text(text).map(f64::from).map_err(to_js)

@@ -62,10 +62,9 @@ test('validate() lists the problems of a broken list and nothing for a valid one
   assert.equal(thrown(() => validate(valid, 'xml')).code, 'INVALID_CONFIG');
 });
 
-test('countTokens() counts with each built-in tokenizer and with a function', () => {
+test('countTokens() counts with each built-in tokenizer and with a function (cl100k_base: builds.test.mjs)', () => {
   assert.equal(countTokens('hello world'), 2);
   assert.equal(countTokens('hello world', 'o200k_base'), 2);
-  assert.equal(countTokens('hello world', 'cl100k_base'), 2);
   assert.equal(countTokens(''), 0);
   const prose = 'The engine keeps an agent conversation inside its context window. '.repeat(20);
   const exact = countTokens(prose);
