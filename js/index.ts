@@ -19,8 +19,10 @@
 
 import { WasmMemory, countTokens as wasmCountTokens, validateMessages } from './wasm/autocontext.js';
 import type { WasmHost } from './wasm/autocontext.js';
-import { AutoContextError, call, callAsync, fromWasm, type ErrorCode } from './errors.js';
+import { AutoContextError, call, callAsync, fromWasm, isAutoContextError, type ErrorCode } from './errors.js';
+import { findLoneSurrogate } from './lone-surrogate.js';
 import { MemoryStore } from './stores/memory.js';
+import { DEFAULT_STORE_TIMEOUT_MS, timedStore } from './timed-store.js';
 import { wireReplacer } from './wire.js';
 import type {
   AutoContextOptions,
@@ -153,7 +155,7 @@ function adaptSummarize(fn: SummarizeFn<never>): (requestJson: string) => Promis
 }
 
 /** Checks the host's pieces and builds what the engine calls. */
-function makeHost(host: HostOptions<never>): { wasm: WasmHost; store: OffloadStore } {
+function makeHost(host: HostOptions<never>, storeTimeoutMs: () => number): { wasm: WasmHost; store: OffloadStore } {
   const store = host.store ?? new MemoryStore();
   for (const method of ['get', 'put', 'delete'] as const) {
     if (typeof store !== 'object' || typeof (store as unknown as Record<string, unknown>)[method] !== 'function') {
@@ -163,7 +165,7 @@ function makeHost(host: HostOptions<never>): { wasm: WasmHost; store: OffloadSto
   if (host.summarize != null && typeof host.summarize !== 'function') {
     throw configError('summarize', `must be a function, got ${describe(host.summarize)}`);
   }
-  const wasm: WasmHost = { store };
+  const wasm: WasmHost = { store: timedStore(store, storeTimeoutMs) };
   if (typeof host.summarize === 'function') wasm.summarize = adaptSummarize(host.summarize);
   if (typeof host.tokenizer === 'function') wasm.countTokens = host.tokenizer;
   return { wasm, store };
@@ -220,9 +222,10 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
       return;
     }
     const { json, host } = splitOptions(options);
-    const { wasm, store } = makeHost(host);
+    let made: WasmMemory | undefined;
+    const { wasm, store } = makeHost(host, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS);
     this.#store = store;
-    this.#wasm = call(() => new WasmMemory(json, wasm));
+    this.#wasm = made = call(() => new WasmMemory(json, wasm));
   }
 
   /**
@@ -251,8 +254,9 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
         throw configError('tokenizer', `is ${JSON.stringify(host.tokenizer)}, but the state was made with ${JSON.stringify(made)}`);
       }
     }
-    const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>);
-    const wasm = call(() => WasmMemory.fromJson(text, wasmHost));
+    let made: WasmMemory | undefined;
+    const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS);
+    const wasm = (made = call(() => WasmMemory.fromJson(text, wasmHost)));
     restoring = { wasm, store };
     return new AutoContextMemory<M, F>();
   }
@@ -266,7 +270,20 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
    */
   add(message: M | readonly M[]): void {
     const json = toJson(message, 'INVALID_MESSAGE', 'messages', wireReplacer);
-    call(() => this.#wasm.add(json));
+    try {
+      call(() => this.#wasm.add(json));
+    } catch (e) {
+      // JSON.stringify writes valid JSON except for lone surrogates, which the engine's strings
+      // cannot hold; it cannot tell where one was, so name the message here.
+      const lone = isAutoContextError(e, 'INVALID_MESSAGE') && /not valid JSON/.test(e.message) ? findLoneSurrogate(message) : null;
+      if (lone === null) throw e;
+      const index = (JSON.parse(this.#wasm.originalMessages()) as unknown[]).length + lone.position;
+      throw new AutoContextError(
+        'INVALID_MESSAGE',
+        `message ${index}, field \`${lone.field}\`: holds a lone UTF-16 surrogate (half of a character), which no wire format can carry; nothing was added`,
+        { index, field: lone.field },
+      );
+    }
   }
 
   /**

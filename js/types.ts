@@ -148,6 +148,11 @@ export interface EngineOptions {
   maxConcurrentSummaries?: number;
   /** A summarize call still running after this many milliseconds is aborted (default 60000). */
   summarizeTimeoutMs?: number;
+  /**
+   * A store call (get, put, delete) still unanswered after this many milliseconds fails with
+   * `STORE_FAILED`: the pass fails and changes nothing, a reload rejects (default 30000).
+   */
+  storeTimeoutMs?: number;
   /** Namespace of this conversation's store keys (default: a new uuid). */
   sessionId?: string;
   /** Overrides of the LLM strategies' instructions. */
@@ -247,6 +252,11 @@ export interface OffloadInfo {
   uuid: string;
   /** How many original messages it holds. */
   messageCount: number;
+  /**
+   * Digest of the payload written to the store; a reload whose store value differs fails with
+   * `STORE_FAILED` instead of returning messages this session did not offload.
+   */
+  digest?: string;
 }
 
 /** One reason a provider would reject a message list. */

@@ -62,6 +62,11 @@ pub struct Config {
     pub max_concurrent_summaries: u32,
     /// A summarize call still running after this many milliseconds is aborted (default 60000).
     pub summarize_timeout_ms: u64,
+    /// A store call (get, put, delete) still running after this many milliseconds fails with
+    /// `STORE_FAILED`, so a store that never answers cannot hold a pass or a reload forever
+    /// (default 30000). The JavaScript binding applies it; a native host's store bounds its own
+    /// calls.
+    pub store_timeout_ms: u64,
     /// Namespace of this conversation's offload keys (`<sessionId>/<uuid>`); default a new uuid.
     pub session_id: String,
     /// Wire format of the messages (default `openai`).
@@ -92,6 +97,7 @@ impl Default for Config {
             history_rollup_keep_recent_tokens: 8000,
             max_concurrent_summaries: 4,
             summarize_timeout_ms: 60_000,
+            store_timeout_ms: 30_000,
             session_id: uuid::Uuid::new_v4().to_string(),
             format: Format::OpenAi,
             tokenizer: Tokenizer::DEFAULT,
@@ -120,6 +126,7 @@ const KNOWN: &[&str] = &[
     "historyRollupKeepRecentTokens",
     "maxConcurrentSummaries",
     "summarizeTimeoutMs",
+    "storeTimeoutMs",
     "sessionId",
     "format",
     "tokenizer",
@@ -175,6 +182,7 @@ impl Config {
         read_int(obj, "historyRollupKeepRecentTokens", &mut c.history_rollup_keep_recent_tokens)?;
         read_int(obj, "maxConcurrentSummaries", &mut c.max_concurrent_summaries)?;
         read_int(obj, "summarizeTimeoutMs", &mut c.summarize_timeout_ms)?;
+        read_int(obj, "storeTimeoutMs", &mut c.store_timeout_ms)?;
         if !explicit_last_keep {
             c.last_keep = c.last_keep.min(c.msg_threshold / 2);
         }
@@ -223,6 +231,7 @@ impl Config {
         positive("minCompressionTokenThreshold", self.min_compression_token_threshold as u64, 1_000_000_000)?;
         positive("maxConcurrentSummaries", self.max_concurrent_summaries as u64, 64)?;
         positive("summarizeTimeoutMs", self.summarize_timeout_ms, 3_600_000)?;
+        positive("storeTimeoutMs", self.store_timeout_ms, 3_600_000)?;
         if self.last_keep >= self.msg_threshold {
             return Err(Error::config(
                 "lastKeep",
@@ -295,6 +304,7 @@ impl Config {
             "historyRollupKeepRecentTokens": self.history_rollup_keep_recent_tokens,
             "maxConcurrentSummaries": self.max_concurrent_summaries,
             "summarizeTimeoutMs": self.summarize_timeout_ms,
+            "storeTimeoutMs": self.store_timeout_ms,
             "sessionId": self.session_id,
             "format": self.format.name(),
             "tokenizer": self.tokenizer.name(),
@@ -384,6 +394,8 @@ mod tests {
             (json!({"reservedTokens": 99_000}), "reservedTokens"),
             (json!({"maxConcurrentSummaries": 0}), "maxConcurrentSummaries"),
             (json!({"summarizeTimeoutMs": 0}), "summarizeTimeoutMs"),
+            (json!({"storeTimeoutMs": 0}), "storeTimeoutMs"),
+            (json!({"storeTimeoutMs": 3_600_001}), "storeTimeoutMs"),
         ];
         for (opts, field) in cases {
             let e = Config::from_json(&opts).unwrap_err();

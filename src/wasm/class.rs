@@ -106,6 +106,13 @@ impl WasmMemory {
         self.inner.config().session_id.clone()
     }
 
+    /// Milliseconds a store call may take before it fails (`storeTimeoutMs`); the TypeScript
+    /// wrapper enforces it around the host's store.
+    #[wasm_bindgen(js_name = storeTimeoutMs)]
+    pub fn store_timeout_ms(&self) -> f64 {
+        self.inner.config().store_timeout_ms as f64
+    }
+
     /// Whether `compressIfNeeded` would run a pass now.
     #[wasm_bindgen(js_name = needsCompression)]
     pub fn needs_compression(&self) -> bool {

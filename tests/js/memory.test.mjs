@@ -55,7 +55,8 @@ test('a tool result over toolResultLimit keeps head, tail and id; reload returns
   assert.deepStrictEqual(reloaded, [conversation[2]]);
   assert.equal(reloaded[0].content, original);
   assert.deepStrictEqual(store.keys(), [`s-trunc/${uuid}`]);
-  assert.deepStrictEqual(memory.offloads(), [{ uuid, messageCount: 1 }]);
+  assert.deepStrictEqual(memory.offloads(), [{ uuid, messageCount: 1, digest: memory.offloads()[0].digest }]);
+  assert.match(memory.offloads()[0].digest, /^[0-9a-f]{16}$/, 'with the digest of the payload stored');
   assert.deepStrictEqual(memory.originalMessages(), conversation, 'the original log is append-only');
 });
 
