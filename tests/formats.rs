@@ -743,9 +743,8 @@ fn corpus_dir() -> PathBuf {
 /// checks validity, alternation and thinking after every pass, recoverability every fiftieth
 /// turn and at the end. Returns (turns, events, final tokens).
 fn replay(format: Format, name: &str, msgs: &[Value], llm: bool) -> (usize, usize, u64) {
-    let mut cfg = Config::default();
-    cfg.max_token = WINDOW;
-    cfg.session_id = format!("fmt-{}-{}", format.name(), name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+    let session_id = format!("fmt-{}-{}", format.name(), name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+    let cfg = Config { max_token: WINDOW, session_id, ..Config::default() };
     let m = memory(format, cfg, llm.then(FakeSummarizer::digest));
     let what = format!("{name} ({}, {})", format.name(), if llm { "fake LLM" } else { "no LLM" });
     let known = thinking_of(format, msgs);

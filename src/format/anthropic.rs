@@ -65,9 +65,7 @@ fn is_thinking_block(b: &Block) -> bool {
 }
 
 pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| Error::message_at(index, "", format!("expected an object, got {}", kind_of(v))))?;
+    let obj = v.as_object().ok_or_else(|| Error::message_at(index, "", format!("expected an object, got {}", kind_of(v))))?;
     let role = match obj.get("role") {
         Some(Value::String(s)) => match s.as_str() {
             "user" => Role::User,
@@ -80,13 +78,9 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
                      request's top-level `system` parameter (and count it in `reservedTokens`)",
                 ))
             }
-            other => {
-                return Err(Error::message_at(index, "role", format!("unknown role {other:?} (expected user or assistant)")))
-            }
+            other => return Err(Error::message_at(index, "role", format!("unknown role {other:?} (expected user or assistant)"))),
         },
-        Some(other) => {
-            return Err(Error::message_at(index, "role", format!("expected a string, got {}", kind_of(other))))
-        }
+        Some(other) => return Err(Error::message_at(index, "role", format!("expected a string, got {}", kind_of(other)))),
         None => return Err(Error::message_at(index, "role", "is missing")),
     };
     let mut blocks = Vec::new();
@@ -98,11 +92,8 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
             }
         }
         Some(other) => {
-            return Err(Error::message_at(
-                index,
-                "content",
-                format!("expected a string or an array of content blocks, got {}", kind_of(other)),
-            ))
+            let got = kind_of(other);
+            return Err(Error::message_at(index, "content", format!("expected a string or an array of content blocks, got {got}")));
         }
         None => return Err(Error::message_at(index, "content", "is missing")),
     }
@@ -112,9 +103,8 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
 
 fn read_block(index: usize, k: usize, item: &Value, role: Role, out: &mut Vec<Block>) -> Result<()> {
     let field = |f: &str| format!("content[{k}].{f}");
-    let obj = item.as_object().ok_or_else(|| {
-        Error::message_at(index, &format!("content[{k}]"), format!("expected a content block object, got {}", kind_of(item)))
-    })?;
+    let got = kind_of(item);
+    let obj = item.as_object().ok_or_else(|| Error::message_at(index, &format!("content[{k}]"), format!("expected a content block object, got {got}")))?;
     let ty = match obj.get("type") {
         Some(Value::String(t)) => t.as_str(),
         _ => return Err(Error::message_at(index, &field("type"), "must be a string")),
@@ -163,9 +153,7 @@ fn read_block(index: usize, k: usize, item: &Value, role: Role, out: &mut Vec<Bl
             let is_error = match obj.get("is_error") {
                 None | Some(Value::Null) => false,
                 Some(Value::Bool(b)) => *b,
-                Some(other) => {
-                    return Err(Error::message_at(index, &field("is_error"), format!("must be a boolean, got {}", kind_of(other))))
-                }
+                Some(other) => return Err(Error::message_at(index, &field("is_error"), format!("must be a boolean, got {}", kind_of(other)))),
             };
             let mut nested = Vec::new();
             let content = match obj.get("content") {
@@ -175,30 +163,22 @@ fn read_block(index: usize, k: usize, item: &Value, role: Role, out: &mut Vec<Bl
                     let mut texts: Vec<&str> = Vec::new();
                     for (j, part) in parts.iter().enumerate() {
                         if block_type(part) == "text" {
-                            match part.get("text") {
-                                Some(Value::String(t)) => texts.push(t),
-                                _ => {
-                                    return Err(Error::message_at(index, &field(&format!("content[{j}].text")), "must be a string"))
-                                }
-                            }
+                            let Some(t) = part.get("text").and_then(Value::as_str) else {
+                                return Err(Error::message_at(index, &field(&format!("content[{j}].text")), "must be a string"));
+                            };
+                            texts.push(t);
                         } else if part.is_object() {
                             nested.push(Block::Opaque { raw: part.clone(), tokens: opaque_tokens(part) });
                         } else {
-                            return Err(Error::message_at(
-                                index,
-                                &field(&format!("content[{j}]")),
-                                format!("expected a content block object, got {}", kind_of(part)),
-                            ));
+                            let got = kind_of(part);
+                            return Err(Error::message_at(index, &field(&format!("content[{j}]")), format!("expected a content block object, got {got}")));
                         }
                     }
                     texts.join("\n")
                 }
                 Some(other) => {
-                    return Err(Error::message_at(
-                        index,
-                        &field("content"),
-                        format!("expected a string or an array of content blocks, got {}", kind_of(other)),
-                    ))
+                    let got = kind_of(other);
+                    return Err(Error::message_at(index, &field("content"), format!("expected a string or an array of content blocks, got {got}")));
                 }
             };
             out.push(Block::ToolResult { call_id, content, is_error });
@@ -242,8 +222,7 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
     let new: Vec<Block> = blocks.into_iter().filter(|b| !is_thinking_block(b)).collect();
     let string_content = matches!(original.wire.get("content"), Some(Value::String(_)));
     let content = if thinking.is_empty() && string_content && new.iter().all(|b| matches!(b, Block::Text(_))) {
-        let texts: Vec<&str> = new.iter().filter_map(|b| if let Block::Text(t) = b { Some(t.as_str()) } else { None }).collect();
-        Value::String(texts.join("\n"))
+        Value::String(new.iter().filter_map(|b| if let Block::Text(t) = b { Some(t.as_str()) } else { None }).collect::<Vec<_>>().join("\n"))
     } else {
         let mut out = thinking;
         write_blocks(&items, &new, &mut out);
