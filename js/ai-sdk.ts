@@ -28,7 +28,6 @@
  */
 
 import { AutoContextError } from './errors.js';
-import type { AutoContextMemory } from './index.js';
 import type { AiSdkMessage, CompressResult, ReloadArguments } from './types.js';
 import { wireJson } from './wire.js';
 
@@ -40,20 +39,24 @@ export interface PrepareStepInput<M> {
   stepNumber: number;
 }
 
-/** The `prepareStep` function {@link prepareStep} returns, with its helpers. */
+/**
+ * The `prepareStep` function {@link prepareStep} returns, with its helpers. Its call signature
+ * takes the caller's message type (`T`, the AI SDK's `ModelMessage` inside `generateText`): the
+ * messages it returns are the ones the caller gave, compressed, as the memory holds them.
+ */
 export interface AutoContextPrepareStep<M> {
   /**
    * Adds the step's new messages to the memory, compresses if needed, and returns the
    * compressed list for the step.
    */
-  (input: PrepareStepInput<M>): Promise<{ messages: M[] }>;
+  <T = M>(input: PrepareStepInput<T>): Promise<{ messages: T[] }>;
   /**
    * Adds the messages of the call that no step has added yet (those of the last step): call it
    * with `result.response.messages` once the call is done.
    */
-  commit(responseMessages: readonly M[]): void;
+  commit(responseMessages: readonly unknown[]): void;
   /** {@link AutoContextPrepareStep.commit} as an `onFinish` callback of `generateText` / `streamText`. */
-  onFinish(event: { response: { messages: readonly M[] } }): void;
+  onFinish(event: { response: { messages: readonly unknown[] } }): void;
 }
 
 /** Options of {@link prepareStep}. */
@@ -62,11 +65,22 @@ export interface PrepareStepOptions {
   onCompress?: (result: CompressResult) => void;
 }
 
-/** A memory made with `format: 'ai-sdk'` (its message type free). */
-type AiSdkMemory<M extends object> = AutoContextMemory<M, 'ai-sdk'> | AutoContextMemory<M>;
+/**
+ * What the helpers use of an `AutoContextMemory` made with `format: 'ai-sdk'`, written
+ * structurally so a memory of any build (`autocontext`, `autocontext/full`, `autocontext/lite`)
+ * fits.
+ */
+export interface AiSdkMemory<M> {
+  add(message: M | readonly M[]): void;
+  messages(): M[];
+  originalMessages(): M[];
+  compressIfNeeded(): Promise<CompressResult>;
+  reloadTool(): unknown;
+  handleReloadCall(call: unknown): Promise<string>;
+}
 
-function requireAiSdk(memory: AiSdkMemory<object>, who: string): void {
-  const def = (memory as AutoContextMemory<object>).reloadTool() as unknown as Record<string, unknown>;
+function requireAiSdk(memory: AiSdkMemory<unknown>, who: string): void {
+  const def = memory.reloadTool() as Record<string, unknown> | null;
   if (def === null || typeof def !== 'object' || !('inputSchema' in def)) {
     throw new AutoContextError('INVALID_CONFIG', `${who} needs a memory made with format: 'ai-sdk'`, { field: 'format' });
   }
@@ -99,18 +113,18 @@ export function prepareStep<M extends object = AiSdkMessage>(
   memory: AiSdkMemory<M>,
   options: PrepareStepOptions = {},
 ): AutoContextPrepareStep<M> {
-  const mem = memory as AutoContextMemory<M>;
+  const mem = memory;
   requireAiSdk(mem, 'prepareStep');
   let seen = 0;
   let added: string[] = [];
 
-  const addNew = (fresh: readonly M[]) => {
+  const addNew = (fresh: readonly unknown[]) => {
     if (fresh.length === 0) return;
-    mem.add(fresh);
+    mem.add(fresh as M[]);
     added.push(...keys(fresh));
   };
 
-  const step = (async ({ messages, stepNumber }: PrepareStepInput<M>) => {
+  const step = (async ({ messages, stepNumber }: PrepareStepInput<unknown>) => {
     if (!Array.isArray(messages)) {
       throw new AutoContextError('INVALID_ARGUMENT', 'prepareStep: `messages` must be an array', { field: 'messages' });
     }
@@ -143,17 +157,17 @@ export function prepareStep<M extends object = AiSdkMessage>(
     return { messages: mem.messages() };
   }) as AutoContextPrepareStep<M>;
 
-  step.commit = (responseMessages: readonly M[]) => {
+  step.commit = (responseMessages: readonly unknown[]) => {
     const pending = new Map<string, number>();
     for (const k of added) pending.set(k, (pending.get(k) ?? 0) + 1);
-    const rest: M[] = [];
-    responseMessages.forEach((m, i) => {
+    const rest: unknown[] = [];
+    for (const m of responseMessages) {
       const k = keys([m])[0] as string;
       const n = pending.get(k) ?? 0;
       if (n > 0) pending.set(k, n - 1);
-      else rest.push(responseMessages[i] as M);
-    });
-    if (rest.length > 0) mem.add(rest);
+      else rest.push(m);
+    }
+    if (rest.length > 0) mem.add(rest as M[]);
     added = [];
     seen = 0;
   };
@@ -234,7 +248,7 @@ function inputSchemaOf(json: Record<string, unknown>): ReloadInputSchema {
  * @throws {@link AutoContextError} `INVALID_CONFIG` for a memory of another format.
  */
 export function reloadTool<M extends object = AiSdkMessage>(memory: AiSdkMemory<M>): AiSdkReloadTool {
-  const mem = memory as AutoContextMemory<M>;
+  const mem = memory;
   requireAiSdk(mem, 'reloadTool');
   const def = mem.reloadTool() as unknown as { description: string; inputSchema: Record<string, unknown> };
   return {

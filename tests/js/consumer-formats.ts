@@ -37,6 +37,10 @@ const run = generateText({
   stopWhen: stepCountIs(5),
 }).then((r) => step.commit(r.response.messages));
 const stream = streamText({ model, messages: memory.messages(), prepareStep: step, onFinish: step.onFinish });
+// A memory left with the default message type works the same way.
+const plain = new AutoContextMemory({ format: 'ai-sdk' });
+const plainStep = prepareStep(plain);
+const plainRun = generateText({ model, messages: [{ role: 'user', content: 'hi' }], tools: { context_reload: reloadTool(plain) }, prepareStep: plainStep });
 const sdkMessages: AiSdkMessage[] = [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'f', output: { type: 'text', value: 'v' } }] }];
 const args: ReloadArguments = { working_context_offload_uuid: 'u', page: 2 };
 
@@ -45,4 +49,4 @@ new AutoContextMemory({ format: 'gemini' });
 // @ts-expect-error Anthropic has no system message (the system prompt is a request parameter)
 const noSystem: AnthropicMessage = { role: 'system', content: 'x' };
 
-export { inputSchema, fn, sdkDefinition, problems, run, stream, sdkMessages, args, noSystem };
+export { inputSchema, fn, sdkDefinition, problems, run, stream, plainRun, sdkMessages, args, noSystem };
