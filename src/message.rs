@@ -200,18 +200,20 @@ pub fn offload_marker(uuid: &str) -> String {
     format!("<!-- CONTEXT_OFFLOAD: uuid={uuid} -->")
 }
 
-/// Finds the uuids named by offload markers in a text, in order.
+/// Finds the uuids named by offload markers in a text, in order. A marker is the opening, an id
+/// of letters, digits and hyphens, and ` -->` right after it; anything else that starts like a
+/// marker (a broken one in the host's content) is skipped and cannot swallow a real marker
+/// after it.
 pub fn find_markers(text: &str) -> Vec<String> {
     const OPEN: &str = "<!-- CONTEXT_OFFLOAD: uuid=";
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(p) = rest.find(OPEN) {
         rest = &rest[p + OPEN.len()..];
-        if let Some(end) = rest.find(" -->") {
-            out.push(rest[..end].to_string());
-            rest = &rest[end..];
-        } else {
-            break;
+        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(rest.len());
+        if len > 0 && rest[len..].starts_with(" -->") {
+            out.push(rest[..len].to_string());
+            rest = &rest[len + 4..];
         }
     }
     out
@@ -312,5 +314,10 @@ mod tests {
         let t = format!("x {} y {}", offload_marker("a-1"), offload_marker("b-2"));
         assert_eq!(find_markers(&t), vec!["a-1", "b-2"]);
         assert!(find_markers("<!-- CONTEXT_OFFLOAD: uuid=broken").is_empty());
+        // A broken marker in the host's content does not swallow the real one after it.
+        let t = format!("<!-- CONTEXT_OFFLOAD: uuid=beta\nalpha --> {}", offload_marker("c-3"));
+        assert_eq!(find_markers(&t), vec!["c-3"]);
+        let t = format!("<!-- CONTEXT_OFFLOAD: uuid={}", offload_marker("d-4"));
+        assert_eq!(find_markers(&t), vec!["d-4"]);
     }
 }
