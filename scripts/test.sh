@@ -7,6 +7,8 @@ bash scripts/setup.sh
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 echo "== cargo test (native core)" >&2
 cargo test --quiet --features cl100k
+echo "== fuzz (each target ${AUTOCONTEXT_FUZZ_SECONDS:-15} s from fuzz/corpus)" >&2
+bash scripts/fuzz.sh "${AUTOCONTEXT_FUZZ_SECONDS:-15}"
 echo "== build" >&2
 bash scripts/build.sh
 echo "== node tests (packed package)" >&2
