@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::format::openai::kind_of;
 use crate::prompts::PromptConfig;
+use crate::strategy::{preset, structured, Concept, Preset, Strategy};
 use crate::tokens::Tokenizer;
 
 /// Engine options. Build with [`Config::default`] and change fields, or read from JSON with
@@ -76,6 +77,33 @@ pub struct Config {
     pub tokenizer: Tokenizer,
     /// Custom prompts for the LLM strategies.
     pub custom_prompt: PromptConfig,
+    /// The named ladder (default: the reference's, `agentscope`); see [`Preset`].
+    pub preset: Option<Preset>,
+    /// A ladder of the host's own, in order (instead of a preset).
+    pub strategies: Option<Vec<Strategy>>,
+    /// Share of the window the prefix summary and fact retrieval keep as recent messages
+    /// (default 0.1).
+    pub reserve_ratio: f64,
+    /// How the prefix summary's five fields are rendered (`{task_overview}`, `{current_state}`,
+    /// `{important_discoveries}`, `{next_steps}`, `{context_to_preserve}`); default
+    /// [`structured::DEFAULT_TEMPLATE`].
+    pub summary_template: Option<String>,
+    /// The concepts fact retrieval extracts.
+    pub concepts: Vec<Concept>,
+    /// The strategy fact retrieval falls back to when no concept yields a fact (default the
+    /// prefix summary).
+    pub facts_fallback: Strategy,
+    /// Turn trimming keeps at most this many turns (default 20).
+    pub max_context_turns: u32,
+    /// Summaries are prepared in the background from this share of the window (default four
+    /// fifths of `token_ratio`).
+    pub prepare_ratio: Option<f64>,
+    /// Whether the JavaScript wrapper starts a preparation after `add` once usage passes
+    /// `prepare_ratio` (default false; native hosts call `prepare` themselves).
+    pub prepare_on_add: bool,
+    /// A pass frees at least this many tokens, so the provider's prompt cache is invalidated
+    /// only by compactions worth it (default 0).
+    pub min_freed_tokens: u64,
 }
 
 impl Default for Config {
@@ -102,6 +130,16 @@ impl Default for Config {
             format: Format::OpenAi,
             tokenizer: Tokenizer::DEFAULT,
             custom_prompt: PromptConfig::default(),
+            preset: None,
+            strategies: None,
+            reserve_ratio: 0.1,
+            summary_template: None,
+            concepts: Vec::new(),
+            facts_fallback: Strategy::PrefixSummary,
+            max_context_turns: 20,
+            prepare_ratio: None,
+            prepare_on_add: false,
+            min_freed_tokens: 0,
         }
     }
 }
@@ -131,12 +169,36 @@ const KNOWN: &[&str] = &[
     "format",
     "tokenizer",
     "customPrompt",
+    "preset",
+    "strategies",
+    "reserveRatio",
+    "summaryTemplate",
+    "concepts",
+    "factsFallback",
+    "maxContextTurns",
+    "prepareRatio",
+    "prepareOnAdd",
+    "minFreedTokens",
 ];
 
 impl Config {
     /// Token count at which compression starts, and the target a pass compresses below.
     pub fn trigger_tokens(&self) -> u64 {
         (self.max_token as f64 * self.token_ratio).floor() as u64
+    }
+
+    /// Token count from which summaries are prepared in the background.
+    pub fn prepare_tokens(&self) -> u64 {
+        (self.max_token as f64 * self.prepare_ratio.unwrap_or(self.token_ratio * 0.8)).floor() as u64
+    }
+
+    /// The strategies a pass runs, in order: `strategies`, else the preset's, else the default.
+    pub fn ladder(&self) -> Vec<Strategy> {
+        match (&self.strategies, self.preset) {
+            (Some(s), _) => s.clone(),
+            (None, Some(p)) => p.ladder().to_vec(),
+            (None, None) => crate::strategy::DEFAULT_LADDER.to_vec(),
+        }
     }
 
     /// Reads options from a JSON object (camelCase names), then validates them.
@@ -212,7 +274,64 @@ impl Config {
         if let Some(v) = obj.get("customPrompt") {
             c.custom_prompt = PromptConfig::from_json(v)?;
         }
+        c.read_ladder_options(obj)?;
         c.validated()
+    }
+
+    /// Reads the options that choose and tune the ladder, and refuses those the chosen ladder
+    /// would ignore (a likely mistake: `concepts` without fact retrieval).
+    fn read_ladder_options(&mut self, obj: &Map<String, Value>) -> Result<()> {
+        if let Some(v) = obj.get("preset").filter(|v| !v.is_null()) {
+            self.preset = Some(preset::read_preset(v)?);
+        }
+        if let Some(v) = obj.get("strategies").filter(|v| !v.is_null()) {
+            if self.preset.is_some() {
+                return Err(Error::config("strategies", "cannot be given with `preset`; give one of them"));
+            }
+            self.strategies = Some(preset::read_strategies(v)?);
+        }
+        read_float(obj, "reserveRatio", &mut self.reserve_ratio)?;
+        if let Some(v) = obj.get("summaryTemplate").filter(|v| !v.is_null()) {
+            match v {
+                Value::String(t) => self.summary_template = Some(t.clone()),
+                other => return Err(Error::config("summaryTemplate", format!("must be a string, got {}", kind_of(other)))),
+            }
+        }
+        if let Some(v) = obj.get("concepts").filter(|v| !v.is_null()) {
+            self.concepts = crate::strategy::facts_concepts(v)?;
+        }
+        if let Some(v) = obj.get("factsFallback").filter(|v| !v.is_null()) {
+            self.facts_fallback = preset::read_strategy(v, "factsFallback")?;
+        }
+        read_int(obj, "maxContextTurns", &mut self.max_context_turns)?;
+        if obj.get("prepareRatio").is_some_and(|v| !v.is_null()) {
+            let mut r = 0.0;
+            read_float(obj, "prepareRatio", &mut r)?;
+            self.prepare_ratio = Some(r);
+        }
+        if let Some(v) = obj.get("prepareOnAdd").filter(|v| !v.is_null()) {
+            self.prepare_on_add = v.as_bool().ok_or_else(|| Error::config("prepareOnAdd", format!("must be true or false, got {}", show(v))))?;
+        }
+        read_int(obj, "minFreedTokens", &mut self.min_freed_tokens)?;
+        let ladder = self.ladder();
+        let has = |s: Strategy| ladder.contains(&s);
+        let summarizes_prefix = has(Strategy::PrefixSummary) || (has(Strategy::FactRetrieval) && self.facts_fallback == Strategy::PrefixSummary);
+        let unused = [
+            ("reserveRatio", has(Strategy::PrefixSummary) || has(Strategy::FactRetrieval), "prefix-summary or facts"),
+            ("summaryTemplate", summarizes_prefix, "prefix-summary"),
+            ("concepts", has(Strategy::FactRetrieval), "facts"),
+            ("factsFallback", has(Strategy::FactRetrieval), "facts"),
+            ("maxContextTurns", has(Strategy::TurnTrim), "turn-trim"),
+        ];
+        for (field, used, step) in unused {
+            if obj.get(field).is_some_and(|v| !v.is_null()) && !used {
+                return Err(Error::config(
+                    field,
+                    format!("has no effect: the ladder has no {step} step (choose a preset with it, or name it in `strategies`)"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn validated(self) -> Result<Config> {
@@ -232,6 +351,7 @@ impl Config {
         positive("maxConcurrentSummaries", self.max_concurrent_summaries as u64, 64)?;
         positive("summarizeTimeoutMs", self.summarize_timeout_ms, 3_600_000)?;
         positive("storeTimeoutMs", self.store_timeout_ms, 3_600_000)?;
+        self.validate_ladder_options()?;
         if self.last_keep >= self.msg_threshold {
             return Err(Error::config(
                 "lastKeep",
@@ -285,8 +405,89 @@ impl Config {
         Ok(())
     }
 
+    /// Checks the ladder options and their relations.
+    fn validate_ladder_options(&self) -> Result<()> {
+        if !(self.reserve_ratio >= 0.0 && self.reserve_ratio < self.token_ratio) {
+            return Err(Error::config(
+                "reserveRatio",
+                format!("must be at least 0 and below tokenRatio ({}), or the kept tail alone would trigger a pass; got {}", self.token_ratio, self.reserve_ratio),
+            ));
+        }
+        if let Some(r) = self.prepare_ratio {
+            if !(r > 0.0 && r <= self.token_ratio) {
+                return Err(Error::config(
+                    "prepareRatio",
+                    format!("must be above 0 and at most tokenRatio ({}): preparing after the trigger is too late; got {r}", self.token_ratio),
+                ));
+            }
+        }
+        if self.max_context_turns == 0 || self.max_context_turns > 1_000_000 {
+            return Err(Error::config("maxContextTurns", format!("must be an integer from 1 to 1000000, got {}", self.max_context_turns)));
+        }
+        if self.min_freed_tokens >= self.trigger_tokens() {
+            return Err(Error::config(
+                "minFreedTokens",
+                format!("({}) must be below maxToken × tokenRatio ({})", self.min_freed_tokens, self.trigger_tokens()),
+            ));
+        }
+        if let Some(t) = &self.summary_template {
+            structured::check_template(t)?;
+        }
+        if self.facts_fallback == Strategy::FactRetrieval {
+            return Err(Error::config("factsFallback", "cannot be the facts strategy itself"));
+        }
+        if self.ladder().contains(&Strategy::FactRetrieval) && self.concepts.is_empty() {
+            return Err(Error::config("concepts", "must list at least one { keyword, description, factType }: the ladder has the facts step"));
+        }
+        Ok(())
+    }
+
     /// The options as JSON (camelCase), as [`Config::from_json`] reads them.
     pub fn to_json(&self) -> Value {
+        let mut out = self.base_json();
+        let o = out.as_object_mut().expect("an object");
+        // Ladder options appear only when set, so a state restores under the same checks.
+        if let Some(p) = self.preset {
+            o.insert("preset".into(), json!(p.name()));
+        }
+        if let Some(s) = &self.strategies {
+            o.insert("strategies".into(), json!(s.iter().map(|s| s.name()).collect::<Vec<_>>()));
+        }
+        let ladder = self.ladder();
+        let has = |s: Strategy| ladder.contains(&s);
+        let facts = has(Strategy::FactRetrieval);
+        let defaults = Config::default();
+        if self.reserve_ratio != defaults.reserve_ratio && (has(Strategy::PrefixSummary) || facts) {
+            o.insert("reserveRatio".into(), json!(self.reserve_ratio));
+        }
+        match &self.summary_template {
+            Some(t) if has(Strategy::PrefixSummary) || (facts && self.facts_fallback == Strategy::PrefixSummary) => {
+                o.insert("summaryTemplate".into(), json!(t));
+            }
+            _ => {}
+        }
+        if !self.concepts.is_empty() && facts {
+            o.insert("concepts".into(), Value::Array(self.concepts.iter().map(Concept::to_json).collect()));
+        }
+        if self.facts_fallback != defaults.facts_fallback && facts {
+            o.insert("factsFallback".into(), json!(self.facts_fallback.name()));
+        }
+        if self.max_context_turns != defaults.max_context_turns && has(Strategy::TurnTrim) {
+            o.insert("maxContextTurns".into(), json!(self.max_context_turns));
+        }
+        if let Some(r) = self.prepare_ratio {
+            o.insert("prepareRatio".into(), json!(r));
+        }
+        if self.prepare_on_add {
+            o.insert("prepareOnAdd".into(), json!(true));
+        }
+        if self.min_freed_tokens != 0 {
+            o.insert("minFreedTokens".into(), json!(self.min_freed_tokens));
+        }
+        out
+    }
+
+    fn base_json(&self) -> Value {
         json!({
             "msgThreshold": self.msg_threshold,
             "maxToken": self.max_token,

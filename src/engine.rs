@@ -24,8 +24,9 @@ use crate::format::Format;
 use crate::host::{OffloadStore, Summarizer};
 use crate::message::{transcript, Message};
 use crate::plan::Plan;
+use crate::prepare::{Cache, Summaries};
 use crate::strategy::llm::Failure;
-use crate::strategy::{Ctx, Edit, Entry, Strategy, DEFAULT_LADDER};
+use crate::strategy::{Ctx, Edit, Entry, Strategy};
 use crate::message::Role;
 use crate::structure::Structure;
 use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
@@ -65,6 +66,11 @@ pub struct CompressResult {
     /// sees what its summarize function threw. Not serialized.
     #[serde(skip)]
     pub failures: Vec<Error>,
+    /// Summarize calls this pass made to the host.
+    pub summarize_calls: usize,
+    /// Summaries this pass took from a preparation ([`AutoContextMemory::prepare`]) instead of
+    /// calling the host.
+    pub prepared_used: usize,
 }
 
 /// An offload this session created.
@@ -97,6 +103,8 @@ pub(crate) struct State {
     /// Offloads written by a pass that was dropped (cancelled by a native host) before it
     /// committed or deleted them; the next pass deletes them first.
     pub abandoned: Vec<String>,
+    /// How the token estimate compares with the provider's counts ([`AutoContextMemory::observe_usage`]).
+    pub calibration: crate::calibration::Calibration,
 }
 
 /// Clears the busy flag when a pass ends, however it ends (also when its future is dropped).
@@ -148,11 +156,17 @@ impl Drop for Pending<'_> {
 pub struct AutoContextMemory<S, O> {
     config: Config,
     counter: TokenCounter,
-    summarizer: Option<S>,
+    pub(crate) summarizer: Option<S>,
     store: O,
     ladder: Vec<Strategy>,
     pub(crate) state: RefCell<State>,
     busy: Cell<bool>,
+    /// Summaries prepared for the next pass, and the cuts of the preparation.
+    pub(crate) prepared: Rc<RefCell<Cache>>,
+    /// A preparation is running.
+    pub(crate) preparing: Cell<bool>,
+    /// The generation and request tokens of the last preparation.
+    pub(crate) last_prepare: Cell<Option<(u64, u64)>>,
 }
 
 impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
@@ -167,13 +181,16 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     pub fn with_counter(config: Config, counter: TokenCounter, summarizer: Option<S>, store: O) -> Result<Self> {
         config.validate()?;
         Ok(AutoContextMemory {
-            config,
             counter,
             summarizer: summarizer.filter(|s| s.available()),
             store,
-            ladder: DEFAULT_LADDER.to_vec(),
+            ladder: config.ladder(),
+            config,
             state: RefCell::new(State::default()),
             busy: Cell::new(false),
+            prepared: Rc::default(),
+            preparing: Cell::new(false),
+            last_prepare: Cell::new(None),
         })
     }
 
@@ -288,7 +305,14 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     pub fn needs_compression(&self) -> bool {
         let st = self.state.borrow();
         st.working.len() >= self.config.msg_threshold as usize
-            || request_tokens(st.working_tokens, &self.config) >= self.config.trigger_tokens()
+            || request_tokens(st.working_tokens, &self.config) >= st.calibration.estimate_of(self.config.trigger_tokens())
+            || self.turn_pressure(&st.working)
+    }
+
+    /// Whether the ladder trims turns and there are more than `maxContextTurns` of them.
+    pub(crate) fn turn_pressure(&self, work: &[Entry]) -> bool {
+        self.ladder.contains(&Strategy::TurnTrim)
+            && work.iter().filter(|e| e.msg.is_real_user()).count() > self.config.max_context_turns as usize
     }
 
     /// Problems a provider would reject the working list for (empty when valid).
@@ -306,24 +330,54 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             ));
         }
         let _busy = Busy(&self.busy);
-        // Offloads of a pass a native host dropped midway: never referenced, so deleted now.
+        self.delete_abandoned().await;
+        self.run_pass(None).await
+    }
+
+    /// Runs a pass now, compressing below `target` estimated tokens (an overflow), whatever the
+    /// trigger says.
+    pub(crate) async fn compress_to(&self, target: u64) -> Result<CompressResult> {
+        if self.busy.replace(true) {
+            return Err(Error::new(
+                ErrorCode::LimitExceeded,
+                "a compression pass is already running on this memory; await it first",
+            ));
+        }
+        let _busy = Busy(&self.busy);
+        self.delete_abandoned().await;
+        self.run_pass(Some(target)).await
+    }
+
+    /// Offloads of a pass a native host dropped midway: never referenced, so deleted now.
+    async fn delete_abandoned(&self) {
         let leftover = std::mem::take(&mut self.state.borrow_mut().abandoned);
         if !leftover.is_empty() {
             let mut cleanup = Pending { state: &self.state, written: leftover.into_iter().map(|u| (u, String::new())).collect() };
             let failed = self.delete_quietly(&cleanup.written).await;
             cleanup.written = failed;
         }
-        self.run_pass().await
     }
 
-    async fn run_pass(&self) -> Result<CompressResult> {
+    /// The target of a pass that starts at `tokens`: `maxToken × tokenRatio` in the
+    /// estimate's units (calibrated), lowered so the pass frees at least `minFreedTokens`.
+    pub(crate) fn pass_target(&self, tokens: u64) -> u64 {
+        let trigger = self.state.borrow().calibration.estimate_of(self.config.trigger_tokens());
+        let min_freed = self.config.min_freed_tokens;
+        if min_freed > 0 && tokens >= trigger {
+            trigger.min(tokens.saturating_sub(min_freed)).max(1)
+        } else {
+            trigger
+        }
+    }
+
+    async fn run_pass(&self, forced: Option<u64>) -> Result<CompressResult> {
         let (mut work, generation) = {
             let st = self.state.borrow();
             (st.working.clone(), st.generation)
         };
         let snapshot_len = work.len();
-        let target = self.config.trigger_tokens();
         let tokens_before = request_tokens(sum_tokens(&work), &self.config);
+        let target = forced.unwrap_or_else(|| self.pass_target(tokens_before));
         let mut result = CompressResult {
             compressed: false,
             tokens_before,
@@ -336,16 +390,21 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             reason: None,
             events: Vec::new(),
             failures: Vec::new(),
+            summarize_calls: 0,
+            prepared_used: 0,
         };
         let count_pressure = snapshot_len >= self.config.msg_threshold as usize;
-        if tokens_before < target && !count_pressure {
+        if tokens_before < target && !count_pressure && !self.turn_pressure(&work) {
             return Ok(result);
         }
 
         let mut pending = Pending { state: &self.state, written: Vec::new() };
         let mut events: Vec<CompressionEvent> = Vec::new();
         let failures = RefCell::new(Vec::new());
-        let outcome = self.sweep(&mut work, &mut pending.written, &mut events, &failures, target).await;
+        let summaries = Summaries::for_pass(self.prepared.clone());
+        let outcome = self.sweep(&mut work, Some(&mut pending.written), &mut events, &failures, target, &summaries).await;
+        result.summarize_calls = summaries.calls();
+        result.prepared_used = summaries.reused();
         if let Err(e) = outcome {
             pending.written = self.delete_quietly(&pending.written).await;
             return Err(e);
@@ -410,13 +469,18 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         Ok(result)
     }
 
-    async fn sweep(
+    /// Runs the ladder on `work` until it is under `target` (and the count and turn limits).
+    /// Offloads go to the store as each step's edits are applied, recorded in `written`; a
+    /// preparation passes `None` and writes nothing (its edits only measure what the pass
+    /// will need).
+    pub(crate) async fn sweep(
         &self,
         work: &mut Vec<Entry>,
-        written: &mut Vec<(String, String)>,
+        mut written: Option<&mut Vec<(String, String)>>,
         events: &mut Vec<CompressionEvent>,
         failures: &RefCell<Vec<Failure>>,
         target: u64,
+        summaries: &Summaries,
     ) -> Result<()> {
         let plan = self.state.borrow().plan.clone();
         for _ in 0..MAX_SWEEPS {
@@ -425,10 +489,17 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                 let total = request_tokens(sum_tokens(work), &self.config);
                 let count_pressure = work.len() >= self.config.msg_threshold as usize;
                 let token_pressure = total >= target;
-                if !token_pressure && !count_pressure {
+                let turn_pressure = self.turn_pressure(work);
+                if !token_pressure && !count_pressure && !turn_pressure {
                     return Ok(());
                 }
-                let relevant = if strategy.relieves_count() { count_pressure } else { token_pressure };
+                let relevant = if strategy.relieves_count() {
+                    count_pressure
+                } else if strategy.relieves_turns() {
+                    turn_pressure || token_pressure
+                } else {
+                    token_pressure
+                };
                 if !relevant || (strategy.uses_llm() && self.summarizer.is_none()) {
                     continue;
                 }
@@ -444,8 +515,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                     target,
                     plan: plan.as_ref(),
                     failures,
+                    summaries,
                 };
-                let edits = match &self.summarizer {
+                let (made_by, edits) = match &self.summarizer {
                     Some(s) => strategy.plan(&ctx, s).await?,
                     None => strategy.plan(&ctx, &crate::host::NoSummarizer).await?,
                 };
@@ -455,8 +527,10 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                 if edits.is_empty() {
                     continue;
                 }
-                self.write_offloads(work, &edits, written).await?;
-                apply(work, edits, strategy, events);
+                if let Some(written) = written.as_deref_mut() {
+                    self.write_offloads(work, &edits, written).await?;
+                }
+                apply(work, edits, made_by, events);
                 changed = true;
             }
             if !changed {
@@ -718,11 +792,11 @@ fn failure_error(k: usize, f: Failure) -> Error {
     }
 }
 
-fn sum_tokens(work: &[Entry]) -> u64 {
+pub(crate) fn sum_tokens(work: &[Entry]) -> u64 {
     work.iter().map(|e| e.tokens as u64).sum()
 }
 
-fn request_tokens(messages: u64, config: &Config) -> u64 {
+pub(crate) fn request_tokens(messages: u64, config: &Config) -> u64 {
     messages + REQUEST_OVERHEAD + config.reserved_tokens
 }
 

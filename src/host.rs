@@ -33,6 +33,10 @@ pub struct SummarizeRequest {
     /// How long the host may take before the call is aborted, in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// A JSON schema the answer should follow (the prefix summary's five fields, a facts
+    /// list), for hosts with structured output; the engine reads prose answers too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
 }
 
 /// What the summarizer returned.

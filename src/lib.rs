@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 mod bpe;
+pub mod calibration;
 pub mod config;
 pub mod engine;
 pub mod error;
@@ -35,7 +36,9 @@ pub mod format;
 pub mod host;
 pub mod message;
 pub mod offload;
+pub mod overflow;
 pub mod plan;
+pub mod prepare;
 pub mod prompts;
 pub mod state;
 pub mod strategy;
@@ -53,7 +56,11 @@ pub use events::CompressionEvent;
 pub use format::Format;
 pub use host::{MemoryStore, NoSummarizer, OffloadStore, SummarizeRequest, Summarizer, Summary};
 pub use message::{Block, Message, Role, Synthetic};
+pub use calibration::UsageReport;
+pub use overflow::OverflowResult;
 pub use plan::Plan;
+pub use prepare::PrepareResult;
+pub use strategy::{Concept, FactType, Preset, Strategy};
 pub use summarize::OfflineSummarizer;
 pub use tokens::{TokenCounter, Tokenizer};
 

@@ -48,6 +48,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             "offloads": st.offloads,
             "events": st.events,
             "plan": st.plan,
+            "calibration": (st.calibration.samples > 0).then_some(st.calibration),
         })
     }
 
@@ -83,6 +84,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let events: Vec<CompressionEvent> = serde_json::from_value(obj.get("events").cloned().unwrap_or(json!([])))
             .map_err(|e| bad(format!("state.events: {e}")))?;
 
+        let calibration = crate::calibration::Calibration::from_json(obj.get("calibration"))?;
         let plan = match obj.get("plan") {
             None | Some(Value::Null) => None,
             Some(p) => Some(crate::plan::Plan::from_json(p).map_err(|e| bad(format!("state.plan: {}", e.message())))?),
@@ -139,6 +141,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             generation: 0,
             plan,
             abandoned: Vec::new(),
+            calibration,
         };
         Ok(memory)
     }

@@ -82,41 +82,62 @@ pub(crate) fn request(ctx: &Ctx<'_>, job: &Job) -> SummarizeRequest {
         messages: msgs.iter().map(|m| m.wire.clone()).collect(),
         target_chars: job.target_chars,
         timeout_ms: Some(ctx.config.summarize_timeout_ms),
+        schema: None,
     }
 }
 
 /// Runs the jobs, at most `maxConcurrentSummaries` at once, answers in job order.
 pub(crate) async fn run<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S, jobs: &[Job]) -> Vec<Outcome> {
     let requests: Vec<(SummarizeRequest, usize)> = jobs.iter().map(|j| (request(ctx, j), j.replaces_chars)).collect();
+    run_requests(ctx, summarizer, requests).await
+}
+
+/// Runs prepared requests (each with the characters its summary replaces), at most
+/// `maxConcurrentSummaries` at once, answers in order. A request a preparation already answered
+/// is answered from there without calling the host ([`crate::prepare`]); during a preparation
+/// the answers are kept for the pass.
+pub(crate) async fn run_requests<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S, requests: Vec<(SummarizeRequest, usize)>) -> Vec<Outcome> {
     let limit = ctx.config.max_concurrent_summaries.max(1) as usize;
+    let summaries = ctx.summaries;
     stream::iter(requests.iter())
         .map(|(req, replaces)| async move {
+            if let Some(c) = summaries.lookup(req) {
+                return check(c.text, *replaces, c.input_tokens, c.output_tokens, 0.0);
+            }
+            summaries.count_call();
             let start = crate::now_ms();
             let res = summarizer.summarize(req).await;
             let ms = crate::now_ms() - start;
             match res {
                 Err(e) => Outcome::Failed { error: Failed { message: e.message().to_string(), cause: Some(e) }, ms },
                 Ok(s) => {
-                    let text = strip_markers(s.text.trim());
-                    let n = text.chars().count();
-                    if n == 0 {
-                        Outcome::Failed { error: Failed::unusable("the summarize function returned an empty summary".into()), ms }
-                    } else if n >= *replaces {
-                        Outcome::Failed {
-                            error: Failed::unusable(format!(
-                                "the summary ({n} characters) is not shorter than what it replaces ({replaces} characters)"
-                            )),
-                            ms,
-                        }
-                    } else {
-                        Outcome::Done { text, input_tokens: s.input_tokens, output_tokens: s.output_tokens, ms }
+                    let out = check(s.text, *replaces, s.input_tokens, s.output_tokens, ms);
+                    if let Outcome::Done { text, input_tokens, output_tokens, .. } = &out {
+                        summaries.record(req, text, *input_tokens, *output_tokens);
                     }
+                    out
                 }
             }
         })
         .buffered(limit)
         .collect()
         .await
+}
+
+/// Checks an answer: not empty, and shorter than what it replaces.
+fn check(text: String, replaces: usize, input_tokens: Option<u64>, output_tokens: Option<u64>, ms: f64) -> Outcome {
+    let text = strip_markers(text.trim());
+    let n = text.chars().count();
+    if n == 0 {
+        Outcome::Failed { error: Failed::unusable("the summarize function returned an empty summary".into()), ms }
+    } else if n >= replaces {
+        Outcome::Failed {
+            error: Failed::unusable(format!("the summary ({n} characters) is not shorter than what it replaces ({replaces} characters)")),
+            ms,
+        }
+    } else {
+        Outcome::Done { text, input_tokens, output_tokens, ms }
+    }
 }
 
 /// The non-LLM fallback for a span of several messages: one notice with a preview of the first

@@ -9,14 +9,20 @@
 mod current_compress;
 mod current_large;
 mod emergency;
+mod facts;
 pub(crate) mod llm;
 #[cfg(test)]
 mod multi_result_tests;
 mod offload;
+mod prefix;
+pub mod preset;
 mod rollup;
 mod round_summary;
+pub mod structured;
+mod text_only;
 mod tool_runs;
 mod truncate;
+mod turn_trim;
 pub(crate) mod turns;
 
 use std::cell::RefCell;
@@ -29,7 +35,12 @@ use crate::format::Format;
 use crate::host::Summarizer;
 use crate::message::Message;
 use crate::plan::Plan;
+use crate::prepare::Summaries;
 use crate::structure::Structure;
+
+pub(crate) use facts::read_concepts as facts_concepts;
+pub use facts::{Concept, FactType};
+pub use preset::Preset;
 
 /// A message of the working list with its cached token count.
 #[derive(Debug, Clone)]
@@ -70,6 +81,19 @@ pub enum Strategy {
     /// The last resort: oldest rounds, then the oldest answered work of the current round, are
     /// offloaded whole behind a short notice (no LLM).
     Emergency,
+    /// Everything before a reserved recent tail (`reserveRatio` of the window) becomes one
+    /// structured five-field summary, rolled forward pass after pass (LLM).
+    PrefixSummary,
+    /// Everything before the reserved tail becomes a restoration block of facts, one extraction
+    /// per configured concept (LLM); the `factsFallback` strategy runs when none are found.
+    FactRetrieval,
+    /// The oldest half of the complete turns becomes one summary at the start of the kept
+    /// context, when there are more than `maxContextTurns` turns or, with at least five, too
+    /// many tokens (LLM when available, a notice otherwise).
+    TurnTrim,
+    /// With fewer than five complete turns over budget, each keeps only its user message and
+    /// final answer; the tool work is offloaded (no LLM).
+    TurnTextOnly,
 }
 
 /// The default order: the no-LLM steps first, then the reference's LLM strategies, then the
@@ -102,6 +126,9 @@ pub(crate) struct Ctx<'a> {
     pub plan: Option<&'a Plan>,
     /// Summaries that failed during this pass.
     pub failures: &'a RefCell<Vec<llm::Failure>>,
+    /// Summaries prepared ahead of the pass, the pass's count of host calls, and whether the
+    /// pass is itself a preparation ([`crate::prepare`]).
+    pub summaries: &'a Summaries,
 }
 
 impl Ctx<'_> {
@@ -147,6 +174,10 @@ impl Strategy {
             Strategy::CurrentRoundLargeMessage => "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY",
             Strategy::CurrentRoundCompress => "CURRENT_ROUND_MESSAGE_COMPRESS",
             Strategy::Emergency => "EMERGENCY_OFFLOAD",
+            Strategy::PrefixSummary => "PREFIX_SUMMARY",
+            Strategy::FactRetrieval => "FACT_RETRIEVAL",
+            Strategy::TurnTrim => "TURN_TRIM",
+            Strategy::TurnTextOnly => "TURN_TEXT_ONLY",
         }
     }
 
@@ -159,6 +190,8 @@ impl Strategy {
                 | Strategy::PreviousRoundSummary
                 | Strategy::CurrentRoundLargeMessage
                 | Strategy::CurrentRoundCompress
+                | Strategy::PrefixSummary
+                | Strategy::FactRetrieval
         )
     }
 
@@ -168,8 +201,29 @@ impl Strategy {
         matches!(self, Strategy::HistoryRollup)
     }
 
-    pub(crate) async fn plan<S: Summarizer>(self, ctx: &Ctx<'_>, summarizer: &S) -> Result<Vec<Edit>> {
+    /// Whether the strategy relieves turn-count pressure (more than `maxContextTurns` turns).
+    pub fn relieves_turns(self) -> bool {
+        matches!(self, Strategy::TurnTrim)
+    }
+
+    /// The strategy's edits, and the strategy that made them (fact retrieval hands over to its
+    /// fallback when it finds nothing; the events then name the fallback).
+    pub(crate) async fn plan<S: Summarizer>(self, ctx: &Ctx<'_>, summarizer: &S) -> Result<(Strategy, Vec<Edit>)> {
         Ok(match self {
+            Strategy::FactRetrieval => match facts::plan(ctx, summarizer).await {
+                Some(edits) => (self, edits),
+                // The configuration refuses the facts strategy as its own fallback.
+                None => match ctx.config.facts_fallback {
+                    Strategy::FactRetrieval => (self, Vec::new()),
+                    fallback => (fallback, fallback.plan_one(ctx, summarizer).await),
+                },
+            },
+            other => (other, other.plan_one(ctx, summarizer).await),
+        })
+    }
+
+    async fn plan_one<S: Summarizer>(self, ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+        match self {
             Strategy::ToolResultTruncate => truncate::plan(ctx),
             Strategy::LargeMessageOffloadWithProtection => offload::plan(ctx, true),
             Strategy::LargeMessageOffload => offload::plan(ctx, false),
@@ -179,7 +233,12 @@ impl Strategy {
             Strategy::CurrentRoundLargeMessage => current_large::plan(ctx, summarizer).await,
             Strategy::CurrentRoundCompress => current_compress::plan(ctx, summarizer).await,
             Strategy::Emergency => emergency::plan(ctx),
-        })
+            Strategy::PrefixSummary => prefix::plan(ctx, summarizer).await,
+            // Only reached as a fallback of itself, which the configuration refuses.
+            Strategy::FactRetrieval => Vec::new(),
+            Strategy::TurnTrim => turn_trim::plan(ctx, summarizer).await,
+            Strategy::TurnTextOnly => text_only::plan(ctx),
+        }
     }
 }
 

@@ -799,6 +799,7 @@ mod tests {
             messages: messages.to_vec(),
             target_chars: target,
             timeout_ms: None,
+            schema: None,
         }
     }
 
@@ -944,6 +945,7 @@ mod tests {
             messages: vec![],
             target_chars: None,
             timeout_ms: None,
+            schema: None,
         };
         let out = summarize(&req);
         assert!(out.contains("Error: disk full on /var/lib/data"), "{out}");

@@ -1,0 +1,167 @@
+//! Calibration of the token estimate against the provider's own counts.
+//!
+//! The engine counts tokens itself (exactly for OpenAI's encodings, approximately for every
+//! other model, and without the provider's hidden framing, tool schemas or images as the
+//! provider bills them). After each model call the host can report what the provider counted
+//! (`usage.prompt_tokens`, `input_tokens`, `promptTokenCount`) with
+//! [`AutoContextMemory::observe_usage`]. The ratio of the provider's count to the engine's
+//! estimate of the same request, smoothed over calls, becomes a correction factor applied to the
+//! trigger: with a provider that counts 20% more, passes start 20% earlier in the estimate's
+//! units, so the real request still fits. The report says how far the estimate drifted, and how
+//! much of the prompt the provider served from its cache, so a host can see what compactions
+//! cost it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::AutoContextMemory;
+use crate::error::{Error, ErrorCode, Result};
+use crate::host::{OffloadStore, Summarizer};
+
+/// The factor never leaves this range (a report off by more is a host mistake, not drift).
+const MIN_FACTOR: f64 = 0.25;
+const MAX_FACTOR: f64 = 4.0;
+/// Weight of a new observation in the smoothed factor.
+const WEIGHT: f64 = 0.3;
+
+/// The correction factor and how many observations made it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Calibration {
+    /// Provider tokens per estimated token (1 until observed).
+    pub factor: f64,
+    /// Observations so far.
+    pub samples: u64,
+}
+
+impl Default for Calibration {
+    fn default() -> Self {
+        Calibration { factor: 1.0, samples: 0 }
+    }
+}
+
+impl Calibration {
+    /// `provider` tokens in the estimate's units.
+    pub fn estimate_of(&self, provider: u64) -> u64 {
+        if self.factor == 1.0 {
+            provider
+        } else {
+            (provider as f64 / self.factor).floor() as u64
+        }
+    }
+
+    /// Folds in one observation of `ratio` (provider / estimate).
+    pub(crate) fn observe(&mut self, ratio: f64) {
+        let ratio = ratio.clamp(MIN_FACTOR, MAX_FACTOR);
+        self.factor = if self.samples == 0 { ratio } else { (1.0 - WEIGHT) * self.factor + WEIGHT * ratio };
+        self.factor = self.factor.clamp(MIN_FACTOR, MAX_FACTOR);
+        self.samples += 1;
+    }
+
+    /// Raises the factor to at least `ratio` (a provider refused a request as too long).
+    pub(crate) fn at_least(&mut self, ratio: f64) {
+        let ratio = ratio.clamp(MIN_FACTOR, MAX_FACTOR);
+        if ratio > self.factor {
+            self.factor = ratio;
+        }
+        self.samples = self.samples.max(1);
+    }
+
+    /// Reads the persisted form (absent in older states).
+    pub(crate) fn from_json(v: Option<&Value>) -> Result<Calibration> {
+        let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(Calibration::default()) };
+        let c: Calibration = serde_json::from_value(v.clone())
+            .map_err(|e| Error::new(ErrorCode::InvalidState, format!("state.calibration: {e}")))?;
+        if !(c.factor.is_finite() && (MIN_FACTOR..=MAX_FACTOR).contains(&c.factor)) {
+            return Err(Error::new(ErrorCode::InvalidState, format!("state.calibration: factor {} is out of range", c.factor)));
+        }
+        Ok(c)
+    }
+}
+
+/// What [`AutoContextMemory::observe_usage`] reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageReport {
+    /// The engine's estimate of the request (what `token_count` said).
+    pub estimated_tokens: u64,
+    /// What the provider counted.
+    pub prompt_tokens: u64,
+    /// What the provider served from its prompt cache, when reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// `cached_tokens / prompt_tokens`, when reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_hit_ratio: Option<f64>,
+    /// `prompt_tokens − estimated_tokens`.
+    pub drift: i64,
+    /// `prompt_tokens / estimated_tokens − 1` (0.1: the provider counts 10% more).
+    pub drift_ratio: f64,
+    /// The correction factor now in force (provider tokens per estimated token).
+    pub correction: f64,
+    /// Observations so far.
+    pub samples: u64,
+    /// The trigger (`maxToken × tokenRatio`) in the estimate's units, as passes now use it.
+    pub trigger_tokens: u64,
+}
+
+impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
+    /// Reports the provider's count of the last request, made from the working list as it is
+    /// now (call it after the model call, before adding the reply): `prompt_tokens` the
+    /// provider counted, `cached_tokens` it served from its cache. Updates the correction
+    /// factor applied to the trigger and reports the drift.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` when `prompt_tokens` is 0 or `cached_tokens` exceeds it.
+    pub fn observe_usage(&self, prompt_tokens: u64, cached_tokens: Option<u64>) -> Result<UsageReport> {
+        if prompt_tokens == 0 {
+            return Err(Error::new(ErrorCode::InvalidArgument, "promptTokens must be a positive integer").at_field("promptTokens"));
+        }
+        if cached_tokens.is_some_and(|c| c > prompt_tokens) {
+            return Err(Error::new(ErrorCode::InvalidArgument, "cachedTokens cannot exceed promptTokens").at_field("cachedTokens"));
+        }
+        let estimated = self.token_count().max(1);
+        let ratio = prompt_tokens as f64 / estimated as f64;
+        let mut st = self.state.borrow_mut();
+        st.calibration.observe(ratio);
+        let c = st.calibration;
+        Ok(UsageReport {
+            estimated_tokens: estimated,
+            prompt_tokens,
+            cached_tokens,
+            cache_hit_ratio: cached_tokens.map(|k| k as f64 / prompt_tokens as f64),
+            drift: prompt_tokens as i64 - estimated as i64,
+            drift_ratio: ratio - 1.0,
+            correction: c.factor,
+            samples: c.samples,
+            trigger_tokens: c.estimate_of(self.config().trigger_tokens()),
+        })
+    }
+
+    /// The correction factor and its observations.
+    pub fn calibration(&self) -> Calibration {
+        self.state.borrow().calibration
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_factor_smooths_and_stays_in_range() {
+        let mut c = Calibration::default();
+        assert_eq!(c.estimate_of(1000), 1000);
+        c.observe(1.2);
+        assert!((c.factor - 1.2).abs() < 1e-9, "the first observation sets it");
+        assert_eq!(c.estimate_of(1200), 1000);
+        c.observe(1.0);
+        assert!((c.factor - 1.14).abs() < 1e-9);
+        c.observe(1000.0);
+        assert!(c.factor <= MAX_FACTOR);
+        c.at_least(4.0);
+        assert_eq!(c.factor, MAX_FACTOR);
+        assert!(Calibration::from_json(Some(&serde_json::json!({"factor": 9.0, "samples": 1}))).is_err());
+        assert_eq!(Calibration::from_json(None).unwrap(), Calibration::default());
+    }
+}

@@ -1,0 +1,378 @@
+//! Background compaction: summaries computed before the pass that needs them.
+//!
+//! A compression pass that calls the host's LLM makes the agent wait for it, on the request
+//! path. Once usage passes `prepareRatio` of the window, [`crate::AutoContextMemory::prepare`]
+//! runs the ladder on a snapshot of the working list, as the next pass will when the trigger is
+//! reached, without writing or changing anything; the summaries it obtains are kept here. When
+//! the pass comes, each summarize request it makes is looked up first: a request identical to
+//! one already answered (same kind, instructions, schema, length and transcript of the same
+//! messages, offload uuids aside) is answered from here without calling the host; a span that
+//! changed makes a different request and is summarized afresh. So a prepared summary is only
+//! ever used for exactly the text it summarizes.
+//!
+//! Spans that only grow at their end (a prefix summary, facts, trimmed turns) would never repeat
+//! a request once new messages arrive. For those, a preparation also leaves a hint: the first
+//! message it kept. The next pass tries that cut first and uses it when it frees enough, so the
+//! request is the prepared one; otherwise it cuts afresh.
+
+use std::cell::{Cell, RefCell};
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+use serde::Serialize;
+
+use crate::engine::{request_tokens, sum_tokens, AutoContextMemory};
+use crate::error::Result;
+use crate::host::{OffloadStore, SummarizeRequest, Summarizer};
+use crate::message::Message;
+use crate::strategy::Strategy;
+
+/// Prepared answers kept at most (the oldest go first).
+const MAX_ENTRIES: usize = 64;
+
+/// A prepared answer.
+#[derive(Debug, Clone)]
+pub(crate) struct Cached {
+    pub text: String,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    /// The offload uuids of the request it answered, in order of first appearance.
+    uuids: Vec<String>,
+}
+
+/// Where a preparation cut a growing span: the first message it kept.
+#[derive(Debug, Clone)]
+pub(crate) struct Hint {
+    pub strategy: Strategy,
+    pub first_kept: Rc<Message>,
+}
+
+/// The prepared answers and cuts of one memory.
+#[derive(Debug, Default)]
+pub(crate) struct Cache {
+    entries: Vec<(u64, Cached)>,
+    hints: Vec<Hint>,
+}
+
+impl Cache {
+    /// Number of prepared answers.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn insert(&mut self, key: u64, value: Cached) {
+        self.entries.retain(|(k, _)| *k != key);
+        if self.entries.len() >= MAX_ENTRIES {
+            self.entries.remove(0);
+        }
+        self.entries.push((key, value));
+    }
+
+    fn get(&self, key: u64) -> Option<&Cached> {
+        self.entries.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    fn take(&mut self, key: u64) -> Option<Cached> {
+        let at = self.entries.iter().position(|(k, _)| *k == key)?;
+        Some(self.entries.remove(at).1)
+    }
+
+    /// Replaces the hints of the strategies in `hints`.
+    pub fn set_hints(&mut self, hints: Vec<Hint>) {
+        self.hints.retain(|h| !hints.iter().any(|n| n.strategy == h.strategy));
+        self.hints.extend(hints);
+    }
+}
+
+/// What the summarize calls of one pass (or preparation) share.
+pub(crate) struct Summaries {
+    cache: Rc<RefCell<Cache>>,
+    /// A preparation: answers are kept for the pass, none are consumed.
+    record: bool,
+    /// Host calls made.
+    calls: Cell<usize>,
+    /// Requests answered from prepared summaries.
+    reused: Cell<usize>,
+    /// Cuts chosen during a preparation.
+    new_hints: RefCell<Vec<Hint>>,
+}
+
+impl Summaries {
+    /// For a pass: prepared answers are used (and consumed).
+    pub fn for_pass(cache: Rc<RefCell<Cache>>) -> Summaries {
+        Summaries { cache, record: false, calls: Cell::new(0), reused: Cell::new(0), new_hints: RefCell::default() }
+    }
+
+    /// For a preparation: answers are recorded.
+    pub fn for_prepare(cache: Rc<RefCell<Cache>>) -> Summaries {
+        Summaries { record: true, ..Summaries::for_pass(cache) }
+    }
+
+    /// Nothing prepared (unit tests of single strategies).
+    #[cfg(test)]
+    pub fn none() -> Summaries {
+        Summaries::for_pass(Rc::default())
+    }
+
+    /// Whether this is a preparation.
+    pub fn preparing(&self) -> bool {
+        self.record
+    }
+
+    /// Host calls made so far.
+    pub fn calls(&self) -> usize {
+        self.calls.get()
+    }
+
+    /// Requests answered from prepared summaries so far.
+    pub fn reused(&self) -> usize {
+        self.reused.get()
+    }
+
+    pub(crate) fn count_call(&self) {
+        self.calls.set(self.calls.get() + 1);
+    }
+
+    /// The prepared answer to `request`, its offload uuids renamed to the request's.
+    pub(crate) fn lookup(&self, request: &SummarizeRequest) -> Option<Cached> {
+        let (key, uuids) = key(request);
+        let found = if self.record { self.cache.borrow().get(key).cloned() } else { self.cache.borrow_mut().take(key) };
+        let mut c = found?;
+        if c.uuids.len() != uuids.len() {
+            return None;
+        }
+        for (old, new) in c.uuids.iter().zip(&uuids) {
+            if old != new {
+                c.text = c.text.replace(old.as_str(), new);
+            }
+        }
+        c.uuids = uuids;
+        self.reused.set(self.reused.get() + 1);
+        Some(c)
+    }
+
+    /// Keeps the answer to `request` when preparing.
+    pub(crate) fn record(&self, request: &SummarizeRequest, text: &str, input_tokens: Option<u64>, output_tokens: Option<u64>) {
+        if !self.record {
+            return;
+        }
+        let (key, uuids) = key(request);
+        self.cache.borrow_mut().insert(key, Cached { text: text.to_string(), input_tokens, output_tokens, uuids });
+    }
+
+    /// The first kept message of the last preparation's cut for `strategy`.
+    pub(crate) fn hint(&self, strategy: Strategy) -> Option<Rc<Message>> {
+        self.cache.borrow().hints.iter().find(|h| h.strategy == strategy).map(|h| h.first_kept.clone())
+    }
+
+    /// Records, when preparing, where `strategy` cut.
+    pub(crate) fn set_hint(&self, strategy: Strategy, first_kept: Rc<Message>) {
+        if self.record {
+            let mut hints = self.new_hints.borrow_mut();
+            hints.retain(|h| h.strategy != strategy);
+            hints.push(Hint { strategy, first_kept });
+        }
+    }
+
+    /// The cuts chosen during this preparation.
+    pub(crate) fn take_hints(&self) -> Vec<Hint> {
+        std::mem::take(&mut self.new_hints.borrow_mut())
+    }
+}
+
+/// The identity of a request, and its offload uuids in order. Uuids are replaced by their rank
+/// before hashing: a preparation and the pass write the same offloads under different uuids.
+fn key(request: &SummarizeRequest) -> (u64, Vec<String>) {
+    let mut uuids: Vec<String> = Vec::new();
+    let mut canon = String::with_capacity(request.prompt.len());
+    let text = &request.prompt;
+    let mut last = 0;
+    for (s, e) in find_uuids(text) {
+        let u = &text[s..e];
+        let rank = match uuids.iter().position(|x| x == u) {
+            Some(r) => r,
+            None => {
+                uuids.push(u.to_string());
+                uuids.len() - 1
+            }
+        };
+        canon.push_str(&text[last..s]);
+        canon.push_str(&format!("\u{0}{rank}\u{0}"));
+        last = e;
+    }
+    canon.push_str(&text[last..]);
+    let mut h = DefaultHasher::new();
+    request.kind.hash(&mut h);
+    request.system.hash(&mut h);
+    canon.hash(&mut h);
+    request.target_chars.hash(&mut h);
+    request.schema.as_ref().map(|s| s.to_string()).hash(&mut h);
+    (h.finish(), uuids)
+}
+
+/// Byte ranges of the hyphenated uuids in `text`.
+fn find_uuids(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 36 <= b.len() {
+        let is_uuid = (0..36).all(|k| match k {
+            8 | 13 | 18 | 23 => b[i + k] == b'-',
+            _ => b[i + k].is_ascii_hexdigit(),
+        });
+        let bounded = (i == 0 || !b[i - 1].is_ascii_alphanumeric()) && (i + 36 == b.len() || !b[i + 36].is_ascii_alphanumeric());
+        if is_uuid && bounded {
+            out.push((i, i + 36));
+            i += 36;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// What [`crate::AutoContextMemory::prepare`] did.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrepareResult {
+    /// Whether a preparation ran (usage was past `prepareRatio` and none was running).
+    pub prepared: bool,
+    /// Summarize calls made to the host.
+    pub summarize_calls: usize,
+    /// Requests already prepared by an earlier preparation (no call made).
+    pub reused: usize,
+    /// Prepared answers now waiting for the next pass.
+    pub ready: usize,
+    /// Request tokens when it ran (the estimate, before calibration).
+    pub tokens: u64,
+    /// The token count from which a preparation runs (`prepareRatio` of the window, calibrated).
+    pub prepare_tokens: u64,
+    /// Why nothing was prepared, when nothing was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Clears a flag when dropped.
+struct Flag<'a>(&'a Cell<bool>);
+
+impl Drop for Flag<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
+    /// Prepares the summaries the next pass will need, off the request path: once usage passes
+    /// `prepareRatio` of the window, runs the ladder on a snapshot as the pass will, without
+    /// writing to the store or changing the working list, and keeps the host's answers. The
+    /// next [`AutoContextMemory::compress_if_needed`] uses them for every request that is the
+    /// same (the same span, unchanged) and calls the host only for the others.
+    ///
+    /// It may run while messages are added and while a pass runs; a second call while one runs
+    /// returns at once. Failed summaries are not recorded (the pass tries them again).
+    ///
+    /// The preparation aims below the trigger by as much again as the room left before it, so
+    /// what it prepares still suffices once that room has filled.
+    pub async fn prepare(&self) -> Result<PrepareResult> {
+        let (mut work, generation) = {
+            let st = self.state.borrow();
+            (st.working.clone(), st.generation)
+        };
+        let tokens = request_tokens(sum_tokens(&work), self.config());
+        let calibration = self.calibration();
+        let trigger = calibration.estimate_of(self.config().trigger_tokens());
+        let prepare_tokens = calibration.estimate_of(self.config().prepare_tokens()).min(trigger);
+        let mut result = PrepareResult { tokens, prepare_tokens, ready: self.prepared.borrow().len(), ..PrepareResult::default() };
+        let count_pressure = work.len() >= self.config().msg_threshold as usize;
+        let skip = if self.summarizer.is_none() {
+            Some("there is no summarize function to prepare with")
+        } else if self.preparing.get() {
+            Some("a preparation is already running")
+        } else if tokens < prepare_tokens && !count_pressure && !self.turn_pressure(&work) {
+            Some("usage is below prepareRatio of the window")
+        } else {
+            None
+        };
+        if let Some(reason) = skip {
+            result.reason = Some(reason.into());
+            return Ok(result);
+        }
+        self.preparing.set(true);
+        let _flag = Flag(&self.preparing);
+        self.last_prepare.set(Some((generation, tokens)));
+        let target = if tokens >= trigger {
+            self.pass_target(tokens)
+        } else {
+            let room = trigger - tokens;
+            tokens.saturating_sub(room.max(self.config().min_freed_tokens).max(1)).max(1)
+        };
+        let summaries = Summaries::for_prepare(self.prepared.clone());
+        let failures = RefCell::new(Vec::new());
+        let mut events = Vec::new();
+        self.sweep(&mut work, None, &mut events, &failures, target, &summaries).await?;
+        self.prepared.borrow_mut().set_hints(summaries.take_hints());
+        result.prepared = true;
+        result.summarize_calls = summaries.calls();
+        result.reused = summaries.reused();
+        result.ready = self.prepared.borrow().len();
+        Ok(result)
+    }
+
+    /// Whether a preparation should start now: `prepareOnAdd` is set, a summarize function is
+    /// there, none is running, usage is past `prepareRatio` but not yet at the trigger, and the
+    /// list changed enough since the last one (a commit, or a quarter of the room between the
+    /// two ratios added).
+    pub fn should_prepare(&self) -> bool {
+        if !self.config().prepare_on_add || self.summarizer.is_none() || self.preparing.get() {
+            return false;
+        }
+        let st = self.state.borrow();
+        let tokens = request_tokens(st.working_tokens, self.config());
+        let trigger = st.calibration.estimate_of(self.config().trigger_tokens());
+        let from = st.calibration.estimate_of(self.config().prepare_tokens()).min(trigger);
+        if tokens < from || tokens >= trigger {
+            return false;
+        }
+        match self.last_prepare.get() {
+            None => true,
+            Some((generation, at)) => generation != st.generation || tokens >= at + ((trigger - from) / 4).max(1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(prompt: &str) -> SummarizeRequest {
+        SummarizeRequest {
+            kind: "round".into(),
+            system: "s".into(),
+            prompt: prompt.into(),
+            messages: vec![],
+            target_chars: None,
+            timeout_ms: Some(5),
+            schema: None,
+        }
+    }
+
+    #[test]
+    fn identity_ignores_offload_uuids_but_nothing_else() {
+        let a = "x 0b0e5a52-1111-4c1d-9d2e-000000000001 y 0b0e5a52-1111-4c1d-9d2e-000000000002 z 0b0e5a52-1111-4c1d-9d2e-000000000001";
+        let b = "x 9f0e5a52-2222-4c1d-9d2e-00000000000a y 9f0e5a52-2222-4c1d-9d2e-00000000000b z 9f0e5a52-2222-4c1d-9d2e-00000000000a";
+        let c = "x 9f0e5a52-2222-4c1d-9d2e-00000000000a y 9f0e5a52-2222-4c1d-9d2e-00000000000a z 9f0e5a52-2222-4c1d-9d2e-00000000000a";
+        assert_eq!(key(&req(a)).0, key(&req(b)).0);
+        assert_ne!(key(&req(a)).0, key(&req(c)).0, "a different pattern of uuids is a different text");
+        assert_ne!(key(&req(a)).0, key(&req(&a.replace('x', "w"))).0);
+        assert_eq!(key(&req(a)).1.len(), 2);
+
+        let prepared = Summaries::for_prepare(Rc::default());
+        prepared.record(&req(a), "saw 0b0e5a52-1111-4c1d-9d2e-000000000002", Some(10), Some(2));
+        let pass = Summaries::for_pass(prepared.cache.clone());
+        let got = pass.lookup(&req(b)).unwrap();
+        assert_eq!(got.text, "saw 9f0e5a52-2222-4c1d-9d2e-00000000000b", "uuids are renamed to the pass's");
+        assert!(pass.lookup(&req(b)).is_none(), "a pass consumes what it uses");
+        assert_eq!(pass.reused(), 1);
+    }
+}

@@ -1,0 +1,252 @@
+//! Prefix summary with a reserved tail (LLM), the AgentScope Python design.
+//!
+//! The most recent `reserveRatio` of the window stays verbatim; everything before it (after the
+//! system messages) becomes one structured summary of five fields, rendered by
+//! `summaryTemplate`. The summary of the previous pass is part of the span, so each summary
+//! rolls the last one forward. Compared with the ladder's per-round summaries this keeps one
+//! compact state document instead of many, at the price of one large request per pass.
+//!
+//! The cut between the summarized prefix and the tail is settled by a fixpoint: it moves back
+//! until no tool result in the tail lacks its call (moving it can orphan another pair, so the
+//! check repeats until nothing moves). Results the model has not answered yet, and the last
+//! unit, always stay in the tail. When the reserve leaves nothing to summarize, the cut is
+//! taken again with no reserve. When the current user message falls inside the span it is kept
+//! verbatim right after the summary (joined to it in formats whose turns must alternate).
+//!
+//! A preparation ([`crate::prepare`]) records its cut; the next pass reuses it when it frees
+//! enough, so its request is the prepared one and no host call is made.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::llm::{self, Job, Outcome};
+use super::structured::{self, Parsed};
+use super::{new_uuid, Ctx, Edit, Strategy};
+use crate::host::{SummarizeRequest, Summarizer};
+use crate::message::{offload_marker, Message, Role, Synthetic};
+
+/// A span shorter than this many characters is not worth a summary.
+const MIN_SPAN_CHARS: usize = 1000;
+
+const SYSTEM: &str = "You compress the earlier part of an agent's conversation into a structured state document. \
+The document replaces those messages: the agent will continue the task from it and the recent messages alone. \
+Keep every fact, decision, identifier, path, command, number and error the remaining work may need; drop chatter and repetition. \
+Never invent anything that is not in the conversation.";
+
+/// The part of the working list a prefix strategy replaces.
+pub(super) struct PrefixSpan {
+    /// The messages replaced.
+    pub span: Range<usize>,
+    /// The messages shown to the summarizer (the end of `span` when all of it is too long).
+    pub show: Range<usize>,
+    /// The current user message, when it lies inside `span` and is kept after the summary.
+    pub keep_user: Option<usize>,
+    /// The summary this one rolls forward, when it lies before `show` (it is shown first).
+    pub previous: Option<usize>,
+    /// The generation of the new summary (one more than the one it absorbs).
+    pub generation: u32,
+}
+
+/// The first index a prefix strategy may not replace: the last unit, results the model has not
+/// answered yet, and exchanges still waiting for results stay.
+fn hard_end(ctx: &Ctx<'_>) -> usize {
+    let st = ctx.st;
+    let n = ctx.working.len();
+    let mut end = st.units.last().map_or(n, |u| u.span.start);
+    for u in &st.units {
+        if u.span.start >= end {
+            break;
+        }
+        let unanswered = u.span.clone().any(|i| ctx.working[i].msg.has_results() && !ctx.answered(i));
+        if (u.exchange && !u.complete) || unanswered {
+            end = u.span.start;
+            break;
+        }
+    }
+    end
+}
+
+/// Moves `cut` back to a unit boundary, then until every tool result at or after it has its
+/// call at or after it, repeating until nothing moves.
+pub(super) fn settle(ctx: &Ctx<'_>, mut cut: usize) -> usize {
+    let n = ctx.working.len();
+    let mut call_at: HashMap<&str, usize> = HashMap::new();
+    for (i, e) in ctx.working.iter().enumerate() {
+        for id in e.msg.call_ids() {
+            call_at.entry(id).or_insert(i);
+        }
+    }
+    loop {
+        let mut next = if cut < n { ctx.st.unit(cut).span.start } else { n };
+        for i in next..n {
+            for id in ctx.working[i].msg.result_ids() {
+                if let Some(&c) = call_at.get(id) {
+                    if c < next {
+                        next = ctx.st.unit(c).span.start;
+                    }
+                }
+            }
+        }
+        if next == cut {
+            return cut;
+        }
+        cut = next;
+    }
+}
+
+/// The cut that keeps `reserve` tokens of recent messages (at least), settled.
+fn reserve_cut(ctx: &Ctx<'_>, reserve: u64, end: usize) -> usize {
+    let mut cut = ctx.working.len();
+    let mut acc = 0u64;
+    while cut > 0 && acc < reserve {
+        cut -= 1;
+        acc += ctx.working[cut].tokens as u64;
+    }
+    settle(ctx, cut.min(end))
+}
+
+/// The start of the span for a cut: after the last system message before it, and after the
+/// first user message when `keep_first_user`.
+fn span_start(ctx: &Ctx<'_>, cut: usize, keep_first_user: bool) -> usize {
+    let mut start = (0..cut).rev().find(|&i| ctx.st.is_system(i)).map_or(0, |s| s + 1);
+    if keep_first_user {
+        if let Some(u) = (0..cut).find(|&i| ctx.working[i].msg.is_real_user()) {
+            start = start.max(u + 1);
+        }
+    }
+    start
+}
+
+fn chars(ctx: &Ctx<'_>, span: Range<usize>) -> usize {
+    ctx.working[span].iter().map(|e| e.msg.payload_chars() + 1).sum()
+}
+
+/// Chooses the span of a prefix strategy (`kind` is its own event type, for rolling and
+/// hints), or `None` when there is nothing worth replacing.
+pub(super) fn select(ctx: &Ctx<'_>, strategy: Strategy, keep_first_user: bool, summary_tokens: u64) -> Option<PrefixSpan> {
+    let end = hard_end(ctx);
+    let reserve = (ctx.config.max_token as f64 * ctx.config.reserve_ratio).floor() as u64;
+    let usable = |cut: usize| -> Option<Range<usize>> {
+        let start = span_start(ctx, cut, keep_first_user);
+        let span = start..cut;
+        (start < cut && ctx.st.is_whole(&span) && chars(ctx, span.clone()) >= MIN_SPAN_CHARS).then_some(span)
+    };
+    // The cut a preparation chose, when it still frees enough.
+    let hinted = ctx.summaries.hint(strategy).and_then(|h| ctx.working.iter().position(|e| std::rc::Rc::ptr_eq(&e.msg, &h)));
+    let hinted = hinted.filter(|&j| j <= end && settle(ctx, j) == j).and_then(usable).filter(|span| {
+        ctx.tokens(span.clone()).saturating_sub(summary_tokens) >= ctx.excess()
+    });
+    let span = match hinted {
+        Some(s) => s,
+        None => match usable(reserve_cut(ctx, reserve, end)) {
+            Some(s) => s,
+            // The reserve leaves nothing: cut again with none (the last unit still stays).
+            None => usable(reserve_cut(ctx, 0, end))?,
+        },
+    };
+    if ctx.summaries.preparing() && span.end < ctx.working.len() {
+        ctx.summaries.set_hint(strategy, ctx.working[span.end].msg.clone());
+    }
+    let kind = strategy.event_type();
+    let earlier: Vec<(usize, u32)> = span
+        .clone()
+        .filter_map(|i| ctx.working[i].msg.synthetic.as_ref().filter(|s| s.kind == kind).map(|s| (i, s.generation.unwrap_or(1))))
+        .collect();
+    let generation = earlier.iter().map(|(_, g)| g + 1).max().unwrap_or(1);
+    let cur = ctx.st.current_start;
+    let keep_user = (span.contains(&cur) && ctx.working[cur].msg.is_real_user()).then_some(cur);
+    // Show at most a trigger's worth of the span (the summarizer's window is no larger than the
+    // agent's); the oldest messages left out stay offloaded with the rest.
+    let budget = ctx.config.trigger_tokens();
+    let mut show_start = span.start;
+    let mut shown = ctx.tokens(span.clone());
+    while shown > budget && show_start < span.end {
+        let next = ctx.st.unit(show_start).span.end;
+        if next >= span.end {
+            break;
+        }
+        shown -= ctx.tokens(show_start..next);
+        show_start = next;
+    }
+    let previous = earlier.last().map(|(i, _)| *i).filter(|&i| i < show_start);
+    Some(PrefixSpan { show: show_start..span.end, span, keep_user, previous, generation })
+}
+
+/// The summarize request for a span: the transcript of what is shown, a note on what was left
+/// out, the strategy's instruction.
+pub(super) fn request(ctx: &Ctx<'_>, sel: &PrefixSpan, kind: &'static str, system: &str, instruction: String, target: usize) -> SummarizeRequest {
+    let left_out = sel.show.start - sel.span.start;
+    let instruction = if left_out > 0 {
+        format!("({left_out} older messages of this part were too long to show; they are kept elsewhere.)\n{instruction}")
+    } else {
+        instruction
+    };
+    let job = Job {
+        kind,
+        system: system.to_string(),
+        show: sel.show.clone(),
+        instruction,
+        replaces_chars: chars(ctx, sel.span.clone()),
+        target_chars: Some(target),
+    };
+    let mut req = llm::request(ctx, &job);
+    // The summary being rolled forward is always shown, even when older messages are not.
+    if let Some(p) = sel.previous {
+        let prev = crate::message::transcript(&[&ctx.working[p].msg]);
+        if let Some(body) = req.prompt.strip_prefix("<conversation>\n") {
+            req.prompt = format!("<conversation>\n{prev}{body}");
+        }
+        req.messages.insert(0, ctx.working[p].msg.wire.clone());
+    }
+    req
+}
+
+/// The messages that replace the span: the note, and the current user message after it when
+/// it was inside the span (joined to the note in formats whose turns must alternate).
+pub(super) fn place(ctx: &Ctx<'_>, sel: &PrefixSpan, note: Message) -> Vec<Message> {
+    match sel.keep_user {
+        None => vec![note],
+        Some(u) if ctx.format.needs_alternation() => vec![ctx.format.merge(&ctx.working[u].msg, &note, true)],
+        Some(u) => vec![note, (*ctx.working[u].msg).clone()],
+    }
+}
+
+/// The length asked of a summary that replaces `replaces` characters.
+pub(super) fn target_chars(ctx: &Ctx<'_>, replaces: usize, share: usize) -> usize {
+    (replaces / share).min(12_000).min(ctx.config.trigger_tokens() as usize).max(400).min(replaces.saturating_sub(1))
+}
+
+pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+    let strategy = Strategy::PrefixSummary;
+    let kind = strategy.event_type();
+    // The target is known once the span is; the hint check needs an estimate first.
+    let guess = target_chars(ctx, chars(ctx, 0..ctx.working.len()), 4) as u64 / 4;
+    let Some(sel) = select(ctx, strategy, false, guess) else { return Vec::new() };
+    let replaces = chars(ctx, sel.span.clone());
+    let mut req = request(ctx, &sel, "prefix", SYSTEM, structured::instruction(), target_chars(ctx, replaces, 4));
+    req.schema = Some(structured::schema());
+    let outcome = llm::run_requests(ctx, summarizer, vec![(req, replaces)]).await.pop();
+    match outcome {
+        Some(Outcome::Done { text, input_tokens, output_tokens, ms }) => {
+            let body = match structured::parse(&text) {
+                Parsed::Fields(f) => {
+                    structured::render(ctx.config.summary_template.as_deref().unwrap_or(structured::DEFAULT_TEMPLATE), &f)
+                }
+                Parsed::Text(t) => format!("<system-info>Summary of the earlier conversation (its messages were offloaded; reload them with the marker below when details are needed).\n{t}\n</system-info>"),
+            };
+            let uuid = new_uuid();
+            let mut mark = Synthetic::new(kind, Some(&uuid));
+            mark.generation = Some(sel.generation);
+            let note = ctx.format.synthesize(Role::User, format!("{body}\n{}", offload_marker(&uuid)), mark);
+            let replacement = place(ctx, &sel, note);
+            vec![Edit { span: sel.span, replacement, offload: Some(uuid), usage: (input_tokens, output_tokens), ms: Some(ms) }]
+        }
+        Some(Outcome::Failed { error, ms }) => {
+            // The ladder goes on (the emergency step still guarantees the budget); the previous
+            // summary, if any, stays.
+            llm::fail(ctx, kind, &sel.span, error, ms);
+            Vec::new()
+        }
+        None => Vec::new(),
+    }
+}
