@@ -68,7 +68,9 @@ Options
   --ratio R            compress when tokens reach N × R, which is also the target
                        (0 < R <= 1, default ${DEFAULT_RATIO})
   --format F           openai, anthropic or ai-sdk (default: detected)
-  --preset NAME        a preset ladder of the engine
+  --preset NAME        a preset ladder: agentscope (the default ladder), prefix-summary,
+                       facts or turns
+  --concept KEYWORD    a concept the facts step keeps the facts of (repeatable)
   --summarizer S       offline (default): built-in, extractive, no model, no network
                        openai: an OpenAI-compatible chat-completions endpoint at
                          OPENAI_BASE_URL (default https://api.openai.com/v1), with

@@ -22,6 +22,8 @@ export interface RunOptions {
   ratio: number;
   format?: FormatName;
   preset?: string;
+  /** Keywords of the concepts the facts step retrieves (`--concept`, repeatable). */
+  concepts?: string[];
   summarizer: SummarizerSettings;
   store?: string;
   json: boolean;
@@ -39,8 +41,8 @@ const COMMANDS = ['compress', 'replay', 'reload'];
 
 /** Which options each command takes (the others are refused by name). */
 const ALLOWED: Record<string, string[]> = {
-  compress: ['max-token', 'ratio', 'format', 'preset', 'summarizer', 'model', 'store', 'out', 'json'],
-  replay: ['max-token', 'ratio', 'format', 'preset', 'summarizer', 'model', 'store', 'json'],
+  compress: ['max-token', 'ratio', 'format', 'preset', 'concept', 'summarizer', 'model', 'store', 'out', 'json'],
+  replay: ['max-token', 'ratio', 'format', 'preset', 'concept', 'summarizer', 'model', 'store', 'json'],
   reload: ['store', 'json'],
 };
 
@@ -107,6 +109,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
         ratio: { type: 'string' },
         format: { type: 'string' },
         preset: { type: 'string' },
+        concept: { type: 'string', multiple: true },
         summarizer: { type: 'string' },
         model: { type: 'string' },
         out: { type: 'string' },
@@ -152,6 +155,11 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
   if (values.preset !== undefined) {
     if (values.preset.trim() === '') throw new UsageError('--preset needs a name');
     options.preset = values.preset.trim();
+  }
+  if (values.concept !== undefined) {
+    const concepts = values.concept.map((c) => c.trim());
+    if (concepts.some((c) => c === '')) throw new UsageError('--concept needs a keyword');
+    options.concepts = concepts;
   }
   if (values.store !== undefined) options.store = nonEmpty('--store', values.store);
   if (values.out !== undefined) options.out = nonEmpty('--out', values.out);

@@ -25,6 +25,8 @@ export interface LoopSettings {
   maxToken: number;
   ratio: number;
   preset?: string;
+  /** Keywords of the concepts the facts step retrieves. */
+  concepts?: string[];
   store: OffloadStore;
   summarize?: SummarizeFn;
   /** Where the format came from, for the message when the engine cannot read it. */
@@ -68,6 +70,7 @@ function makeMemory(Engine: MemoryClass, s: LoopSettings): Memory {
   const options: Record<string, unknown> = { format: s.format, maxToken: s.maxToken, tokenRatio: s.ratio, store: s.store };
   if (s.summarize !== undefined) options.summarize = s.summarize;
   if (s.preset !== undefined) options.preset = s.preset;
+  if (s.concepts !== undefined) options.concepts = s.concepts.map((keyword) => ({ keyword }));
   try {
     return new Engine<WireMessage>(options as ConstructorParameters<MemoryClass>[0]);
   } catch (e) {
@@ -77,6 +80,7 @@ function makeMemory(Engine: MemoryClass, s: LoopSettings): Memory {
       throw new InputError(`the conversation looks like the ${s.format} format, which this version cannot read (${e.message}); --format names another`);
     }
     if (e.field === 'preset') throw new UsageError(`--preset ${s.preset}: ${e.message}`);
+    if (e.field?.startsWith('concepts')) throw new UsageError(`${e.message} (give each with --concept KEYWORD)`);
     throw new UsageError(`${e.code}: ${e.message}`);
   }
 }

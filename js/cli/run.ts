@@ -52,6 +52,7 @@ export async function runFile(file: string, o: RunOptions, onMessage?: (done: nu
   };
   if (summarize !== undefined) settings.summarize = summarize;
   if (o.preset !== undefined) settings.preset = o.preset;
+  if (o.concepts !== undefined) settings.concepts = o.concepts;
   const loop = await replayConversation(AutoContextMemory, conversation.messages, settings, onMessage);
   return { file, conversation, loop, store, summarizer: stats, timeMs: performance.now() - started };
 }

@@ -27,6 +27,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::facts;
+use super::transcript::{clean, cut, instruction, is_summary, parse, strip_markers, Block, Kind, MARKER};
 use crate::error::HostError;
 use crate::host::{SummarizeRequest, Summarizer, Summary};
 
@@ -38,9 +40,6 @@ pub const MIN_TARGET_CHARS: usize = 400;
 pub const MAX_TARGET_CHARS: usize = 6_000;
 /// A summary never exceeds this share of the span's characters.
 const MAX_SHARE: f64 = 0.6;
-
-/// How every offload marker begins.
-const MARKER: &str = "<!-- CONTEXT_OFFLOAD";
 
 /// Longest line kept, in characters (longer ones are cut with `…`).
 const LINE_CHARS: usize = 200;
@@ -84,6 +83,11 @@ pub fn summarize(request: &SummarizeRequest) -> String {
         .target_chars
         .unwrap_or_else(|| ((input as f64 * DEFAULT_FRACTION) as usize).clamp(MIN_TARGET_CHARS, MAX_TARGET_CHARS));
     let budget = target.min((input as f64 * MAX_SHARE) as usize).max(1);
+    if request.kind == "facts" {
+        if let Some(keyword) = facts::concept(instruction(&request.prompt)) {
+            return facts::answer(&blocks, &keyword, budget);
+        }
+    }
     let items = Items::build(&blocks, &goal_words);
     let text = items.select(budget);
     if !text.is_empty() {
@@ -92,152 +96,6 @@ pub fn summarize(request: &SummarizeRequest) -> String {
     // Nothing scored (or nothing fit): the beginning of the span, cut to the budget.
     let first = blocks.iter().flat_map(|b| b.text.lines()).map(clean).find(|l| !l.is_empty()).unwrap_or_default();
     cut(&first, budget)
-}
-
-// ---------------------------------------------------------------------------------------------
-// The transcript.
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Kind {
-    User,
-    Assistant,
-    System,
-    Thinking,
-    /// Text outside any tag, or of a role this reader does not know.
-    Text,
-    Call { id: String, name: String },
-    Result { id: String, error: bool },
-}
-
-impl Kind {
-    fn label(&self) -> &'static str {
-        match self {
-            Kind::User => "User",
-            Kind::Assistant => "Assistant",
-            Kind::System => "System",
-            Kind::Thinking => "Thinking",
-            _ => "Note",
-        }
-    }
-
-    /// Whether the engine counts the block's text in the size of a span.
-    fn counts(&self) -> bool {
-        !matches!(self, Kind::Call { .. } | Kind::Thinking)
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Block {
-    kind: Kind,
-    text: String,
-}
-
-/// Tags the engine escapes inside content (see `message::escape_tags`).
-const TAGS: [&str; 10] = [
-    "conversation", "user", "assistant", "system", "tool_call", "tool_result", "tool", "thinking", "plan_aware_hint", "attachment",
-];
-
-/// The blocks of the prompt's `<conversation>` and the words of the plan's goal, if any. A
-/// prompt without a transcript is one block of text.
-fn parse(prompt: &str) -> (Vec<Block>, Vec<String>) {
-    const OPEN: &str = "<conversation>\n";
-    const CLOSE: &str = "</conversation>";
-    let (body, rest) = match (prompt.find(OPEN), prompt.rfind(CLOSE)) {
-        (Some(a), Some(b)) if b >= a + OPEN.len() => (&prompt[a + OPEN.len()..b], &prompt[b + CLOSE.len()..]),
-        _ => return (vec![Block { kind: Kind::Text, text: prompt.to_string() }], Vec::new()),
-    };
-    let mut blocks = Vec::new();
-    let mut open: Option<(Kind, String, Vec<&str>)> = None;
-    for line in body.lines() {
-        if let Some((kind, close, lines)) = open.as_mut() {
-            if line == close {
-                blocks.push(Block { kind: kind.clone(), text: unescape_tags(&lines.join("\n")) });
-                open = None;
-            } else {
-                lines.push(line);
-            }
-            continue;
-        }
-        if let Some((kind, close)) = opening(line) {
-            // `<user>[attachment]</user>` opens and closes on one line.
-            if let Some(inner) = line.find('>').map(|i| &line[i + 1..]).and_then(|r| r.strip_suffix(close.as_str())) {
-                blocks.push(Block { kind, text: inner.to_string() });
-            } else {
-                open = Some((kind, close, Vec::new()));
-            }
-        }
-    }
-    if let Some((kind, _, lines)) = open {
-        blocks.push(Block { kind, text: unescape_tags(&lines.join("\n")) });
-    }
-    (blocks, goal_words(rest))
-}
-
-/// The block a line opens, and the line that closes it.
-fn opening(line: &str) -> Option<(Kind, String)> {
-    let rest = line.strip_prefix('<')?;
-    let name_end = rest.find(['>', ' '])?;
-    let name = &rest[..name_end];
-    let kind = match name {
-        "user" => Kind::User,
-        "assistant" => Kind::Assistant,
-        "system" => Kind::System,
-        "thinking" => Kind::Thinking,
-        "tool" => Kind::Text,
-        "tool_call" => Kind::Call { id: attr(rest, "id"), name: attr(rest, "name") },
-        "tool_result" => Kind::Result { id: attr(rest, "id"), error: attr(rest, "error") == "true" },
-        _ => return None,
-    };
-    Some((kind, format!("</{name}>")))
-}
-
-/// The value of `name="..."` in a tag, unescaped.
-fn attr(tag: &str, name: &str) -> String {
-    let key = format!(" {name}=\"");
-    let Some(start) = tag.find(&key).map(|i| i + key.len()) else { return String::new() };
-    let value = tag[start..].split('"').next().unwrap_or_default();
-    value.replace("&quot;", "\"").replace("&lt;", "<").replace("&amp;", "&")
-}
-
-/// Undoes the transcript's escaping of tag-like text (`&lt;user>` back to `<user>`).
-fn unescape_tags(text: &str) -> String {
-    if !text.contains("&lt;") {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(p) = rest.find("&lt;") {
-        out.push_str(&rest[..p]);
-        let after = &rest[p + 4..];
-        let name = after.strip_prefix('/').unwrap_or(after);
-        let tag = TAGS.iter().any(|t| {
-            name.starts_with(t) && name[t.len()..].chars().next().is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
-        });
-        out.push_str(if tag { "<" } else { "&lt;" });
-        rest = after;
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Words of the plan's goal (from the `<plan_aware_hint>` after the transcript): lines that
-/// mention them matter more.
-fn goal_words(rest: &str) -> Vec<String> {
-    let Some(goal) = rest.lines().find_map(|l| l.strip_prefix("Goal: ")) else { return Vec::new() };
-    let mut words: Vec<String> = goal
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 5)
-        .map(str::to_lowercase)
-        .collect();
-    words.sort();
-    words.dedup();
-    words
-}
-
-/// Whether a message's text is a summary or notice the engine wrote earlier.
-fn is_summary(text: &str) -> bool {
-    let t = text.trim_start();
-    t.starts_with("[Summary") || t.starts_with("[Earlier tool calls")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -580,55 +438,6 @@ fn render_value(v: &Value) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // Lines.
-
-/// A line with its surrounding and repeated whitespace collapsed and offload markers removed.
-fn clean(line: &str) -> String {
-    let line = strip_markers(line);
-    let mut out = String::with_capacity(line.len());
-    for word in line.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    // Lines of pure punctuation or drawing carry nothing.
-    if out.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
-        return String::new();
-    }
-    out
-}
-
-/// Removes every `<!-- CONTEXT_OFFLOAD: ... -->` marker (a summary never names offloads).
-fn strip_markers(line: &str) -> String {
-    const OPEN: &str = MARKER;
-    if !line.contains(OPEN) {
-        return line.to_string();
-    }
-    let mut out = String::new();
-    let mut rest = line;
-    while let Some(p) = rest.find(OPEN) {
-        out.push_str(&rest[..p]);
-        rest = match rest[p..].find("-->") {
-            Some(end) => &rest[p + end + 3..],
-            None => "",
-        };
-    }
-    out.push_str(rest);
-    out
-}
-
-/// At most `n` characters of `s`, ending in `…` when cut.
-fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        return s.to_string();
-    }
-    if n == 0 {
-        return String::new();
-    }
-    let mut out: String = s.chars().take(n - 1).collect();
-    out.push('…');
-    out
-}
 
 fn normalize(text: &str) -> String {
     text.to_lowercase()

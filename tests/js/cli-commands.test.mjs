@@ -183,3 +183,24 @@ test('the progress bar draws in place on a terminal, and nothing elsewhere', asy
   quiet.update(0, 0, 'x', true);
   quiet.clear();
 });
+
+test('presets: --preset picks a ladder, --concept feeds the facts step, wrong ones are usage errors', async () => {
+  const [prefix, facts, noConcept, bogus] = await Promise.all([
+    cli(['compress', EXAMPLE, '--max-token', '32000', '--preset', 'prefix-summary', '--json']),
+    cli(['compress', EXAMPLE, '--max-token', '32000', '--preset', 'facts', '--concept', 'discount', '--json']),
+    cli(['compress', EXAMPLE, '--max-token', '32000', '--preset', 'facts']),
+    cli(['compress', EXAMPLE, '--max-token', '32000', '--preset', 'bogus']),
+  ]);
+  for (const [name, r, step] of [['prefix-summary', prefix, 'PREFIX_SUMMARY'], ['facts', facts, 'FACT_RETRIEVAL']]) {
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.preset, name);
+    assert.ok(report.events.byType.some((e) => e.type === step), `${name}: ${report.events.byType.map((e) => e.type)}`);
+    assert.equal(report.summarizer.failed, 0, `${name}: the offline answers are all accepted`);
+    assert.equal(report.turns.overWindow, 0);
+  }
+  assert.equal(noConcept.code, 2);
+  assert.match(noConcept.stderr, /concepts.*\(give each with --concept KEYWORD\)/);
+  assert.equal(bogus.code, 2);
+  assert.match(bogus.stderr, /--preset bogus: option `preset` must be one of "agentscope", "prefix-summary", "facts", "turns"/);
+});
