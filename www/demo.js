@@ -68,7 +68,11 @@ function readSettings() {
   const ratio = Number(data.get('ratio'));
   const preset = String(data.get('preset') ?? '').trim();
   const summarizer = String(data.get('summarizer'));
-  const settings = { maxToken, ratio, preset: preset || undefined, summarizer };
+  const concepts = String(data.get('concepts') ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '');
+  const settings = { maxToken, ratio, preset: preset || undefined, concepts, summarizer };
   if (summarizer === 'openai') {
     settings.baseURL = String(data.get('baseURL') ?? '').trim() || 'https://api.openai.com/v1';
     settings.model = String(data.get('model') ?? '').trim();
@@ -124,6 +128,7 @@ async function restart() {
   const s = state.settings;
   const options = { format: conversation.format, maxToken: s.maxToken, tokenRatio: s.ratio, store };
   if (s.preset) options.preset = s.preset;
+  if (s.concepts.length > 0) options.concepts = s.concepts.map((keyword) => ({ keyword }));
   try {
     options.summarize = summarizeFn(s);
     state.memory = new AutoContextMemory(options);
@@ -401,6 +406,7 @@ async function main() {
   if (!presets.supported) {
     $('preset').disabled = true;
     $('preset').placeholder = 'this build has one ladder';
+    $('concepts-field').hidden = true;
   } else {
     $('presets').replaceChildren(...presets.names.map((n) => Object.assign(document.createElement('option'), { value: n })));
   }

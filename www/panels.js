@@ -5,7 +5,7 @@
 /** What kind of engine-written message an event type makes, for highlighting. */
 export function synthKind(eventType) {
   if (eventType === 'TOOL_RESULT_TRUNCATE') return 'truncated';
-  if (/SUMMARY|COMPACT|COMPRESS/.test(eventType)) return 'summary';
+  if (/SUMMARY|COMPACT|COMPRESS|FACT/.test(eventType)) return 'summary';
   return 'offloaded';
 }
 
