@@ -30,6 +30,9 @@ pub struct Vocab {
 
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
+/// Tokens indexed per call of `Vocab::insert` (see there).
+const CHUNK: usize = 2048;
+
 #[inline(always)]
 fn read_u32(p: &[u8], at: usize) -> u64 {
     let mut b = [0u8; 4];
@@ -72,34 +75,78 @@ fn hash(p: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
+/// Whether two byte strings of the same length are equal, by whole-word reads: a general
+/// `memcmp` call costs more than the comparison itself for tokens of a few bytes, in
+/// WebAssembly most of all.
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 < n {
+            if read_u64(a, at) != read_u64(b, at) {
+                return false;
+            }
+            at += 8;
+        }
+        read_u64(a, n - 8) == read_u64(b, n - 8)
+    } else if n >= 4 {
+        read_u32(a, 0) == read_u32(b, 0) && read_u32(a, n - 4) == read_u32(b, n - 4)
+    } else {
+        n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
+    }
+}
+
 impl Vocab {
     /// Indexes a vocabulary: `lens[r]` is the length of the token of rank `r`, and the tokens'
     /// bytes follow each other in `bytes`.
     pub fn new(lens: &'static [u8], bytes: &'static [u8]) -> Vocab {
         let bits = (lens.len() * 2).next_power_of_two().trailing_zeros().max(8);
-        let mut slots = vec![0u64; 1 << bits].into_boxed_slice();
-        let mask = (1usize << bits) - 1;
-        let shift = 64 - bits;
-        let mut pairs = vec![NONE; 1 << 16].into_boxed_slice();
-        let mut max_len = 0;
+        let mut v = Vocab {
+            bytes,
+            slots: vec![0u64; 1 << bits].into_boxed_slice(),
+            shift: 64 - bits,
+            pairs: vec![NONE; 1 << 16].into_boxed_slice(),
+            max_len: 0,
+        };
         let mut offset = 0usize;
-        for (rank, &len) in lens.iter().enumerate() {
+        let mut rank = 0usize;
+        for chunk in lens.chunks(CHUNK) {
+            offset = v.insert(chunk, rank, offset);
+            rank += chunk.len();
+        }
+        v
+    }
+
+    /// Indexes the tokens of ranks `rank..` whose lengths are `lens`, from `offset` in the data;
+    /// returns the offset after them. It is called once per chunk of tokens, not once for all:
+    /// a WebAssembly engine runs a function's first calls in its baseline compiler and switches
+    /// to optimized code on a later call, so chunks let most of the index build run optimized
+    /// (about a third less time to the first count in Node).
+    #[inline(never)]
+    fn insert(&mut self, lens: &[u8], mut rank: usize, mut offset: usize) -> usize {
+        let mask = self.slots.len() - 1;
+        for &len in lens {
             let len = len as usize;
-            let Some(token) = bytes.get(offset..offset + len) else { break };
-            max_len = max_len.max(len);
+            let Some(token) = self.bytes.get(offset..offset + len) else { break };
+            self.max_len = self.max_len.max(len);
             if len == 2 {
-                pairs[(token[0] as usize) << 8 | token[1] as usize] = rank as u32;
+                self.pairs[(token[0] as usize) << 8 | token[1] as usize] = rank as u32;
             }
             let h = hash(token);
             let slot = rank as u64 | (offset as u64) << RANK_BITS | (len as u64) << (RANK_BITS + OFFSET_BITS) | (h & !0 << TAG_SHIFT);
-            let mut at = (h >> shift) as usize;
-            while slots[at] != 0 {
+            let mut at = (h >> self.shift) as usize;
+            while self.slots[at] != 0 {
                 at = (at + 1) & mask;
             }
-            slots[at] = slot;
+            self.slots[at] = slot;
             offset += len;
+            rank += 1;
         }
-        Vocab { bytes, slots, shift, pairs, max_len }
+        offset
     }
 
     /// Length of the longest token; no longer piece can be one.
@@ -131,7 +178,7 @@ impl Vocab {
             }
             if slot & key_mask == want {
                 let offset = ((slot >> RANK_BITS) & OFFSET_MASK) as usize;
-                if self.bytes.get(offset..offset + n) == Some(piece) {
+                if self.bytes.get(offset..offset + n).is_some_and(|token| same(token, piece)) {
                     return (slot & RANK_MASK) as u32;
                 }
             }
