@@ -1,0 +1,216 @@
+// The engine in a fresh process (the default build, o200k_base):
+//
+//   growth   `add` + trigger check (`needsCompression`) per message as one conversation grows to
+//            10,000 messages: the same ~1 KB messages in every window, so a cost that grows
+//            with the conversation would show; beside it, what recounting the whole list with
+//            gpt-tokenizer after each append costs at the same sizes.
+//   pass     one full compression pass over the largest corpus trace, in a 32k window, with no
+//            summarizer (the no-LLM ladder) and with an instant one (the whole ladder); the time
+//            spent inside the host's store and summarize calls is measured and subtracted.
+//   trim     the stateless `compress()` against LangChain.js `trimMessages` (strategy "last",
+//            gpt-tokenizer counting each message once per call), every corpus trace, same budget.
+//
+//   node bench/child-engine.mjs <rounds> [--quick]
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { ourEntry } from './counters.mjs';
+import { root, traces } from './texts.mjs';
+
+const rounds = Number(process.argv[2] ?? 5);
+const quick = process.argv.includes('--quick');
+const { AutoContextMemory, compress } = await import(ourEntry('default'));
+const { MemoryStore } = await import(pathToFileURL(join(root, 'dist', 'stores', 'memory.js')).href);
+const gpt = await import('gpt-tokenizer/encoding/o200k_base');
+const { trimMessages, HumanMessage, AIMessage, SystemMessage, ToolMessage } = await import('@langchain/core/messages');
+
+const WINDOW = 32_000;
+const ORDINARY = { disallowedSpecial: new Set() };
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const all = traces();
+
+/** `add` + `needsCompression` per message, in windows along a 10,000-message conversation. */
+function growth() {
+  const texts = all.flatMap((t) => t.messages).map((m) => (typeof m.content === 'string' ? m.content : '')).filter((s) => s.length >= 700 && s.length <= 1400);
+  const pool = texts.slice(0, 100);
+  const total = quick ? 2_000 : 10_000;
+  const messages = Array.from({ length: total }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: pool[i % pool.length] }));
+  const memory = new AutoContextMemory({ maxToken: 1_000_000_000, msgThreshold: 10_000_000 });
+  const perMessage = new Float64Array(total);
+  for (let i = 0; i < total; i++) {
+    const start = performance.now();
+    memory.add(messages[i]);
+    if (memory.needsCompression()) throw new Error('the budget was meant to be out of reach');
+    perMessage[i] = performance.now() - start;
+  }
+  const windows = [100, 1_000, 5_000, 10_000].filter((n) => n <= total);
+  const rows = windows.map((n) => {
+    const slice = Array.from(perMessage.subarray(n - 100, n));
+    // What a host without per-message counts pays: recount the whole list after the append.
+    const list = messages.slice(0, n);
+    const start = performance.now();
+    let recount = 0;
+    for (const m of list) recount += 4 + gpt.countTokens(m.content, ORDINARY);
+    const recountMs = performance.now() - start;
+    return { messages: n, medianUs: median(slice) * 1000, meanUs: (slice.reduce((a, b) => a + b, 0) / slice.length) * 1000, recountMs, recount };
+  });
+  return { total, tokens: memory.tokenCount(), rows };
+}
+
+/** A store that measures the time spent in it (host time). */
+class TimedStore {
+  constructor() {
+    this.inner = new MemoryStore();
+    this.ms = 0;
+    this.calls = 0;
+  }
+  async #timed(fn) {
+    const start = performance.now();
+    this.calls += 1;
+    try {
+      return await fn();
+    } finally {
+      this.ms += performance.now() - start;
+    }
+  }
+  get(key) {
+    return this.#timed(() => this.inner.get(key));
+  }
+  put(key, value) {
+    return this.#timed(() => this.inner.put(key, value));
+  }
+  delete(key) {
+    return this.#timed(() => this.inner.delete(key));
+  }
+}
+
+/** One pass over the largest trace, engine time only. */
+async function pass() {
+  const largest = all.reduce((a, b) => (JSON.stringify(b.messages).length > JSON.stringify(a.messages).length ? b : a));
+  const out = { trace: largest.name, messages: largest.messages.length, modes: [] };
+  for (const mode of ['no summarizer', 'instant summarizer']) {
+    const runs = [];
+    for (let r = 0; r < Math.max(rounds, 5); r++) {
+      const store = new TimedStore();
+      let summarizeMs = 0;
+      let summaries = 0;
+      const summarize =
+        mode === 'no summarizer'
+          ? undefined
+          : (request) => {
+              const start = performance.now();
+              summaries += 1;
+              const text = `Summary of a ${request.kind} span: the requests, the tool calls and what they returned.`;
+              summarizeMs += performance.now() - start;
+              return text;
+            };
+      const memory = new AutoContextMemory({ maxToken: WINDOW, store, summarize, sessionId: `bench-${r}` });
+      const addStart = performance.now();
+      memory.add(largest.messages);
+      const addMs = performance.now() - addStart;
+      const start = performance.now();
+      const result = await memory.compressIfNeeded();
+      const totalMs = performance.now() - start;
+      runs.push({
+        addMs,
+        totalMs,
+        hostMs: store.ms + summarizeMs,
+        engineMs: totalMs - store.ms - summarizeMs,
+        storeCalls: store.calls,
+        summaries,
+        tokensBefore: result.tokensBefore,
+        tokensAfter: result.tokensAfter,
+        events: result.events.length,
+        after: memory.messages().length,
+      });
+    }
+    const pick = (k) => median(runs.map((x) => x[k]));
+    out.modes.push({
+      mode,
+      engineMs: pick('engineMs'),
+      hostMs: pick('hostMs'),
+      totalMs: pick('totalMs'),
+      addMs: pick('addMs'),
+      storeCalls: runs[0].storeCalls,
+      summaries: runs[0].summaries,
+      tokensBefore: runs[0].tokensBefore,
+      tokensAfter: runs[0].tokensAfter,
+      events: runs[0].events,
+      after: runs[0].after,
+    });
+  }
+  return out;
+}
+
+/** A corpus message as a LangChain message. */
+function toLangChain(m) {
+  const content = typeof m.content === 'string' ? m.content : '';
+  switch (m.role) {
+    case 'system':
+      return new SystemMessage(content);
+    case 'user':
+      return new HumanMessage(content);
+    case 'tool':
+      return new ToolMessage({ content, tool_call_id: m.tool_call_id });
+    default:
+      return new AIMessage({
+        content,
+        tool_calls: (m.tool_calls ?? []).map((c) => {
+          let args;
+          try {
+            args = JSON.parse(c.function.arguments);
+          } catch {
+            args = { input: c.function.arguments };
+          }
+          return { id: c.id, name: c.function.name, args: args !== null && typeof args === 'object' ? args : { input: args }, type: 'tool_call' };
+        }),
+      });
+  }
+}
+
+/** LangChain's token counter, our accounting (4 per message, 3 per tool block), each message counted once per call. */
+function langChainCounter() {
+  const memo = new WeakMap();
+  const one = (m) => {
+    let n = memo.get(m);
+    if (n !== undefined) return n;
+    n = 4 + gpt.countTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content), ORDINARY);
+    for (const c of m.tool_calls ?? []) n += 3 + gpt.countTokens(c.name, ORDINARY) + gpt.countTokens(JSON.stringify(c.args), ORDINARY);
+    if (m.getType() === 'tool') n += 3;
+    memo.set(m, n);
+    return n;
+  };
+  return (messages) => messages.reduce((sum, m) => sum + one(m), 0);
+}
+
+/** compress() and trimMessages() on every trace, medians of `rounds`. */
+async function trim() {
+  const rows = [];
+  for (const t of all) {
+    const lc = t.messages.map(toLangChain);
+    const ours = [];
+    const theirs = [];
+    let kept;
+    let trimmed;
+    for (let r = 0; r < rounds; r++) {
+      let start = performance.now();
+      const out = await compress(t.messages, { maxToken: WINDOW, sessionId: `trim-${r}` });
+      ours.push(performance.now() - start);
+      kept = out.messages.length;
+      start = performance.now();
+      const result = await trimMessages(lc, {
+        maxTokens: Math.floor(WINDOW * 0.75),
+        strategy: 'last',
+        tokenCounter: langChainCounter(),
+        includeSystem: true,
+        startOn: 'human',
+      });
+      theirs.push(performance.now() - start);
+      trimmed = result.length;
+    }
+    rows.push({ trace: t.name, messages: t.messages.length, oursMs: median(ours), trimMs: median(theirs), kept, trimmed });
+  }
+  return rows;
+}
+
+const result = { growth: growth(), pass: await pass(), trim: all.length ? await trim() : [] };
+process.stdout.write(JSON.stringify(result));

@@ -1,0 +1,168 @@
+// The benchmark suite (`npm run bench`): every measurement in one run, each counter and each
+// engine benchmark in fresh Node processes, then docs/benchmarks.md (bench/report.mjs).
+//
+//   node bench/run.mjs [--smoke] [--out <file.md>] [--native <cargo-bench.json>] [--build-seconds <s>]
+//
+// --smoke runs every step on a few texts with one round and writes target/benchmarks-smoke.md:
+// it checks that the suite works, not how fast anything is. Needs `npm run build` first.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, freemem, loadavg, platform, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import * as esbuild from 'esbuild';
+import { COUNTERS, ENCODINGS, EXACT, REFERENCE, version } from './counters.mjs';
+import { benchTexts, corpusDir, root, traces } from './texts.mjs';
+import { report } from './report.mjs';
+
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(name);
+const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const smoke = flag('--smoke');
+const out = option('--out') ?? (smoke ? join(root, 'target', 'benchmarks-smoke.md') : join(root, 'docs', 'benchmarks.md'));
+const nativeFile = option('--native') ?? join(root, 'target', 'bench-native.json');
+const work = join(root, 'target', 'bench');
+mkdirSync(work, { recursive: true });
+
+for (const build of ['dist', 'dist/full', 'dist/lite']) {
+  if (!existsSync(join(root, build, 'wasm', 'autocontext_bg.wasm'))) {
+    console.error(`bench: ${build} is not built; run 'npm run build' first`);
+    process.exit(1);
+  }
+}
+
+if (traces().length === 0) {
+  console.error(`bench: no corpus at ${corpusDir()} (set AUTOCONTEXT_CORPUS to the folder of agent traces)`);
+  process.exit(1);
+}
+
+const log = (...a) => console.error('bench:', ...a);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Runs a bench child in a fresh Node process and parses its JSON answer. */
+function child(script, childArgs, timeoutMs = 30 * 60_000) {
+  const r = spawnSync(process.execPath, [join(root, 'bench', script), ...childArgs.map(String)], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    timeout: timeoutMs,
+  });
+  if (r.status !== 0) throw new Error(`${script} ${childArgs.join(' ')} failed (${r.status ?? r.signal}):\n${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+const started = new Date();
+const machine = {
+  date: started.toISOString(),
+  cpu: cpus()[0]?.model ?? 'unknown',
+  cores: cpus().length,
+  memoryGiB: totalmem() / 2 ** 30,
+  freeGiB: freemem() / 2 ** 30,
+  os: `${platform()} ${release()}`,
+  node: process.version,
+  rustc: spawnSync('rustc', ['--version'], { encoding: 'utf8' }).stdout?.trim() ?? 'unknown',
+  loadStart: loadavg(),
+  versions: Object.fromEntries(['gpt-tokenizer', 'js-tiktoken', 'tiktoken', '@langchain/core', 'autocontext'].map((p) => [p, version(p)])),
+  smoke,
+  buildSeconds: option('--build-seconds') === undefined ? undefined : Number(option('--build-seconds')),
+};
+
+// The texts, written once for every child.
+const texts = benchTexts(smoke ? { perKind: 3_000, corpusLimit: 40_000 } : {});
+const textsFile = join(work, 'texts.json');
+writeFileSync(textsFile, JSON.stringify(texts));
+log(`${texts.length} texts, ${(texts.reduce((n, t) => n + t.bytes, 0) / 1e6).toFixed(2)} MB`);
+
+// Throughput and counts, one fresh process per counter and encoding.
+const throughput = [];
+for (const encoding of ENCODINGS) {
+  for (const counter of COUNTERS) {
+    if (counter === 'autocontext/lite' && encoding !== ENCODINGS[0]) continue; // the estimator has no encoding
+    const rounds = smoke ? 1 : counter === 'js-tiktoken' ? 3 : 5;
+    log(`throughput ${counter} ${encoding} (${rounds} rounds)`);
+    throughput.push(child('child-throughput.mjs', [counter, encoding, textsFile, rounds]));
+  }
+}
+// Peak memory is reported over a process that only holds the same texts.
+const baselineRssKb = JSON.parse(
+  spawnSync(process.execPath, ['-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(textsFile)}, 'utf8')); console.log(process.resourceUsage().maxRSS)`], { encoding: 'utf8' }).stdout,
+);
+
+// Exactness against the reference, text by text.
+const exactness = [];
+for (const encoding of ENCODINGS) {
+  const reference = throughput.find((r) => r.counter === REFERENCE && r.encoding === encoding).counts;
+  for (const r of throughput.filter((x) => x.encoding === encoding && EXACT.has(x.counter) && x.counter !== REFERENCE)) {
+    const bad = [];
+    r.counts.forEach((n, i) => {
+      if (n !== reference[i]) bad.push({ kind: texts[i].kind, bucket: texts[i].bucket, bytes: texts[i].bytes, got: n, want: reference[i], sample: texts[i].text.slice(0, 60) });
+    });
+    exactness.push({ counter: r.counter, encoding, texts: r.counts.length, mismatches: bad.length, examples: bad.slice(0, 3) });
+  }
+}
+for (const r of throughput) delete r.counts;
+
+// Cold start: module load and first count, fresh processes.
+const cold = [];
+for (const encoding of ENCODINGS) {
+  for (const counter of COUNTERS) {
+    if (counter === 'autocontext/lite' && encoding !== ENCODINGS[0]) continue;
+    const runs = Array.from({ length: smoke ? 1 : 7 }, () => child('child-cold.mjs', [counter, encoding], 120_000));
+    cold.push({ counter, encoding, loadMs: median(runs.map((r) => r.loadMs)), firstCountMs: median(runs.map((r) => r.firstCountMs)), totalMs: median(runs.map((r) => r.loadMs + r.firstCountMs)) });
+    log(`cold ${counter} ${encoding}: ${cold.at(-1).totalMs.toFixed(1)} ms`);
+  }
+}
+
+// Adversarial long words.
+const adversarial = [];
+const sizes = smoke ? [1_000] : [1_000, 10_000, 50_000, 200_000];
+for (const encoding of ENCODINGS) {
+  for (const counter of COUNTERS.filter((c) => EXACT.has(c))) {
+    log(`adversarial ${counter} ${encoding}`);
+    adversarial.push(child('child-adversarial.mjs', [counter, encoding, 2_000, ...sizes]));
+  }
+}
+
+// Sizes of the three builds: the .wasm and the JavaScript a bundler ships with it.
+const sizesOut = [];
+for (const [name, dir] of [['autocontext (o200k_base)', 'dist'], ['autocontext/full (o200k_base + cl100k_base)', 'dist/full'], ['autocontext/lite (estimator)', 'dist/lite']]) {
+  const wasm = readFileSync(join(root, dir, 'wasm', 'autocontext_bg.wasm'));
+  const bundle = await esbuild.build({
+    entryPoints: [join(root, dir, 'entrypoints', 'workerd.js')],
+    bundle: true,
+    write: false,
+    minify: true,
+    format: 'esm',
+    platform: 'neutral',
+    external: ['*.wasm'],
+    logLevel: 'silent',
+  });
+  const js = Buffer.concat(bundle.outputFiles.map((f) => Buffer.from(f.contents)));
+  sizesOut.push({ name, ...sizeOf(wasm, 'wasm'), ...sizeOf(js, 'js') });
+}
+function sizeOf(buf, prefix) {
+  return {
+    [`${prefix}Raw`]: buf.length,
+    [`${prefix}Gzip`]: gzipSync(buf, { level: 9 }).length,
+    [`${prefix}Brotli`]: brotliCompressSync(buf, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+  };
+}
+
+// The engine: growth, one pass, compress() against trimMessages.
+log('engine');
+const engine = child('child-engine.mjs', smoke ? [1, '--quick'] : [5]);
+
+const native = existsSync(nativeFile) ? JSON.parse(readFileSync(nativeFile, 'utf8')) : null;
+machine.loadEnd = loadavg();
+machine.seconds = (Date.now() - started.getTime()) / 1000;
+
+const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, engine, native };
+writeFileSync(join(work, 'results.json'), JSON.stringify(results, null, 2));
+mkdirSync(join(out, '..'), { recursive: true });
+writeFileSync(out, report(results));
+log(`wrote ${out} in ${machine.seconds.toFixed(0)} s`);
+const ours = exactness.filter((e) => e.counter === 'autocontext');
+if (ours.some((e) => e.mismatches > 0)) {
+  log('our counts differ from the reference:', JSON.stringify(ours));
+  process.exit(1);
+}

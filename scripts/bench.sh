@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The benchmark suite (`npm run bench`): builds the package (timed), runs the native benchmark of
+# the exact counter (benches/tokens.rs), then the Node suite (bench/run.mjs), which writes
+# docs/benchmarks.md. Extra arguments go to bench/run.mjs; `--smoke` makes every step tiny (a
+# check that the suite runs, written to target/benchmarks-smoke.md). Not part of `npm test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+start=$(date +%s%N)
+bash scripts/build.sh
+build_seconds=$(node -e "console.log((($(date +%s%N) - $start) / 1e9).toFixed(1))")
+echo "bench: build took ${build_seconds} s" >&2
+
+quick=()
+for arg in "$@"; do
+  if [ "$arg" = "--smoke" ]; then quick=(--quick); fi
+done
+cargo bench --bench tokens --features cl100k -- --out target/bench-native.json "${quick[@]}"
+node bench/run.mjs --build-seconds "$build_seconds" "$@"
