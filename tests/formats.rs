@@ -948,3 +948,47 @@ fn random_sessions_under_extreme_options_stay_valid_in_every_shape() {
         }
     }
 }
+
+#[test]
+fn every_preset_keeps_every_shape_valid() {
+    let mut openai = Vec::new();
+    for r in 0..10 {
+        openai.extend(tool_round(&format!("p{r}"), 1 + r % 3, 1_500 + 700 * (r % 4)));
+        if r % 3 == 0 {
+            openai.push(answer(&filler(&format!("p{r}"), 2_500)));
+        }
+    }
+    openai.push(user("what next?"));
+    for preset in ["agentscope", "prefix-summary", "facts", "turns"] {
+        for format in [Format::Anthropic, Format::AiSdk] {
+            let what = format!("{preset}, {}", format.name());
+            let mut options = json!({
+                "preset": preset, "format": format.name(), "maxToken": 6_000, "msgThreshold": 30, "lastKeep": 4,
+                "sessionId": format!("preset-{preset}"),
+            });
+            if preset == "turns" {
+                options["maxContextTurns"] = json!(4);
+            }
+            if preset == "facts" {
+                options["concepts"] = json!([{"keyword": "file", "description": "files read", "factType": "multiple"}]);
+            }
+            let cfg = Config::from_json(&options).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            let m = memory(format, cfg, Some(FakeSummarizer::digest()));
+            let msgs = convert(format, &openai);
+            let mut passes = 0;
+            for (i, v) in msgs.iter().enumerate() {
+                if v["role"] == "assistant" {
+                    block_on(m.compress_if_needed()).unwrap_or_else(|e| panic!("{what}: pass before {i}: {e:?}"));
+                    check_all(&m, format, &what);
+                    passes += 1;
+                }
+                m.add(v).unwrap_or_else(|e| panic!("{what}: add {i}: {e:?}"));
+            }
+            block_on(m.compress_if_needed()).unwrap();
+            check_all(&m, format, &what);
+            check_recoverable(&m, &what);
+            assert_untouched_are_identical(&m, &what);
+            assert!(passes > 10 && !m.events().is_empty(), "{what}: {:?}", m.events());
+        }
+    }
+}

@@ -332,6 +332,25 @@ pub(crate) fn merge(neighbor: &Message, text: &str, note_first: bool, synthetic:
     finish(Value::Object(wire), neighbor.role, synthetic)
 }
 
+/// `first` and `second`, two messages of one side, as one: their contents in order, except
+/// that the blocks Anthropic wants first (thinking, tool results) go first. The wire fields
+/// other than content are `second`'s.
+pub(crate) fn join(first: &Message, second: &Message, synthetic: Synthetic) -> Message {
+    let items = |m: &Message| -> Vec<Value> {
+        match m.wire.get("content") {
+            Some(Value::Array(a)) => a.clone(),
+            Some(Value::String(s)) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
+            _ => Vec::new(),
+        }
+    };
+    let all: Vec<Value> = items(first).into_iter().chain(items(second)).collect();
+    let (mut front, rest): (Vec<Value>, Vec<Value>) = all.into_iter().partition(|b| is_thinking_wire(b) || block_type(b) == "tool_result");
+    front.extend(rest);
+    let mut wire: Map<String, Value> = second.wire.as_object().cloned().unwrap_or_default();
+    wire.insert("content".into(), Value::Array(front));
+    finish(Value::Object(wire), second.role, synthetic)
+}
+
 /// The canonical message of a wire value the format wrote: read back, so its blocks are
 /// exactly what a restore would read.
 fn finish(wire: Value, role: Role, synthetic: Synthetic) -> Message {
@@ -444,16 +463,13 @@ mod tests {
 
     #[test]
     fn reads_every_block() {
-        let m = parse(
-            0,
-            &json!({"role": "assistant", "content": [
+        let m = parse(0, &json!({"role": "assistant", "content": [
                 {"type": "thinking", "thinking": "let me see", "signature": "sig"},
                 {"type": "redacted_thinking", "data": "abcdefgh"},
                 {"type": "text", "text": "Reading.", "citations": []},
                 {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.rs"}, "cache_control": {"type": "ephemeral"}},
                 {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "x"}}
-            ]}),
-        )
+            ]}))
         .unwrap();
         assert_eq!(m.role, Role::Assistant);
         assert_eq!(m.blocks[0], Block::Thinking("let me see".into()));
@@ -461,25 +477,20 @@ mod tests {
         assert_eq!(m.call_ids().collect::<Vec<_>>(), vec!["t1"]);
         assert!(matches!(&m.blocks[4], Block::Opaque { .. }), "server tools are kept as they came");
 
-        let m = parse(
-            1,
-            &json!({"role": "user", "content": [
+        let m = parse(1, &json!({"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "t1", "content": "fn main() {}"},
                 {"type": "tool_result", "tool_use_id": "t2", "is_error": true, "content": [
                     {"type": "text", "text": "denied"}, {"type": "image", "source": {"type": "url", "url": "u"}}]},
                 {"type": "text", "text": "go on"}
-            ]}),
-        )
+            ]}))
         .unwrap();
         assert_eq!(m.role, Role::Tool, "a user message with results belongs to the exchange");
         assert_eq!(m.result_ids().collect::<Vec<_>>(), vec!["t1", "t2"]);
         assert_eq!(m.blocks[1], Block::ToolResult { call_id: "t2".into(), content: "denied".into(), is_error: true });
         assert!(matches!(&m.blocks[2], Block::Opaque { tokens: IMAGE_TOKENS, .. }));
-        let m = parse(2, &json!({"role": "user", "content": [
-            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}},
-            {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "hello world"}}
-        ]}))
-        .unwrap();
+        let pdf = json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}});
+        let txt = json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "hello world"}});
+        let m = parse(2, &json!({"role": "user", "content": [pdf, txt]})).unwrap();
         assert!(matches!(&m.blocks[0], Block::Opaque { tokens: DOCUMENT_TOKENS, .. }));
         assert!(matches!(&m.blocks[1], Block::Opaque { tokens, .. } if *tokens < 20));
     }
@@ -507,26 +518,14 @@ mod tests {
 
     #[test]
     fn rebuild_keeps_thinking_ids_and_fields() {
-        let orig = parse(
-            0,
-            &json!({"role": "assistant", "id": "msg_1", "content": [
-                {"type": "thinking", "thinking": "plan", "signature": "sig-1"},
-                {"type": "text", "text": "long explanation"},
-                {"type": "tool_use", "id": "t1", "name": "read", "input": {"p": 1}, "cache_control": {"type": "ephemeral"}}
-            ]}),
-        )
-        .unwrap();
+        let thinking = json!({"type": "thinking", "thinking": "plan", "signature": "sig-1"});
+        let call = json!({"type": "tool_use", "id": "t1", "name": "read", "input": {"p": 1}, "cache_control": {"type": "ephemeral"}});
+        let text = json!({"type": "text", "text": "long explanation"});
+        let orig = parse(0, &json!({"role": "assistant", "id": "msg_1", "content": [thinking, text, call]})).unwrap();
         // A strategy that drops thinking and shrinks the text.
-        let blocks = vec![Block::Text("short".into()), orig.blocks[2].clone()];
-        let out = rebuild(&orig, blocks, syn());
-        assert_eq!(
-            out.wire,
-            json!({"role": "assistant", "id": "msg_1", "content": [
-                {"type": "thinking", "thinking": "plan", "signature": "sig-1"},
-                {"type": "text", "text": "short"},
-                {"type": "tool_use", "id": "t1", "name": "read", "input": {"p": 1}, "cache_control": {"type": "ephemeral"}}
-            ]})
-        );
+        let out = rebuild(&orig, vec![Block::Text("short".into()), orig.blocks[2].clone()], syn());
+        let short = json!({"type": "text", "text": "short"});
+        assert_eq!(out.wire, json!({"role": "assistant", "id": "msg_1", "content": [thinking, short, call]}));
         assert_eq!(out.blocks[0], Block::Thinking("plan".into()));
 
         let orig = parse(
@@ -590,9 +589,7 @@ mod tests {
         .map(|(i, v)| parse(i, v).unwrap())
         .collect();
         let codes: Vec<(usize, &str)> = validate(&msgs).iter().map(|p| (p.index, p.code)).collect();
-        assert_eq!(
-            codes,
-            vec![(1, "ROLES_NOT_ALTERNATING"), (2, "THINKING_ONLY"), (3, "TOOL_RESULT_NOT_FIRST"), (4, "EMPTY_CONTENT"), (5, "EMPTY_CONTENT")]
-        );
+        let want = [(1, "ROLES_NOT_ALTERNATING"), (2, "THINKING_ONLY"), (3, "TOOL_RESULT_NOT_FIRST"), (4, "EMPTY_CONTENT"), (5, "EMPTY_CONTENT")];
+        assert_eq!(codes, want);
     }
 }

@@ -157,6 +157,20 @@ impl Format {
         }
     }
 
+    /// Two messages of one side (`first` just before `second`) as one message carrying `mark`
+    /// (as shrunk in place), for formats whose turns alternate; the other formats never need
+    /// it and get `second` with `first`'s blocks in front.
+    pub fn join(self, first: &Message, second: &Message, mut mark: Synthetic) -> Message {
+        mark.in_place = true;
+        match self {
+            Format::Anthropic => anthropic::join(first, second, mark),
+            Format::OpenAi | Format::AiSdk => {
+                let blocks = first.blocks.iter().chain(&second.blocks).cloned().collect();
+                self.rebuild(second, blocks, mark)
+            }
+        }
+    }
+
     /// The `context_reload` tool definition in this format: an OpenAI function tool, an
     /// Anthropic tool (`input_schema`), or an AI SDK tool definition (`inputSchema` as a JSON
     /// schema; `autocontext/ai-sdk` turns it into a ready tool).

@@ -18,9 +18,12 @@
 //!
 //! The start of the list counts as an assistant turn (the first message is the user's) and its
 //! end too (a final assistant message would be read as the start of the model's answer).
-//! In-place rewrites keep their message's role and never need this. An edit that could only be
-//! fitted by joining a neighbour another edit of the same step already takes is dropped: the
-//! ladder goes on, and a list that alternated keeps alternating.
+//! An in-place rewrite keeps its message's role and place and never needs this; one that a
+//! strategy moved (a kept user turn joined to the note that replaces the turns before it) and
+//! that lands next to a message of its side is joined with that message ([`Format::join`]), the
+//! edit growing by it as above. An edit that could only be fitted by joining a neighbour
+//! another edit of the same step already takes is dropped: the ladder goes on, and a list that
+//! alternated keeps alternating.
 
 use super::{Edit, Entry};
 use crate::format::{Format, Turn};
@@ -84,11 +87,11 @@ pub(crate) fn fit(format: Format, work: &[Entry], mut edits: Vec<Edit>) -> Vec<E
     let mut out: Vec<Edit> = Vec::with_capacity(edits.len());
     let firsts: Vec<Option<Turn>> = edits.iter().map(|e| e.replacement.first().map(turn)).collect();
     for (k, mut e) in edits.into_iter().enumerate() {
-        let written = e.replacement.len() == 1 && e.replacement[0].synthetic.as_ref().is_some_and(|s| !s.in_place);
-        if !written {
+        if e.replacement.len() != 1 || e.replacement[0].synthetic.is_none() {
             out.push(e);
             continue;
         }
+        let written = e.replacement[0].synthetic.as_ref().is_some_and(|s| !s.in_place);
         let prev = if e.span.start == 0 {
             Side::Edge
         } else {
@@ -105,6 +108,29 @@ pub(crate) fn fit(format: Format, work: &[Entry], mut edits: Vec<Edit>) -> Vec<E
         let mine = turn(note);
         let (p, q) = (prev.turn(), next.turn());
         if mine != p && mine != q {
+            out.push(e);
+            continue;
+        }
+        if !written {
+            // A rewritten original in a new place: it cannot change sides, so it takes in the
+            // free neighbours of its side (an edge or another edit's message stays as it is).
+            let mut joined = e.replacement.pop().expect("one message");
+            let mark = joined.synthetic.clone().expect("checked above");
+            if let Side::Free(i, t) = prev {
+                if t == mine {
+                    joined = format.join(&work[i].msg, &joined, mark.clone());
+                    taken[i] = true;
+                    e.span = i..e.span.end;
+                }
+            }
+            if let Side::Free(j, t) = next {
+                if t == mine {
+                    joined = format.join(&joined, &work[j].msg, mark);
+                    taken[j] = true;
+                    e.span = e.span.start..j + 1;
+                }
+            }
+            e.replacement = vec![joined];
             out.push(e);
             continue;
         }
@@ -210,6 +236,17 @@ mod tests {
         let out = fit(Format::Anthropic, &work, vec![note(Role::User, 0..4)]);
         assert_eq!(out[0].span, 0..5);
         assert_eq!(out[0].replacement[0].wire["role"], "user");
+        assert!(alternates(&roles(&work, &out)));
+        // A kept user turn joined to the note that replaces the turns before it, landing after
+        // q1: q1 joins it, so the user side stays one turn.
+        let moved = Format::Anthropic.merge(&work[4].msg, &note(Role::User, 1..4).replacement[0], true);
+        let edit = Edit { span: 1..5, replacement: vec![moved], offload: Some("u".into()), usage: (None, None), ms: None };
+        let out = fit(Format::Anthropic, &work, vec![edit]);
+        assert_eq!(out[0].span, 0..5);
+        assert_eq!(
+            out[0].replacement[0].wire["content"],
+            json!([{"type": "text", "text": "q1"}, {"type": "text", "text": "[note]"}, {"type": "text", "text": "q2"}])
+        );
         assert!(alternates(&roles(&work, &out)));
         // Other formats are left alone.
         assert_eq!(fit(Format::OpenAi, &work, vec![note(Role::User, 1..3)])[0].span, 1..3);
