@@ -4,11 +4,12 @@
 # panic, a timeout or an out-of-memory fails the run and leaves the input in
 # $AUTOCONTEXT_FUZZ_OUT (default target/fuzz-out), printed as base64 too.
 #
-# It builds the targets as `cargo fuzz run <target> -s none` does (libFuzzer with sanitizer
-# coverage, debug assertions and overflow checks, `--cfg fuzzing`), with stable Rust and without
-# installing cargo-fuzz, which would add minutes to every fresh machine. With cargo-fuzz
-# installed (`cargo install cargo-fuzz`) the same targets run with `cd fuzz && cargo fuzz run
-# <target> -s none`. New interesting inputs go to the output directory, not to the repository;
+# It builds the targets with the flags `cargo fuzz build -s none` passes (libFuzzer with
+# sanitizer coverage, debug assertions and overflow checks, `--cfg fuzzing`), with stable Rust
+# and without installing cargo-fuzz, which would add minutes to every fresh machine. With
+# cargo-fuzz installed (`cargo install cargo-fuzz`) the same targets run on stable Rust with
+# `cd fuzz && cargo fuzz run <target> -s none` (no sanitizer: the default, AddressSanitizer,
+# needs nightly). New interesting inputs go to the output directory, not to the repository;
 # `scripts/fuzz.sh --merge` folds them into fuzz/corpus, minimized.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +39,8 @@ flags=(
   -Cllvm-args=-sanitizer-coverage-inline-8bit-counters
   -Cllvm-args=-sanitizer-coverage-pc-table
   -Cllvm-args=-sanitizer-coverage-trace-compares
+  -Cllvm-args=-sanitizer-coverage-stack-depth
+  -Cllvm-args=-simplifycfg-branch-fold-threshold=0
   --cfg fuzzing
   -Cdebug-assertions
   -Coverflow-checks
@@ -63,7 +66,8 @@ for t in "${targets[@]}"; do
   grep -E "^stat::number_of_executed_units|^stat::new_units_added" "$work/log" | sed "s/^/fuzz: $t /" >&2 || true
   if [ "$merge" = 1 ]; then
     mkdir -p "$work/merged"
-    "$bin/$t" -merge=1 "$work/merged" "fuzz/corpus/$t" "$work/corpus" >/dev/null 2>&1
+    # Edges only (no hit counts, no comparison operands): a small corpus that keeps the coverage.
+    "$bin/$t" -merge=1 -use_counters=0 -use_cmp=0 "$work/merged" "fuzz/corpus/$t" "$work/corpus" >/dev/null 2>&1
     rm -f fuzz/corpus/"$t"/* && cp "$work"/merged/* "fuzz/corpus/$t/"
     echo "fuzz: $t corpus now $(ls "fuzz/corpus/$t" | wc -l) inputs" >&2
   fi
