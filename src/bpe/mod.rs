@@ -8,7 +8,7 @@
 //!   the character classes of `unicode`;
 //! - `vocab`: the vocabulary, embedded as flat bytes and indexed on first use;
 //! - `merge`: byte-pair merging of the pieces that are not whole tokens, linear-logarithmic
-//!   for long ones.
+//!   for long ones, behind `cache`, which remembers the counts of recent such pieces.
 //!
 //! A piece that is itself a token (most of them) costs one hash lookup. The counts equal
 //! tiktoken's `encode_ordinary(text).len()` on every text: the tests compare them with
@@ -16,6 +16,8 @@
 //! are compiled in is chosen by the cargo features `o200k` and `cl100k`.
 
 // A build with one encoding leaves the other's split rules unused.
+#[cfg(any(feature = "o200k", feature = "cl100k"))]
+mod cache;
 #[cfg(any(feature = "o200k", feature = "cl100k"))]
 mod merge;
 #[cfg(any(feature = "o200k", feature = "cl100k"))]
@@ -58,9 +60,9 @@ impl Encoding {
         }
         match self {
             #[cfg(feature = "o200k")]
-            Encoding::O200kBase => Some(count_with(o200k(), text.as_bytes(), split::o200k)),
+            Encoding::O200kBase => Some(count_with(self, o200k(), text.as_bytes(), split::o200k)),
             #[cfg(feature = "cl100k")]
-            Encoding::Cl100kBase => Some(count_with(cl100k(), text.as_bytes(), split::cl100k)),
+            Encoding::Cl100kBase => Some(count_with(self, cl100k(), text.as_bytes(), split::cl100k)),
             #[allow(unreachable_patterns)]
             _ => None,
         }
@@ -92,14 +94,14 @@ fn cl100k() -> &'static Vocab {
 #[cfg(any(feature = "o200k", feature = "cl100k"))]
 /// Splits `s` with `next` and sums the pieces' token counts.
 #[inline(always)]
-fn count_with(v: &Vocab, s: &[u8], next: fn(&[u8], usize) -> usize) -> usize {
+fn count_with(encoding: Encoding, v: &Vocab, s: &[u8], next: fn(&[u8], usize) -> usize) -> usize {
     let mut total = 0;
     let mut i = 0;
     while i < s.len() {
         // The clamp keeps the loop advancing and in bounds whatever a split rule returns.
         let end = next(s, i).clamp(i + 1, s.len());
         let piece = &s[i..end];
-        total += if piece.len() == 1 || v.rank(piece) != NONE { 1 } else { merge::count(v, piece) };
+        total += if piece.len() == 1 || v.rank(piece) != NONE { 1 } else { cache::count(encoding, piece, || merge::count(v, piece)) };
         i = end;
     }
     total
