@@ -34,12 +34,16 @@ import type {
   MemoryState,
   OffloadInfo,
   OffloadStore,
+  OverflowResult,
   Plan,
+  PrepareResult,
   ReloadToolFor,
   SummarizeFn,
   SummarizeRequest,
   TokenCounterFn,
   TokenizerName,
+  UsageInput,
+  UsageReport,
   ValidationProblem,
   WireMessage,
 } from './types.js';
@@ -100,9 +104,16 @@ function configError(field: string, message: string): AutoContextError {
   return new AutoContextError('INVALID_CONFIG', `option \`${field}\` ${message}`, { field });
 }
 
-/** Normalizes what the host's summarize function returned into the engine's JSON answer. */
-function summaryJson(out: unknown): string {
+/**
+ * Normalizes what the host's summarize function returned into the engine's JSON answer. For a
+ * request with a `schema`, the structured object itself (what a structured-output call returns)
+ * is an answer too.
+ */
+function summaryJson(out: unknown, structured = false): string {
   if (typeof out === 'string') return JSON.stringify({ text: out });
+  if (structured && out !== null && typeof out === 'object' && !('text' in out)) {
+    return JSON.stringify({ text: toJson(out, 'SUMMARIZE_FAILED', 'the structured summary') });
+  }
   if (out !== null && typeof out === 'object' && typeof (out as { text?: unknown }).text === 'string') {
     const { text, usage } = out as { text: string; usage?: unknown };
     const answer: { text: string; inputTokens?: number; outputTokens?: number } = { text };
@@ -137,7 +148,8 @@ function adaptSummarize(fn: SummarizeFn<never>): (requestJson: string) => Promis
     const controller = new AbortController();
     const work = (async () => (fn as unknown as SummarizeFn)({ ...request, signal: controller.signal }))();
     const ms = request.timeoutMs;
-    if (ms === undefined || !(ms >= 0 && ms <= MAX_TIMER_MS)) return summaryJson(await work);
+    const structured = request.schema !== undefined;
+    if (ms === undefined || !(ms >= 0 && ms <= MAX_TIMER_MS)) return summaryJson(await work, structured);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -147,11 +159,46 @@ function adaptSummarize(fn: SummarizeFn<never>): (requestJson: string) => Promis
       }, ms);
     });
     try {
-      return summaryJson(await Promise.race([work, timeout]));
+      return summaryJson(await Promise.race([work, timeout]), structured);
     } finally {
       clearTimeout(timer);
     }
   };
+}
+
+/**
+ * JSON text of an error as a provider SDK throws it: own fields, and the usual ones of `Error`
+ * subclasses (`message`, `code`, `status`, `error`, `body`, `responseBody`, `cause`, ...), to a
+ * bounded depth, cycles and functions left out.
+ */
+function errorJson(error: unknown): string {
+  const seen = new WeakSet<object>();
+  const FIELDS = ['name', 'message', 'code', 'type', 'status', 'statusCode', 'error', 'body', 'responseBody', 'data', 'cause', 'errors'];
+  const walk = (v: unknown, depth: number): unknown => {
+    if (typeof v === 'bigint') return String(v);
+    if (typeof v === 'string') return v.length > 200_000 ? v.slice(0, 200_000) : v;
+    if (v === null || typeof v !== 'object') return typeof v === 'number' || typeof v === 'boolean' ? v : undefined;
+    if (depth > 6 || seen.has(v)) return undefined;
+    seen.add(v);
+    if (Array.isArray(v)) return v.slice(0, 50).map((x) => walk(x, depth + 1));
+    const out: Record<string, unknown> = {};
+    const keys = new Set(Object.keys(v).slice(0, 100));
+    if (v instanceof Error) for (const k of FIELDS) keys.add(k);
+    for (const k of keys) {
+      try {
+        const x = walk((v as Record<string, unknown>)[k], depth + 1);
+        if (x !== undefined) out[k] = x;
+      } catch {
+        // A throwing getter: left out.
+      }
+    }
+    return out;
+  };
+  try {
+    return JSON.stringify(walk(error, 0) ?? null);
+  } catch {
+    return JSON.stringify(String(error));
+  }
 }
 
 /** Checks the host's pieces and builds what the engine calls. */
@@ -205,6 +252,7 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
   readonly #wasm: WasmMemory;
   readonly #store: OffloadStore;
   #pending: Promise<CompressResult> | null = null;
+  #preparing: Promise<PrepareResult> | null = null;
 
   /**
    * A memory for one conversation.
@@ -284,6 +332,61 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
         { index, field: lone.field },
       );
     }
+    // With `prepareOnAdd`, the summaries the next pass needs are prepared in the background;
+    // a failure there only means the pass summarizes for itself.
+    if (this.#wasm.shouldPrepare()) this.prepare().catch(() => undefined);
+  }
+
+  /**
+   * Prepares, off the request path, the summaries the next pass will need: once usage passes
+   * `prepareRatio` of the window, the ladder runs on a snapshot as the pass will, without
+   * changing anything, and the host's answers are kept. The next
+   * {@link AutoContextMemory.compressIfNeeded} uses them for every span that is unchanged, so
+   * it does not wait for the host, and summarizes afresh what changed. Call it right after
+   * sending a request, while the model thinks (or set `prepareOnAdd`). A call made while a
+   * preparation runs returns that same preparation.
+   */
+  prepare(): Promise<PrepareResult> {
+    if (this.#preparing !== null) return this.#preparing;
+    const run = callAsync(() => this.#wasm.prepare()).then((text) => JSON.parse(text) as PrepareResult);
+    this.#preparing = run;
+    const done = () => {
+      if (this.#preparing === run) this.#preparing = null;
+    };
+    run.then(done, done);
+    return run;
+  }
+
+  /**
+   * Handles an error the provider returned for the working list. When it is a "context too
+   * long" error (OpenAI's `context_length_exceeded`, Anthropic's "prompt is too long",
+   * Gemini's "input token count ... exceeds", OpenAI-compatible servers' wordings), the
+   * provider's numbers calibrate the estimate, the list is compacted well below the target,
+   * and `retry` says whether sending it again can succeed. Any other error is left alone
+   * (`overflow: false`). Pass the error as caught: an SDK error object, a response body, or
+   * its message.
+   */
+  async handleOverflow(error: unknown): Promise<OverflowResult> {
+    if (this.#pending !== null) await this.#pending.catch(() => undefined);
+    const json = errorJson(error);
+    const { result, errors } = await callAsync(() => this.#wasm.handleOverflow(json));
+    const out = JSON.parse(result) as OverflowResult;
+    out.errors = errors.map((e) => fromWasm(e) as AutoContextError);
+    return out;
+  }
+
+  /**
+   * Reports what the provider counted for the last request (call it after the model call,
+   * before adding the reply): `{ promptTokens, cachedTokens }`, or the provider's usage
+   * object as it comes (OpenAI, Anthropic, Gemini, AI SDK). The ratio to the engine's
+   * estimate, smoothed over calls, corrects the trigger; the report gives the drift and the
+   * share of the prompt served from the provider's cache.
+   *
+   * @throws {@link AutoContextError} `INVALID_ARGUMENT` naming the field.
+   */
+  observeUsage(usage: UsageInput): UsageReport {
+    const json = toJson(usage, 'INVALID_ARGUMENT', 'usage');
+    return JSON.parse(call(() => this.#wasm.observeUsage(json))) as UsageReport;
   }
 
   /**

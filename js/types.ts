@@ -29,7 +29,15 @@ export interface WireMessage {
 }
 
 /** Which strategy asks for a summary. */
-export type SummarizeKind = 'tool_calls' | 'round' | 'large_message' | 'current_round' | 'rollup' | 'prefix' | 'facts';
+export type SummarizeKind =
+  | 'tool_calls'
+  | 'round'
+  | 'large_message'
+  | 'current_round'
+  | 'rollup'
+  | 'prefix'
+  | 'facts'
+  | 'turns';
 
 /** What autocontext asks the host's summarizer model to do. */
 export interface SummarizeRequest<M = WireMessage> {
@@ -157,6 +165,83 @@ export interface EngineOptions {
   sessionId?: string;
   /** Overrides of the LLM strategies' instructions. */
   customPrompt?: CustomPrompt;
+  /**
+   * A named ladder (default `'agentscope'`, the progressive ladder): `'prefix-summary'` (one
+   * structured summary of everything before a reserved recent tail), `'facts'` (facts per
+   * `concepts` in place of the history), `'turns'` (trim the oldest half of the turns). See
+   * docs/strategies.md for how they compare.
+   */
+  preset?: PresetName;
+  /**
+   * A ladder of your own, in order, instead of a preset: strategy names or event types
+   * (`'tool-result-truncate'` or `'TOOL_RESULT_TRUNCATE'`). End it with `'emergency'` to keep
+   * the budget guaranteed.
+   */
+  strategies?: readonly StrategyName[];
+  /** Share of the window the prefix summary and fact retrieval keep verbatim as recent messages (default 0.1). */
+  reserveRatio?: number;
+  /**
+   * How the prefix summary's five fields are rendered: any text naming `{task_overview}`,
+   * `{current_state}`, `{important_discoveries}`, `{next_steps}`, `{context_to_preserve}`.
+   */
+  summaryTemplate?: string;
+  /** What fact retrieval extracts, one `facts` request per concept. */
+  concepts?: readonly Concept[];
+  /** The strategy fact retrieval falls back to when no concept yields a fact (default `'prefix-summary'`). */
+  factsFallback?: StrategyName;
+  /** Turn trimming keeps at most this many turns (default 20). */
+  maxContextTurns?: number;
+  /** {@link AutoContextMemory.prepare} works from this share of the window (default four fifths of `tokenRatio`). */
+  prepareRatio?: number;
+  /** Start {@link AutoContextMemory.prepare} in the background after `add` once usage passes `prepareRatio` (default false). */
+  prepareOnAdd?: boolean;
+  /**
+   * A pass triggered by tokens frees at least this many, so the provider's prompt cache is
+   * invalidated only by compactions worth it (default 0).
+   */
+  minFreedTokens?: number;
+}
+
+/** The named ladders. */
+export type PresetName = 'agentscope' | 'prefix-summary' | 'facts' | 'turns';
+
+/** A strategy of the ladder, by its documented name or its event type. */
+export type StrategyName =
+  | 'tool-result-truncate'
+  | 'large-message-offload-protected'
+  | 'large-message-offload'
+  | 'history-rollup'
+  | 'tool-run-compress'
+  | 'previous-round-summary'
+  | 'current-round-large-message'
+  | 'current-round-compress'
+  | 'emergency'
+  | 'prefix-summary'
+  | 'facts'
+  | 'turn-trim'
+  | 'turn-text-only'
+  | 'TOOL_RESULT_TRUNCATE'
+  | 'LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION'
+  | 'LARGE_MESSAGE_OFFLOAD'
+  | 'RECENT_FOCUS_WINDOW_COMPACT'
+  | 'TOOL_INVOCATION_COMPRESS'
+  | 'PREVIOUS_ROUND_CONVERSATION_SUMMARY'
+  | 'CURRENT_ROUND_LARGE_MESSAGE_SUMMARY'
+  | 'CURRENT_ROUND_MESSAGE_COMPRESS'
+  | 'EMERGENCY_OFFLOAD'
+  | 'PREFIX_SUMMARY'
+  | 'FACT_RETRIEVAL'
+  | 'TURN_TRIM'
+  | 'TURN_TEXT_ONLY';
+
+/** A concept whose facts survive compression (fact retrieval). */
+export interface Concept {
+  /** Its name, as the restoration block shows it. */
+  keyword: string;
+  /** What it covers, for the summarizer. */
+  description?: string;
+  /** `'single'`: one current value; `'multiple'` (default): every fact found. */
+  factType?: 'single' | 'multiple';
 }
 
 /** What the host supplies besides the options. */
@@ -234,6 +319,82 @@ export interface CompressResult {
    * summary has no `cause`.
    */
   errors: AutoContextError[];
+  /** Summarize calls this pass made to the host. */
+  summarizeCalls: number;
+  /** Summaries this pass took from {@link AutoContextMemory.prepare} instead of calling the host. */
+  preparedUsed: number;
+}
+
+/** What {@link AutoContextMemory.prepare} did. */
+export interface PrepareResult {
+  /** Whether a preparation ran (usage past `prepareRatio`, a summarize function, none running). */
+  prepared: boolean;
+  /** Summarize calls it made. */
+  summarizeCalls: number;
+  /** Requests an earlier preparation had already answered. */
+  reused: number;
+  /** Prepared summaries waiting for the next pass. */
+  ready: number;
+  /** Request tokens when it ran. */
+  tokens: number;
+  /** The token count from which preparations run. */
+  prepareTokens: number;
+  /** Why nothing was prepared, when nothing was. */
+  reason?: string;
+}
+
+/** What {@link AutoContextMemory.handleOverflow} did. */
+export interface OverflowResult {
+  /** Whether the error said the context is too long. */
+  overflow: boolean;
+  /** Whether sending the working list again can succeed (it is now smaller than what was refused). */
+  retry: boolean;
+  /** `'openai'`, `'anthropic'`, `'gemini'` or `'openai-compatible'`, as far as the error's shape tells. */
+  provider?: string;
+  /** The provider's input limit, when the error stated it. */
+  limit?: number;
+  /** What the provider counted, when the error stated it. */
+  requested?: number;
+  /** Request tokens (estimated) before the compaction. */
+  tokensBefore: number;
+  /** Request tokens (estimated) after it. */
+  tokensAfter: number;
+  /** What the compaction aimed for. */
+  targetTokens: number;
+  /** The changes made. */
+  events: CompressionEvent[];
+  /** Why no retry is advised, when it is not. */
+  reason?: string;
+  /** One `SUMMARIZE_FAILED` error per failed summarize call of the compaction. */
+  errors: AutoContextError[];
+}
+
+/**
+ * The provider's count of the last request: `{ promptTokens, cachedTokens? }`, or the usage
+ * object of OpenAI (chat or responses), Anthropic, Gemini or the AI SDK as it comes.
+ */
+export type UsageInput = { promptTokens: number; cachedTokens?: number } | Record<string, unknown>;
+
+/** What {@link AutoContextMemory.observeUsage} reports. */
+export interface UsageReport {
+  /** The engine's estimate of the request. */
+  estimatedTokens: number;
+  /** What the provider counted. */
+  promptTokens: number;
+  /** What the provider served from its prompt cache, when reported. */
+  cachedTokens?: number;
+  /** `cachedTokens / promptTokens`, when reported. */
+  cacheHitRatio?: number;
+  /** `promptTokens − estimatedTokens`. */
+  drift: number;
+  /** `promptTokens / estimatedTokens − 1`. */
+  driftRatio: number;
+  /** The correction factor now applied to the trigger (provider tokens per estimated token). */
+  correction: number;
+  /** Observations so far. */
+  samples: number;
+  /** The trigger in the estimate's units, as passes now use it. */
+  triggerTokens: number;
 }
 
 /** What the stateless {@link compress} returns. */

@@ -105,6 +105,61 @@ pub struct UsageReport {
     pub trigger_tokens: u64,
 }
 
+/// Reads a usage report: `{ promptTokens, cachedTokens? }`, or a provider's own usage object as
+/// its SDK returns it: OpenAI chat (`prompt_tokens`, `prompt_tokens_details.cached_tokens`),
+/// OpenAI responses (`input_tokens`, `input_tokens_details.cached_tokens`), Anthropic
+/// (`input_tokens` plus `cache_read_input_tokens` and `cache_creation_input_tokens`, which it
+/// counts apart), Gemini (`promptTokenCount`, `cachedContentTokenCount`) or the AI SDK
+/// (`inputTokens`, `cachedInputTokens` or `inputTokenDetails.cacheReadTokens`). Returns the
+/// prompt tokens and the cached ones.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` naming the field when none of these shapes is there or a count is not a
+/// non-negative integer.
+pub fn read_usage(v: &Value) -> Result<(u64, Option<u64>)> {
+    let bad = |field: &str, msg: String| Error::new(ErrorCode::InvalidArgument, format!("usage.{field} {msg}")).at_field(field);
+    let Value::Object(o) = v else {
+        return Err(Error::new(ErrorCode::InvalidArgument, "usage must be an object such as { promptTokens, cachedTokens }").at_field("usage"));
+    };
+    let count = |path: &[&str]| -> Result<Option<u64>> {
+        let mut cur = v;
+        for p in path {
+            match cur.get(*p) {
+                Some(x) if !x.is_null() => cur = x,
+                _ => return Ok(None),
+            }
+        }
+        let n = cur.as_u64().or_else(|| cur.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9e15).map(|f| f as u64));
+        n.map(Some).ok_or_else(|| bad(&path.join("."), format!("must be a non-negative integer, got {cur}")))
+    };
+    let anthropic = o.contains_key("cache_read_input_tokens") || o.contains_key("cache_creation_input_tokens");
+    let (prompt, cached) = if let Some(p) = count(&["promptTokens"])? {
+        (p, count(&["cachedTokens"])?)
+    } else if let Some(p) = count(&["prompt_tokens"])? {
+        (p, count(&["prompt_tokens_details", "cached_tokens"])?)
+    } else if anthropic {
+        let input = count(&["input_tokens"])?.unwrap_or(0);
+        let read = count(&["cache_read_input_tokens"])?.unwrap_or(0);
+        let created = count(&["cache_creation_input_tokens"])?.unwrap_or(0);
+        (input + read + created, Some(read))
+    } else if let Some(p) = count(&["input_tokens"])? {
+        (p, count(&["input_tokens_details", "cached_tokens"])?)
+    } else if let Some(p) = count(&["promptTokenCount"])? {
+        (p, count(&["cachedContentTokenCount"])?)
+    } else if let Some(p) = count(&["inputTokens"])? {
+        (p, match count(&["cachedInputTokens"])? {
+            Some(c) => Some(c),
+            None => count(&["inputTokenDetails", "cacheReadTokens"])?,
+        })
+    } else {
+        return Err(bad(
+            "promptTokens",
+            "is missing (pass { promptTokens, cachedTokens } or the provider's usage object)".into(),
+        ));
+    };
+    Ok((prompt, cached))
+}
+
 impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// Reports the provider's count of the last request, made from the working list as it is
     /// now (call it after the model call, before adding the reply): `prompt_tokens` the
@@ -147,6 +202,25 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_objects_of_every_provider_are_read() {
+        use serde_json::json;
+        for (v, want) in [
+            (json!({"promptTokens": 900, "cachedTokens": 512}), (900, Some(512))),
+            (json!({"prompt_tokens": 900, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 512}}), (900, Some(512))),
+            (json!({"input_tokens": 900, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5}), (900, Some(0))),
+            (json!({"input_tokens": 100, "cache_read_input_tokens": 700, "cache_creation_input_tokens": 100, "output_tokens": 5}), (900, Some(700))),
+            (json!({"promptTokenCount": 900, "cachedContentTokenCount": 300, "candidatesTokenCount": 5}), (900, Some(300))),
+            (json!({"inputTokens": 900, "outputTokens": 5, "cachedInputTokens": 64}), (900, Some(64))),
+            (json!({"inputTokens": 900, "inputTokenDetails": {"cacheReadTokens": 32}}), (900, Some(32))),
+        ] {
+            assert_eq!(read_usage(&v).unwrap(), want, "{v}");
+        }
+        assert_eq!(read_usage(&json!({"promptTokens": -1})).unwrap_err().field(), Some("promptTokens"));
+        assert_eq!(read_usage(&json!({"completion": 3})).unwrap_err().field(), Some("promptTokens"));
+        assert_eq!(read_usage(&json!(5)).unwrap_err().field(), Some("usage"));
+    }
 
     #[test]
     fn the_factor_smooths_and_stays_in_range() {

@@ -15,10 +15,12 @@ use autocontext::{
 use common::*;
 use serde_json::{json, Value};
 
+type Answer = Rc<dyn Fn(&SummarizeRequest) -> Result<String, String>>;
+
 /// A summarizer whose answer depends on the request, recording every request.
 #[derive(Clone)]
 struct Scripted {
-    answer: Rc<dyn Fn(&SummarizeRequest) -> Result<String, String>>,
+    answer: Answer,
     requests: Rc<RefCell<Vec<SummarizeRequest>>>,
 }
 

@@ -77,8 +77,9 @@ pub(super) fn settle(ctx: &Ctx<'_>, mut cut: usize) -> usize {
         }
     }
     loop {
-        let mut next = if cut < n { ctx.st.unit(cut).span.start } else { n };
-        for i in next..n {
+        let from = if cut < n { ctx.st.unit(cut).span.start } else { n };
+        let mut next = from;
+        for i in from..n {
             for id in ctx.working[i].msg.result_ids() {
                 if let Some(&c) = call_at.get(id) {
                     if c < next {

@@ -177,6 +177,45 @@ impl WasmMemory {
         })
     }
 
+    /// Prepares the summaries the next pass will need; resolves to JSON text of the result.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
+    pub fn prepare(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let r = inner.prepare().await.map_err(to_js)?;
+            Ok(JsValue::from_str(&convert::to_text(&r)))
+        })
+    }
+
+    /// Whether a background preparation should start now (`prepareOnAdd`).
+    #[wasm_bindgen(js_name = shouldPrepare)]
+    pub fn should_prepare(&self) -> bool {
+        self.inner.should_prepare()
+    }
+
+    /// Handles a provider error (JSON text of what the host caught); resolves to
+    /// `{ result, errors }` like `compressIfNeeded`.
+    #[wasm_bindgen(js_name = handleOverflow, unchecked_return_type = "Promise<{ result: string; errors: Error[] }>")]
+    pub fn handle_overflow(&self, error_json: &str) -> Promise {
+        let inner = self.inner.clone();
+        let error = convert::parse(error_json, ErrorCode::InvalidArgument, "error");
+        future_to_promise(async move {
+            let mut result = inner.handle_overflow(&error?).await.map_err(to_js)?;
+            let failures = result.pass.as_mut().map(|p| std::mem::take(&mut p.failures)).unwrap_or_default();
+            Ok(convert::with_errors(convert::to_text(&result), failures))
+        })
+    }
+
+    /// Reports the provider's usage of the last request (JSON text of `{ promptTokens,
+    /// cachedTokens }` or a provider's usage object); returns JSON text of the report.
+    #[wasm_bindgen(js_name = observeUsage)]
+    pub fn observe_usage(&self, usage_json: &str) -> Result<String, JsValue> {
+        let usage = convert::parse(usage_json, ErrorCode::InvalidArgument, "usage")?;
+        let (prompt, cached) = crate::calibration::read_usage(&usage).map_err(to_js)?;
+        let report = self.inner.observe_usage(prompt, cached).map_err(to_js)?;
+        Ok(convert::to_text(&report))
+    }
+
     /// Executes a `context_reload` call (JSON text of the call, its arguments string or its
     /// parsed arguments); resolves to the text to send back as the tool's result.
     #[wasm_bindgen(js_name = handleReloadCall, unchecked_return_type = "Promise<string>")]
