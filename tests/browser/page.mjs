@@ -68,9 +68,24 @@ async function restore({ sessionId, store: storeOptions }) {
     reloaded[uuid] = { originals, text: JSON.stringify(originals) };
     raw[`${sessionId}/${uuid}`] = await store.get(`${sessionId}/${uuid}`);
   }
-  const toolAnswer = uuids.length
-    ? await memory.handleReloadCall({ id: 'r1', type: 'function', function: { name: 'context_reload', arguments: JSON.stringify({ working_context_offload_uuid: uuids[0] }) } })
-    : null;
+  // The context_reload answer comes in pages when it is long; the model follows each page's note.
+  let toolAnswer = null;
+  if (uuids.length) {
+    toolAnswer = '';
+    for (let page = 1, pages = 1; page <= pages; page++) {
+      const args = page === 1 ? { working_context_offload_uuid: uuids[0] } : { working_context_offload_uuid: uuids[0], page };
+      const answer = await memory.handleReloadCall({ id: `r${page}`, type: 'function', function: { name: 'context_reload', arguments: JSON.stringify(args) } });
+      const header = answer.match(/^Original content of offload [0-9a-f-]{36} \(\d+ messages?\)(?:, page \d+ of (\d+))?:\n/);
+      if (!header) throw new Error(`unexpected context_reload answer: ${answer.slice(0, 120)}`);
+      let body = answer.slice(header[0].length);
+      if (header[1] !== undefined) {
+        pages = Number(header[1]);
+        const note = body.lastIndexOf('\n[Page ');
+        if (note >= 0) body = body.slice(0, note);
+      }
+      toolAnswer += body;
+    }
+  }
   store.close();
   return { navigation, survivedJsState: window.beforeReload === true, messages, uuids, reloaded, raw, toolAnswer };
 }
