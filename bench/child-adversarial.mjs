@@ -1,6 +1,7 @@
 // Adversarial input in a fresh process: one long "word" of pseudo-random letters, which the
 // split patterns keep as one piece, so its cost is all byte-pair merging. Counters with a
-// quadratic merge slow down sharply; sizes stop growing once one call takes over `limitMs`.
+// quadratic merge slow down sharply; sizes stop growing once one call takes over `limitMs` of
+// CPU time.
 //
 //   node bench/child-adversarial.mjs <counter> <encoding> <limitMs> <size>...
 import { load } from './counters.mjs';
@@ -12,10 +13,13 @@ count(longWord(100));
 const rows = [];
 for (const n of sizes.map(Number)) {
   const word = longWord(n);
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const tokens = count(word);
-  const ms = performance.now() - start;
-  rows.push({ letters: n, ms, tokens });
+  const wallMs = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  const ms = (used.user + used.system) / 1000;
+  rows.push({ letters: n, ms, wallMs, tokens });
   if (ms > Number(limitArg)) break;
 }
 process.stdout.write(JSON.stringify({ counter, encoding, rows }));

@@ -1,7 +1,9 @@
 // One counter, one encoding, in a fresh process: counts every measured text, group by group
 // (size bucket × kind), several rounds. The first round is the counter's first sight of those
 // texts (a counter with a cache, like gpt-tokenizer's merge cache, has not seen them); the later
-// rounds are its best case. Prints JSON: per-group bytes and seconds per round, every count of
+// rounds are its best case. Prints JSON: per-group bytes and, per round, seconds of wall-clock
+// time and of this process's CPU time (user + system: what the counter itself consumed, which a
+// shared machine's load does not inflate the way it inflates wall-clock time), every count of
 // the first round (for the exactness check), and the process's peak RSS.
 //
 //   node bench/child-throughput.mjs <counter> <encoding> <texts.json> <rounds>
@@ -22,7 +24,7 @@ count(longWord(2000));
 const groups = new Map();
 texts.forEach((t, i) => {
   const key = `${t.bucket}\u0000${t.kind}`;
-  if (!groups.has(key)) groups.set(key, { bucket: t.bucket, kind: t.kind, bytes: 0, indexes: [], seconds: [] });
+  if (!groups.has(key)) groups.set(key, { bucket: t.bucket, kind: t.kind, bytes: 0, indexes: [], seconds: [], cpuSeconds: [] });
   const g = groups.get(key);
   g.bytes += t.bytes;
   g.indexes.push(i);
@@ -32,6 +34,7 @@ const counts = new Array(texts.length).fill(0);
 for (let round = 0; round < rounds; round++) {
   for (const g of groups.values()) {
     let tokens = 0;
+    const cpu = process.cpuUsage();
     const start = performance.now();
     for (const i of g.indexes) {
       const n = count(texts[i].text);
@@ -39,6 +42,8 @@ for (let round = 0; round < rounds; round++) {
       if (round === 0) counts[i] = n;
     }
     g.seconds.push((performance.now() - start) / 1000);
+    const used = process.cpuUsage(cpu);
+    g.cpuSeconds.push((used.user + used.system) / 1e6);
     g.tokens = tokens;
   }
 }

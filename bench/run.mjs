@@ -14,6 +14,7 @@ import * as esbuild from 'esbuild';
 import { COUNTERS, ENCODINGS, EXACT, REFERENCE, version } from './counters.mjs';
 import { benchTexts, corpusDir, root, traces } from './texts.mjs';
 import { report } from './report.mjs';
+import { wasmBreakdown } from './wasm-size.mjs';
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -108,8 +109,18 @@ for (const encoding of ENCODINGS) {
   for (const counter of COUNTERS) {
     if (counter === 'autocontext/lite' && encoding !== ENCODINGS[0]) continue;
     const runs = Array.from({ length: smoke ? 1 : 7 }, () => child('child-cold.mjs', [counter, encoding], 120_000));
-    cold.push({ counter, encoding, loadMs: median(runs.map((r) => r.loadMs)), firstCountMs: median(runs.map((r) => r.firstCountMs)), totalMs: median(runs.map((r) => r.loadMs + r.firstCountMs)) });
-    log(`cold ${counter} ${encoding}: ${cold.at(-1).totalMs.toFixed(1)} ms`);
+    const pick = (f) => median(runs.map(f));
+    cold.push({
+      counter,
+      encoding,
+      loadMs: pick((r) => r.loadMs),
+      firstCountMs: pick((r) => r.firstCountMs),
+      totalMs: pick((r) => r.loadMs + r.firstCountMs),
+      loadCpuMs: pick((r) => r.loadCpuMs),
+      firstCountCpuMs: pick((r) => r.firstCountCpuMs),
+      totalCpuMs: pick((r) => r.loadCpuMs + r.firstCountCpuMs),
+    });
+    log(`cold ${counter} ${encoding}: ${cold.at(-1).totalMs.toFixed(1)} ms wall, ${cold.at(-1).totalCpuMs.toFixed(1)} ms CPU`);
   }
 }
 
@@ -148,6 +159,10 @@ function sizeOf(buf, prefix) {
   };
 }
 
+// What the estimator-only build is made of (the linker's output still has its symbol names).
+const liteLinked = join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'wasm32-unknown-unknown', 'lite', 'autocontext.wasm');
+const liteBreakdown = existsSync(liteLinked) ? wasmBreakdown(liteLinked) : null;
+
 // The engine: growth, one pass, compress() against trimMessages.
 log('engine');
 const engine = child('child-engine.mjs', smoke ? [1, '--quick'] : [5]);
@@ -156,7 +171,7 @@ const native = existsSync(nativeFile) ? JSON.parse(readFileSync(nativeFile, 'utf
 machine.loadEnd = loadavg();
 machine.seconds = (Date.now() - started.getTime()) / 1000;
 
-const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, engine, native };
+const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, liteBreakdown, engine, native };
 writeFileSync(join(work, 'results.json'), JSON.stringify(results, null, 2));
 mkdirSync(join(out, '..'), { recursive: true });
 writeFileSync(out, report(results));
