@@ -474,3 +474,38 @@ fn observed_usage_calibrates_the_trigger_and_reports_the_drift() {
     assert_eq!(m.observe_usage(0, None).unwrap_err().field(), Some("promptTokens"));
     assert_eq!(m.observe_usage(10, Some(11)).unwrap_err().field(), Some("cachedTokens"));
 }
+
+#[test]
+fn in_anthropic_format_a_joined_note_is_replaced_not_piled_up() {
+    let answer = |r: &SummarizeRequest| Ok(if r.kind == "facts" { r#"{"facts": ["port 5433"]}"#.to_string() } else { FIELDS_JSON.to_string() });
+    for (preset, needle) in [("prefix-summary", "## Task overview"), ("facts", "[CONTEXT RESTORATION]")] {
+        let mut o = json!({"preset": preset, "maxToken": 6000, "format": "anthropic"});
+        if preset == "facts" {
+            o["concepts"] = json!([{"keyword": "port"}]);
+        }
+        let m = memory(with(o), Some(Scripted::new(answer)));
+        let mut passes = 0;
+        for k in 0..40 {
+            let id = format!("t{k}");
+            // A long task in one turn, then new questions now and then.
+            if k == 0 || (k > 20 && k % 6 == 0) {
+                m.add(&json!({"role": "user", "content": format!("question {k}")})).unwrap();
+            }
+            m.add(&json!([
+                {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "read", "input": {"path": "/a"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": filler(&id, 2400)}]}
+            ]))
+            .unwrap();
+            if k >= 20 && k % 6 == 5 {
+                m.add(&json!({"role": "assistant", "content": format!("done with {k}")})).unwrap();
+            }
+            let r = block_on(m.compress_if_needed()).unwrap();
+            passes += usize::from(r.compressed);
+            assert_eq!(Format::Anthropic.validate(&m.working()), vec![], "{preset} after step {k}");
+            let notes: usize = m.messages().iter().map(|v| v.to_string().matches(needle).count()).sum();
+            assert!(notes <= 1, "{preset} after step {k}: {notes} notes in the working list");
+        }
+        assert!(passes >= 3, "{preset}: {passes} passes");
+        check_all(&m, preset);
+    }
+}

@@ -23,7 +23,7 @@ use super::llm::{self, Job, Outcome};
 use super::structured::{self, Parsed};
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::host::{SummarizeRequest, Summarizer};
-use crate::message::{offload_marker, Message, Role, Synthetic};
+use crate::message::{offload_marker, Block, Message, Role, Synthetic};
 
 /// A span shorter than this many characters is not worth a summary.
 const MIN_SPAN_CHARS: usize = 1000;
@@ -39,8 +39,9 @@ pub(super) struct PrefixSpan {
     pub span: Range<usize>,
     /// The messages shown to the summarizer (the end of `span` when all of it is too long).
     pub show: Range<usize>,
-    /// The current user message, when it lies inside `span` and is kept after the summary.
-    pub keep_user: Option<usize>,
+    /// A user message inside `span` that stays (the current one, or a turn an earlier note of
+    /// this strategy joined), and whether the note goes before it.
+    pub keep: Option<(usize, bool)>,
     /// The summary this one rolls forward, when it lies before `show` (it is shown first).
     pub previous: Option<usize>,
     /// The generation of the new summary (one more than the one it absorbs).
@@ -107,12 +108,17 @@ fn reserve_cut(ctx: &Ctx<'_>, reserve: u64, end: usize) -> usize {
 }
 
 /// The start of the span for a cut: after the last system message before it, and after the
-/// first user message when `keep_first_user`.
+/// first user message when `keep_first_user` (unless, in a format whose turns alternate, the
+/// current user message is in the span too: only one user turn can stay around the note).
 fn span_start(ctx: &Ctx<'_>, cut: usize, keep_first_user: bool) -> usize {
     let mut start = (0..cut).rev().find(|&i| ctx.st.is_system(i)).map_or(0, |s| s + 1);
     if keep_first_user {
         if let Some(u) = (0..cut).find(|&i| ctx.working[i].msg.is_real_user()) {
-            start = start.max(u + 1);
+            let cur = ctx.st.current_start;
+            let current_inside = ctx.format.needs_alternation() && cur > u && cur < cut && ctx.working[cur].msg.is_real_user();
+            if !current_inside {
+                start = start.max(u + 1);
+            }
         }
     }
     start
@@ -149,13 +155,27 @@ pub(super) fn select(ctx: &Ctx<'_>, strategy: Strategy, keep_first_user: bool, s
         ctx.summaries.set_hint(strategy, ctx.working[span.end].msg.clone());
     }
     let kind = strategy.event_type();
+    let mut span = span;
+    let cur = ctx.st.current_start;
+    let mut keep = (span.contains(&cur) && ctx.working[cur].msg.is_real_user()).then_some((cur, true));
+    // In a format whose turns alternate an earlier note of this strategy may have joined the
+    // user turn next to its span; that turn is taken in and rewritten with the new note only,
+    // so notes never pile up in it.
+    let joined = |i: usize| ctx.working[i].msg.synthetic.as_ref().is_some_and(|s| s.kind == kind && s.in_place);
+    if ctx.format.needs_alternation() && keep.is_none() {
+        if span.start > 0 && joined(span.start - 1) {
+            span.start -= 1;
+            keep = Some((span.start, false));
+        } else if span.end < ctx.working.len() && joined(span.end) {
+            keep = Some((span.end, true));
+            span.end += 1;
+        }
+    }
     let earlier: Vec<(usize, u32)> = span
         .clone()
         .filter_map(|i| ctx.working[i].msg.synthetic.as_ref().filter(|s| s.kind == kind).map(|s| (i, s.generation.unwrap_or(1))))
         .collect();
     let generation = earlier.iter().map(|(_, g)| g + 1).max().unwrap_or(1);
-    let cur = ctx.st.current_start;
-    let keep_user = (span.contains(&cur) && ctx.working[cur].msg.is_real_user()).then_some(cur);
     // Show at most a trigger's worth of the span (the summarizer's window is no larger than the
     // agent's); the oldest messages left out stay offloaded with the rest.
     let budget = ctx.config.trigger_tokens();
@@ -170,7 +190,7 @@ pub(super) fn select(ctx: &Ctx<'_>, strategy: Strategy, keep_first_user: bool, s
         show_start = next;
     }
     let previous = earlier.last().map(|(i, _)| *i).filter(|&i| i < show_start);
-    Some(PrefixSpan { show: show_start..span.end, span, keep_user, previous, generation })
+    Some(PrefixSpan { show: show_start..span.end, span, keep, previous, generation })
 }
 
 /// The summarize request for a span: the transcript of what is shown, a note on what was left
@@ -202,13 +222,37 @@ pub(super) fn request(ctx: &Ctx<'_>, sel: &PrefixSpan, kind: &'static str, syste
     req
 }
 
-/// The messages that replace the span: the note, and the current user message after it when
-/// it was inside the span (joined to the note in formats whose turns must alternate).
+/// The messages that replace the span: the note, and the user message that stays, on its side
+/// of the note (joined to it in formats whose turns must alternate).
 pub(super) fn place(ctx: &Ctx<'_>, sel: &PrefixSpan, note: Message) -> Vec<Message> {
-    match sel.keep_user {
-        None => vec![note],
-        Some(u) if ctx.format.needs_alternation() => vec![ctx.format.merge(&ctx.working[u].msg, &note, true)],
-        Some(u) => vec![note, (*ctx.working[u].msg).clone()],
+    let Some((u, note_first)) = sel.keep else { return vec![note] };
+    let kind = note.synthetic.as_ref().map_or("", |s| s.kind.as_str());
+    let kept = without_note(ctx, u, kind);
+    if ctx.format.needs_alternation() {
+        vec![ctx.format.merge(&kept, &note, note_first)]
+    } else if note_first {
+        vec![note, kept]
+    } else {
+        vec![kept, note]
+    }
+}
+
+/// Message `i` without the text an earlier note of `kind` joined to it (it is in the span, so
+/// that note goes to the offload with it).
+fn without_note(ctx: &Ctx<'_>, i: usize, kind: &str) -> Message {
+    let m = &ctx.working[i].msg;
+    match &m.synthetic {
+        Some(s) if s.kind == kind && s.in_place => {
+            let marker = s.offload.as_deref().map(offload_marker);
+            let blocks = m
+                .blocks
+                .iter()
+                .filter(|b| !matches!(b, Block::Text(t) if marker.as_ref().is_some_and(|mk| t.contains(mk.as_str()))))
+                .cloned()
+                .collect();
+            ctx.format.rebuild(m, blocks, s.clone())
+        }
+        _ => (**m).clone(),
     }
 }
 

@@ -67,6 +67,12 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     if span.is_empty() || !st.is_whole(&span) {
         return Vec::new();
     }
+    // A summary that joined the turn after it (alternating formats) lies inside the span.
+    for e in &ctx.working[span.clone()] {
+        if let Some(g) = e.msg.synthetic.as_ref().filter(|s| s.kind == kind).map(|s| s.generation.unwrap_or(1)) {
+            generation = generation.max(g + 1);
+        }
+    }
     if ctx.summaries.preparing() && end < ctx.working.len() {
         ctx.summaries.set_hint(strategy, ctx.working[end].msg.clone());
     }
