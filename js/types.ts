@@ -301,7 +301,7 @@ export interface CompressResult {
   messagesBefore: number;
   /** Working messages after the pass. */
   messagesAfter: number;
-  /** The target the pass compressed towards (`maxToken × tokenRatio`). */
+  /** The target the pass compressed towards: `maxToken × tokenRatio` (corrected by `observeUsage`), lowered by `minFreedTokens`. */
   targetTokens: number;
   /** Whether the request now fits under the target. */
   underTarget: boolean;

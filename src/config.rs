@@ -101,8 +101,8 @@ pub struct Config {
     /// Whether the JavaScript wrapper starts a preparation after `add` once usage passes
     /// `prepare_ratio` (default false; native hosts call `prepare` themselves).
     pub prepare_on_add: bool,
-    /// A pass frees at least this many tokens, so the provider's prompt cache is invalidated
-    /// only by compactions worth it (default 0).
+    /// A pass triggered by tokens frees at least this many, so the provider's prompt cache is
+    /// invalidated only by compactions worth it (default 0).
     pub min_freed_tokens: u64,
 }
 

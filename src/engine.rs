@@ -48,7 +48,9 @@ pub struct CompressResult {
     pub messages_before: usize,
     /// Working messages after the pass.
     pub messages_after: usize,
-    /// The target the pass compressed towards (`maxToken × tokenRatio`).
+    /// The target the pass compressed towards: `maxToken × tokenRatio` in the estimate's units
+    /// (corrected by [`AutoContextMemory::observe_usage`]), lowered so a token-triggered pass
+    /// frees at least `minFreedTokens`; for [`AutoContextMemory::handle_overflow`], its own.
     pub target_tokens: u64,
     /// Whether the request now fits under the target.
     pub under_target: bool,
