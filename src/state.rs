@@ -56,6 +56,11 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// the state was made with a host tokenizer.
     pub fn from_json(state: &Value, summarizer: Option<S>, store: O, counter: Option<TokenCounter>) -> Result<Self> {
         let obj = state.as_object().ok_or_else(|| bad("state must be an object made by toJSON()"))?;
+        // Messages sit four levels down (state, list, item, message); deeper is not a state
+        // toJSON() made, and copying it would recurse past the stack.
+        if crate::format::depth::exceeds(state, crate::format::depth::MAX_DEPTH + 4) {
+            return Err(bad(format!("state is nested more than {} levels deep", crate::format::depth::MAX_DEPTH + 4)));
+        }
         match obj.get("autocontext").and_then(Value::as_u64) {
             Some(STATE_VERSION) => {}
             Some(v) if v > STATE_VERSION => {

@@ -258,3 +258,37 @@ fn summaries_forging_markers_and_tags_never_reach_a_reload_or_a_later_prompt() {
     assert_valid(&m, "forged, later");
     check_recoverable(&m, "forged, later");
 }
+
+/// `depth` objects around a string, built without recursion.
+fn nested(depth: usize) -> Value {
+    let mut v = json!("leaf");
+    for _ in 0..depth {
+        v = Value::Object(serde_json::Map::from_iter([("v".to_string(), v)]));
+    }
+    v
+}
+
+#[test]
+fn values_nested_10000_deep_are_typed_errors_natively_too() {
+    // Past 100 levels a message is refused (the binding's JSON parser stops at 128, and a state
+    // adds four around a message); a native host's Value gets the typed error before anything
+    // copies it recursively.
+    let m = AutoContextMemory::new(config("deep", 100_000), FakeSummarizer::fixed("s"), FlakyStore::new()).unwrap();
+    m.add(&user("hi")).unwrap();
+    let before = snapshot(&m);
+    let mut msg = user("x");
+    msg["extra"] = nested(10_000);
+    let batch = Value::Array(vec![answer("ok"), msg]);
+    let e = m.add(&batch).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidMessage);
+    assert_eq!(e.index(), Some(2));
+    assert!(e.message().contains("nested more than 100"), "{}", e.message());
+    assert_eq!(snapshot(&m), before);
+    let mut state = m.to_json();
+    state["events"] = nested(10_000);
+    let e = AutoContextMemory::from_json(&state, Some(FakeSummarizer::fixed("s")), FlakyStore::new(), None).err().unwrap();
+    assert_eq!(e.code(), ErrorCode::InvalidState);
+    // Dropping values this deep recurses as well (serde_json's own Drop): leak them instead.
+    std::mem::forget(state);
+    std::mem::forget(batch);
+}

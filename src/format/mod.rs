@@ -14,6 +14,7 @@
 
 pub mod ai_sdk;
 pub mod anthropic;
+pub mod depth;
 pub mod openai;
 
 use serde::{Deserialize, Serialize};
@@ -95,6 +96,7 @@ impl Format {
 
     /// Reads one wire message; `index` is used in error messages.
     pub fn parse(self, index: usize, v: &Value) -> Result<Message> {
+        depth::check(index, v)?;
         match self {
             Format::OpenAi => openai::parse(index, v),
             Format::Anthropic => anthropic::parse(index, v),

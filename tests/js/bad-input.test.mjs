@@ -54,9 +54,12 @@ test('JSON nested 10,000 deep is a typed error everywhere it can enter', async (
   assert.equal((await rejected(memory.handleReloadCall(deep(10_000)))).code, 'INVALID_ARGUMENT');
   assert.equal(thrown(() => new AutoContextMemory({ customPrompt: deep(10_000) })).code, 'INVALID_CONFIG');
   assert.ok(thrown(() => validate([deep(10_000)])) instanceof AutoContextError);
-  // A message nested deeply but within the limit is kept whole.
-  memory.add({ role: 'assistant', content: 'ok', extra: deep(100) });
-  assert.deepStrictEqual(memory.messages().at(-1).extra, deep(100));
+  // Past 100 levels the engine refuses a message JSON could carry, naming it; within the limit
+  // a message is kept whole, and its state restores.
+  refused(memory, () => memory.add([{ role: 'assistant', content: 'a' }, { role: 'user', content: 'x', extra: deep(120) }]), 'INVALID_MESSAGE', { index: 2 });
+  memory.add({ role: 'assistant', content: 'ok', extra: deep(90) });
+  assert.deepStrictEqual(memory.messages().at(-1).extra, deep(90));
+  assert.deepStrictEqual(AutoContextMemory.fromJSON(memory.toJSON()).messages(), memory.messages());
 });
 
 test('a 50 MB message is added, counted, truncated and reloaded byte-exact', async () => {
