@@ -10,17 +10,23 @@
 //   pass     one full compression pass over the largest corpus trace, in a 32k window, with no
 //            summarizer (the no-LLM ladder) and with an instant one (the whole ladder); the time
 //            spent inside the host's store and summarize calls is measured and subtracted.
-//   trim     the stateless `compress()` against LangChain.js `trimMessages` (strategy "last",
-//            gpt-tokenizer counting each message once per call), every corpus trace, same budget.
+//   compress the stateless `compress()` on every corpus trace in a 32k window,
+//   trim     LangChain.js `trimMessages` (strategy "last", gpt-tokenizer counting each message
+//            once per call) on the same traces and budget: a process of its own, so neither
+//            side's garbage is collected on the other's clock.
 //
-//   node bench/child-engine.mjs <rounds> [--quick]
+// Each section runs in its own process, with a full garbage collection before every timed run.
+//
+//   node --expose-gc bench/child-engine.mjs <growth|pass|compress|trim> <rounds> [--quick]
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { ourEntry } from './counters.mjs';
 import { root, traces } from './texts.mjs';
 
-const rounds = Number(process.argv[2] ?? 5);
+const section = process.argv[2];
+const rounds = Number(process.argv[3] ?? 5);
 const quick = process.argv.includes('--quick');
+const collect = () => globalThis.gc?.();
 const { AutoContextMemory, compress } = await import(ourEntry('default'));
 const { MemoryStore } = await import(pathToFileURL(join(root, 'dist', 'stores', 'memory.js')).href);
 const gpt = await import('gpt-tokenizer/encoding/o200k_base');
@@ -112,9 +118,11 @@ async function pass() {
               return text;
             };
       const memory = new AutoContextMemory({ maxToken: WINDOW, store, summarize, sessionId: `bench-${r}` });
+      collect();
       const addStart = cpuMs();
       memory.add(largest.messages);
       const addMs = cpuMs() - addStart;
+      collect();
       const start = cpuMs();
       const result = await memory.compressIfNeeded();
       const totalMs = cpuMs() - start;
@@ -190,35 +198,37 @@ function langChainCounter() {
   return (messages) => messages.reduce((sum, m) => sum + one(m), 0);
 }
 
-/** compress() and trimMessages() on every trace, medians of `rounds`. */
-async function trim() {
+/** First round and median of the later rounds of `run` on every trace, CPU ms. */
+async function perTrace(run) {
   const rows = [];
   for (const t of all) {
-    const lc = t.messages.map(toLangChain);
-    const ours = [];
-    const theirs = [];
+    const input = await run.prepare(t);
+    const times = [];
     let kept;
-    let trimmed;
     for (let r = 0; r < rounds; r++) {
-      let start = cpuMs();
-      const out = await compress(t.messages, { maxToken: WINDOW, sessionId: `trim-${r}` });
-      ours.push(cpuMs() - start);
-      kept = out.messages.length;
-      start = cpuMs();
-      const result = await trimMessages(lc, {
-        maxTokens: Math.floor(WINDOW * 0.75),
-        strategy: 'last',
-        tokenCounter: langChainCounter(),
-        includeSystem: true,
-        startOn: 'human',
-      });
-      theirs.push(cpuMs() - start);
-      trimmed = result.length;
+      collect();
+      const start = cpuMs();
+      kept = await run.once(input, r);
+      times.push(cpuMs() - start);
     }
-    rows.push({ trace: t.name, messages: t.messages.length, oursMs: median(ours), trimMs: median(theirs), kept, trimmed });
+    rows.push({ trace: t.name, messages: t.messages.length, firstMs: times[0], ms: median(times.length > 1 ? times.slice(1) : times), kept });
   }
   return rows;
 }
 
-const result = { growth: growth(), pass: await pass(), trim: all.length ? await trim() : [] };
-process.stdout.write(JSON.stringify(result));
+/** Our stateless compress(): wire messages in, compressed wire messages out. */
+const compressRun = {
+  prepare: (t) => t.messages,
+  once: async (messages, r) => (await compress(messages, { maxToken: WINDOW, sessionId: `trim-${r}` })).messages.length,
+};
+
+/** LangChain's trimMessages on the same messages as LangChain objects (made beforehand). */
+const trimRun = {
+  prepare: (t) => t.messages.map(toLangChain),
+  once: async (messages) =>
+    (await trimMessages(messages, { maxTokens: Math.floor(WINDOW * 0.75), strategy: 'last', tokenCounter: langChainCounter(), includeSystem: true, startOn: 'human' })).length,
+};
+
+const sections = { growth, pass, compress: () => perTrace(compressRun), trim: () => perTrace(trimRun) };
+if (!(section in sections)) throw new Error(`unknown section ${section}`);
+process.stdout.write(JSON.stringify(await sections[section]()));

@@ -63,6 +63,7 @@ export function report(r) {
   const passFull = r.engine.pass.modes.find((x) => x.mode === 'instant summarizer');
   const trimOurs = r.engine.trim.reduce((s, x) => s + x.oursMs, 0);
   const trimTheirs = r.engine.trim.reduce((s, x) => s + x.trimMs, 0);
+  const trimTheirsFirst = r.engine.trim.reduce((s, x) => s + x.trimFirstMs, 0);
   const ourMismatches = r.exactness.filter((e) => e.counter === OURS).reduce((n, e) => n + e.mismatches, 0);
   const met = (ok) => (ok ? 'met' : '**not met**');
 
@@ -107,7 +108,11 @@ export function report(r) {
         ['estimator-only build ≤ 100 KB gzip', `${kib(lite.wasmGzip + lite.jsGzip)} (.wasm ${kib(lite.wasmGzip)} + JavaScript ${kib(lite.jsGzip)})`, met(lite.wasmGzip + lite.jsGzip <= 100e3)],
         ['`add` + trigger check constant up to 10,000 messages', `${f1(growth[0].medianUs)} µs per message at ${int(growth[0].messages)}, ${f1(growth.at(-1).medianUs)} µs at ${int(growth.at(-1).messages)} (×${f2(growthRatio)})`, met(growthRatio < 1.5)],
         ['one pass over the largest corpus trace ≤ 5 ms in wasm, host time excluded', `${f1(pass.engineMs)} ms without a summarizer, ${f1(passFull.engineMs)} ms with one`, met(pass.engineMs <= 5)],
-        ['stateless `compress()` ≤ 0.5× `trimMessages`', `${f2(trimOurs / trimTheirs)}× in total over ${r.engine.trim.length} traces (${int(trimOurs)} vs ${int(trimTheirs)} ms)`, met(trimOurs / trimTheirs <= 0.5)],
+        [
+          'stateless `compress()` ≤ 0.5× `trimMessages`',
+          `${f2(trimOurs / trimTheirs)}× in total over ${r.engine.trim.length} traces against text gpt-tokenizer has seen (${int(trimOurs)} vs ${int(trimTheirs)} ms), ${f2(trimOurs / trimTheirsFirst)}× against its first sight (${int(trimTheirsFirst)} ms)`,
+          met(trimOurs / trimTheirs <= 0.5),
+        ],
       ],
     ),
   );
@@ -275,24 +280,33 @@ export function report(r) {
     ),
   );
   out.push('');
-  out.push(`Trace \`${p.trace}\` (${int(p.messages)} messages) added whole, then one \`compressIfNeeded()\` in a 32,000-token window; the time inside the host's store and summarize calls is measured and subtracted. CPU time; medians of at least 5 runs.`);
+  out.push(`Trace \`${p.trace}\` (${int(p.messages)} messages) added whole, then one \`compressIfNeeded()\` in a 32,000-token window; the time inside the host's store and summarize calls is measured and subtracted. CPU time, a full garbage collection before each run; medians of at least 5 runs.`);
   out.push('');
 
   out.push('## Stateless `compress()` against LangChain.js `trimMessages`');
   out.push('');
   out.push(
     table(
-      ['trace', 'messages', 'compress() ms', 'trimMessages ms', 'ratio', 'kept (ours / theirs)'],
-      r.engine.trim.map((x) => [x.trace, int(x.messages), f1(x.oursMs), f1(x.trimMs), f2(x.oursMs / x.trimMs), `${x.kept} / ${x.trimmed}`]),
+      ['trace', 'messages', 'compress() ms', 'trimMessages ms (first sight / seen)', 'ratio (first sight / seen)', 'kept (ours / theirs)'],
+      r.engine.trim.map((x) => [
+        x.trace,
+        int(x.messages),
+        f1(x.oursMs),
+        `${f1(x.trimFirstMs)} / ${f1(x.trimMs)}`,
+        `${f2(x.oursMs / x.trimFirstMs)} / ${f2(x.oursMs / x.trimMs)}`,
+        `${x.kept} / ${x.trimmed}`,
+      ]),
     ),
   );
   out.push('');
   if (r.engine.trim.length > 0) {
-    out.push(`Total ${int(trimOurs)} ms against ${int(trimTheirs)} ms (**${f2(trimOurs / trimTheirs)}×**); geometric mean of the per-trace ratios ${f2(geomean(r.engine.trim.map((x) => x.oursMs / x.trimMs)))}×.`);
+    out.push(
+      `Total ${int(trimOurs)} ms against ${int(trimTheirsFirst)} ms at first sight (**${f2(trimOurs / trimTheirsFirst)}×**) and ${int(trimTheirs)} ms on text seen before (**${f2(trimOurs / trimTheirs)}×**); geometric mean of the per-trace ratios ${f2(geomean(r.engine.trim.map((x) => x.oursMs / x.trimFirstMs)))}× and ${f2(geomean(r.engine.trim.map((x) => x.oursMs / x.trimMs)))}×.`,
+    );
     out.push('');
   }
   out.push(
-    "Same messages, same 32,000-token window: `compress(messages, { maxToken: 32000 })` (default build, no summarizer: truncation and offloads into a MemoryStore, every original recoverable, the wire JSON in and out included) against `trimMessages(messages, { maxTokens: 24000, strategy: 'last', includeSystem: true, startOn: 'human' })` on the same messages as LangChain objects (made beforehand, not timed), with a token counter that counts each message once per call with gpt-tokenizer (o200k_base) using the same per-message accounting. CPU time; medians of 5 runs per trace.",
+    "Same messages, same 32,000-token window: `compress(messages, { maxToken: 32000 })` (default build, no summarizer: truncation and offloads into a MemoryStore, every original recoverable, the wire JSON in and out included) against `trimMessages(messages, { maxTokens: 24000, strategy: 'last', includeSystem: true, startOn: 'human' })` on the same messages as LangChain objects (made beforehand, not timed), with a token counter that counts each message once per call with gpt-tokenizer (o200k_base) using the same per-message accounting. Each side in a process of its own, a full garbage collection before every run, CPU time. \"First sight\" is trimMessages' first run on a trace (gpt-tokenizer's merge cache has not seen its text; a fresh isolate's case), \"seen\" the median of the 6 later runs (a long-lived process that counted the conversation before); ours is the median of the 6 later runs (it has no cache).",
   );
   out.push('');
   return out.join('\n');

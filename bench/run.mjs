@@ -41,8 +41,8 @@ const log = (...a) => console.error('bench:', ...a);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Runs a bench child in a fresh Node process and parses its JSON answer. */
-function child(script, childArgs, timeoutMs = 30 * 60_000) {
-  const r = spawnSync(process.execPath, [join(root, 'bench', script), ...childArgs.map(String)], {
+function child(script, childArgs, timeoutMs = 30 * 60_000, nodeFlags = []) {
+  const r = spawnSync(process.execPath, [...nodeFlags, join(root, 'bench', script), ...childArgs.map(String)], {
     cwd: root,
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
@@ -164,8 +164,16 @@ const liteLinked = join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'w
 const liteBreakdown = existsSync(liteLinked) ? wasmBreakdown(liteLinked) : null;
 
 // The engine: growth, one pass, compress() against trimMessages.
-log('engine');
-const engine = child('child-engine.mjs', smoke ? [1, '--quick'] : [5]);
+const engine = {};
+for (const section of ['growth', 'pass', 'compress', 'trim']) {
+  log(`engine: ${section}`);
+  engine[section] = child('child-engine.mjs', [section, ...(smoke ? [2, '--quick'] : [7])], 30 * 60_000, ['--expose-gc']);
+}
+engine.trim = engine.compress.map((ours, i) => {
+  const theirs = engine.trim[i];
+  return { trace: ours.trace, messages: ours.messages, oursMs: ours.ms, oursFirstMs: ours.firstMs, trimMs: theirs.ms, trimFirstMs: theirs.firstMs, kept: ours.kept, trimmed: theirs.kept };
+});
+delete engine.compress;
 
 const native = existsSync(nativeFile) ? JSON.parse(readFileSync(nativeFile, 'utf8')) : null;
 machine.loadEnd = loadavg();
