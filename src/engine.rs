@@ -662,10 +662,22 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                 Ok(reload_page(uuid, msgs.len(), &transcript(&refs), page, self.config.offload_reload_limit as usize))
             }
             Err(e) if matches!(e.code(), ErrorCode::NotFound | ErrorCode::InvalidArgument) => {
-                Ok(format!("No offloaded context with uuid {uuid:?} exists in this conversation."))
+                Ok(format!("No offloaded context with uuid {} exists in this conversation.", quote_short(uuid)))
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+/// `s` quoted for an answer to the model, cut to its first characters when it is longer than
+/// any uuid: the answer about an argument stays short whatever the model sent.
+fn quote_short(s: &str) -> String {
+    const SHOWN: usize = 40;
+    let n = s.chars().count();
+    if n <= SHOWN {
+        format!("{s:?}")
+    } else {
+        format!("{:?}… ({n} characters)", crate::message::head_chars(s, SHOWN))
     }
 }
 

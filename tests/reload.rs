@@ -108,6 +108,11 @@ fn the_reload_tool_answers_the_model_in_text() {
     assert!(text.contains("No offloaded context"), "{text}");
     let text = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": "../../etc"}))).unwrap();
     assert!(text.contains("No offloaded context"), "{text}");
+    // A uuid argument of any length is quoted short (found by the state fuzz target).
+    let long = format!("0b3e3a9c-5d1f-4e08{}", "0".repeat(5_000));
+    let text = block_on(m.handle_reload_call(&json!({"working_context_offload_uuid": long}))).unwrap();
+    assert!(text.starts_with("No offloaded context") && text.contains("5018 characters"), "{text}");
+    assert!(text.chars().count() < 200, "{text}");
     let text = block_on(m.handle_reload_call(&json!({"uuid": uuid}))).unwrap();
     assert!(text.contains("working_context_offload_uuid"), "{text}");
     let text = block_on(m.handle_reload_call(&json!(17))).unwrap();
