@@ -154,6 +154,21 @@ impl Message {
             .sum()
     }
 
+    /// Whether [`Message::payload_chars`] exceeds `n`, without counting characters when the
+    /// payload's UTF-8 length already settles it (a character is at least one byte).
+    pub fn payload_chars_over(&self, n: usize) -> bool {
+        let bytes: usize = self
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Text(t) => t.len(),
+                Block::ToolResult { content, .. } => content.len(),
+                _ => 0,
+            })
+            .sum();
+        bytes > n && self.payload_chars() > n
+    }
+
     /// The readable text of the message: text blocks, then tool-result contents, joined by
     /// newlines (thinking and call arguments left out).
     pub fn payload_text(&self) -> String {
@@ -174,6 +189,12 @@ impl Message {
         }
         out
     }
+}
+
+/// Whether `s` has more than `n` characters, counting them only when its UTF-8 length does
+/// not already settle it.
+pub fn chars_over(s: &str, n: usize) -> bool {
+    s.len() > n && s.chars().count() > n
 }
 
 /// The first `n` characters of `s` (never splits a character).

@@ -7,21 +7,25 @@
 //! value, another session's offload, or a payload edited in place. Each of those is a
 //! `STORE_FAILED` error; a reload never returns messages the engine did not offload.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::Format;
 
-/// The text stored for an offload of `messages`.
+/// The text stored for an offload of `messages`: written straight from the messages (no copy
+/// of them into a new JSON tree), in the field order readers see.
 pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[&Value]) -> String {
-    json!({
-        "autocontext": 1,
-        "sessionId": session_id,
-        "uuid": uuid,
-        "format": format.name(),
-        "messages": messages,
-    })
-    .to_string()
+    #[derive(serde::Serialize)]
+    struct Payload<'a> {
+        autocontext: u8,
+        #[serde(rename = "sessionId")]
+        session_id: &'a str,
+        uuid: &'a str,
+        format: &'a str,
+        messages: &'a [&'a Value],
+    }
+    let body = Payload { autocontext: 1, session_id, uuid, format: format.name(), messages };
+    serde_json::to_string(&body).expect("JSON values and strings always serialize")
 }
 
 /// A digest of a stored payload: FNV-1a over its UTF-8 bytes, 16 lowercase hex digits. It
@@ -96,6 +100,7 @@ pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Vec<Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn digests_are_stable_hex_and_tell_texts_apart() {
@@ -103,6 +108,23 @@ mod tests {
         assert!(is_digest(&digest("x")));
         assert_ne!(digest("{\"a\":1}"), digest("{\"a\":2}"));
         assert!(!is_digest("CBF29CE484222325") && !is_digest("abc") && !is_digest("cbf29ce48422232g"));
+    }
+
+    #[test]
+    fn the_payload_text_is_the_envelope_as_json() {
+        // Digests in persisted states are over this exact text: field order, escapes and numbers
+        // must stay what a JSON tree of the envelope would print.
+        let m = json!({"role": "tool", "tool_call_id": "c1", "content": "é \u{1F600} \"q\" \\ \n", "n": 1.0e-7, "big": 12345678901234567890u64, "z": null, "a": [true, {"y": 2, "x": 1}]});
+        let other = json!({"role": "user", "content": [{"type": "text", "text": "hi"}]});
+        let want = json!({
+            "autocontext": 1,
+            "sessionId": "s/é",
+            "uuid": "u",
+            "format": "anthropic",
+            "messages": [&m, &other],
+        })
+        .to_string();
+        assert_eq!(payload("s/é", "u", Format::Anthropic, &[&m, &other]), want);
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub(super) fn plan(ctx: &Ctx<'_>, protect: bool) -> Vec<Edit> {
             continue;
         }
         let m = &ctx.working[i].msg;
-        if m.payload_chars() <= threshold {
+        if !m.payload_chars_over(threshold) {
             continue;
         }
         edits.push(shrink(ctx, i, kind.event_type()));

@@ -6,7 +6,7 @@
 //! may shrink this way: its structure is untouched and the rest is one reload away.
 
 use super::{new_uuid, Ctx, Edit, Strategy};
-use crate::message::{head_chars, offload_marker, tail_chars, Block, Synthetic};
+use crate::message::{chars_over, head_chars, offload_marker, tail_chars, Block, Synthetic};
 
 pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let limit = ctx.config.tool_result_limit as usize;
@@ -19,7 +19,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
         if m.synthetic.is_some() {
             continue;
         }
-        let over = m.blocks.iter().any(|b| matches!(b, Block::ToolResult { content, .. } if content.chars().count() > limit));
+        let over = m.blocks.iter().any(|b| matches!(b, Block::ToolResult { content, .. } if chars_over(content, limit)));
         if !over {
             continue;
         }
@@ -28,7 +28,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
             .blocks
             .iter()
             .map(|b| match b {
-                Block::ToolResult { call_id, content, is_error } if content.chars().count() > limit => Block::ToolResult {
+                Block::ToolResult { call_id, content, is_error } if chars_over(content, limit) => Block::ToolResult {
                     call_id: call_id.clone(),
                     content: shorten(content, limit, &uuid),
                     is_error: *is_error,
