@@ -248,11 +248,18 @@ let restoring: { wasm: WasmMemory; store: OffloadStore } | null = null;
  * `MessageParam`; for the AI SDK, `ModelMessage`) and `F` the `format` option, which TypeScript
  * infers from the options (it types {@link AutoContextMemory.reloadTool}).
  */
+/** Frees a memory's WebAssembly side at once (for `compress()`, whose memory nobody else sees). */
+let release: (memory: AutoContextMemory<never, FormatName>) => void;
+
 export class AutoContextMemory<M extends object = WireMessage, F extends FormatName = 'openai'> {
   readonly #wasm: WasmMemory;
   readonly #store: OffloadStore;
   #pending: Promise<CompressResult> | null = null;
   #preparing: Promise<PrepareResult> | null = null;
+
+  static {
+    release = (memory) => memory.#wasm.free();
+  }
 
   /**
    * A memory for one conversation.
@@ -528,9 +535,16 @@ export async function compress<M extends object = WireMessage>(
   options: AutoContextOptions<M> = {},
 ): Promise<CompressOutput<M>> {
   const memory = new AutoContextMemory<M>(options);
-  memory.add(messages);
-  const result = await memory.compressIfNeeded();
-  return { ...result, messages: memory.messages(), store: memory.store, sessionId: memory.sessionId };
+  try {
+    memory.add(messages);
+    const result = await memory.compressIfNeeded();
+    return { ...result, messages: memory.messages(), store: memory.store, sessionId: memory.sessionId };
+  } finally {
+    // Freed now rather than by a finalizer at some later, unrelated moment: a request handler
+    // calling compress() on every request would otherwise grow the module's memory until the
+    // garbage collector runs, and pay for the frees inside later requests.
+    release(memory as unknown as AutoContextMemory<never, FormatName>);
+  }
 }
 
 /**
