@@ -136,6 +136,10 @@ impl Summaries {
 
     /// The prepared answer to `request`, its offload uuids renamed to the request's.
     pub(crate) fn lookup(&self, request: &SummarizeRequest) -> Option<Cached> {
+        // Nothing prepared, nothing to find: skip hashing the request (its prompt is the span).
+        if self.cache.borrow().len() == 0 {
+            return None;
+        }
         let (key, uuids) = key(request);
         let found = if self.record { self.cache.borrow().get(key).cloned() } else { self.cache.borrow_mut().take(key) };
         let mut c = found?;
@@ -217,10 +221,12 @@ fn find_uuids(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i + 36 <= b.len() {
-        let is_uuid = (0..36).all(|k| match k {
-            8 | 13 | 18 | 23 => b[i + k] == b'-',
-            _ => b[i + k].is_ascii_hexdigit(),
-        });
+        // The hyphens first: one comparison turns away almost every position of ordinary text.
+        let is_uuid = [8, 13, 18, 23].iter().all(|&k| b[i + k] == b'-')
+            && (0..36).all(|k| match k {
+                8 | 13 | 18 | 23 => true,
+                _ => b[i + k].is_ascii_hexdigit(),
+            });
         let bounded = (i == 0 || !b[i - 1].is_ascii_alphanumeric()) && (i + 36 == b.len() || !b[i + 36].is_ascii_alphanumeric());
         if is_uuid && bounded {
             out.push((i, i + 36));
@@ -374,5 +380,16 @@ mod tests {
         assert_eq!(got.text, "saw 9f0e5a52-2222-4c1d-9d2e-00000000000b", "uuids are renamed to the pass's");
         assert!(pass.lookup(&req(b)).is_none(), "a pass consumes what it uses");
         assert_eq!(pass.reused(), 1);
+    }
+
+    #[test]
+    fn uuids_are_found_whole_and_bounded() {
+        let u = "0b0e5a52-1111-4c1d-9d2e-000000000001";
+        assert_eq!(find_uuids(u), vec![(0, 36)]);
+        let text = format!("{u}{u} ({u}) a{u} {u}b -{u}- 0b0e5a52-1111-4c1d-9d2e-00000000000g {}", &u[..35]);
+        let found: Vec<&str> = find_uuids(&text).iter().map(|&(s, e)| &text[s..e]).collect();
+        assert_eq!(found, vec![u, u], "only the one in parentheses and the one between hyphens: {text}");
+        assert_eq!(find_uuids("-".repeat(100).as_str()), vec![]);
+        assert_eq!(find_uuids("é0b0e5a52-1111-4c1d-9d2e-000000000001"), vec![(2, 38)]);
     }
 }
