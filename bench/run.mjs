@@ -176,10 +176,12 @@ engine.trim = engine.compress.map((ours, i) => {
 delete engine.compress;
 
 const native = existsSync(nativeFile) ? JSON.parse(readFileSync(nativeFile, 'utf8')) : null;
+const nativePassFile = join(root, 'target', 'bench-pass-native.json');
+const nativePass = existsSync(nativePassFile) ? JSON.parse(readFileSync(nativePassFile, 'utf8')) : null;
 machine.loadEnd = loadavg();
 machine.seconds = (Date.now() - started.getTime()) / 1000;
 
-const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, liteBreakdown, engine, native };
+const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, liteBreakdown, engine, native, nativePass };
 writeFileSync(join(work, 'results.json'), JSON.stringify(results, null, 2));
 mkdirSync(join(out, '..'), { recursive: true });
 writeFileSync(out, report(results));

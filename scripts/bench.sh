@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The benchmark suite (`npm run bench`): builds the package (timed), runs the native benchmark of
-# the exact counter (benches/tokens.rs), then the Node suite (bench/run.mjs), which writes
-# docs/benchmarks.md. Extra arguments go to bench/run.mjs; `--smoke` makes every step tiny (a
-# check that the suite runs, written to target/benchmarks-smoke.md). Not part of `npm test`.
+# The benchmark suite (`npm run bench`): builds the package (timed), runs the native benchmarks
+# of the exact counter (benches/tokens.rs) and of one pass (benches/pass.rs), then the Node
+# suite (bench/run.mjs), which writes docs/benchmarks.md. Extra arguments go to bench/run.mjs;
+# `--smoke` makes every step tiny (a check that the suite runs, written to
+# target/benchmarks-smoke.md). Not part of `npm test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,4 +19,5 @@ for arg in "$@"; do
   if [ "$arg" = "--smoke" ]; then quick=(--quick); fi
 done
 cargo bench --bench tokens --features cl100k -- --out target/bench-native.json "${quick[@]}"
+cargo bench --bench pass -- --out target/bench-pass-native.json "${quick[@]}"
 node bench/run.mjs --build-seconds "$build_seconds" "$@"
