@@ -147,6 +147,24 @@ impl Ctx<'_> {
     pub fn answered(&self, i: usize) -> bool {
         self.last_assistant.is_some_and(|a| a > i)
     }
+
+    /// The span a rolling summary of `kind` replaces when it covers `start..end`, and the
+    /// summary's generation: the span starts after the last system message in the range, takes
+    /// in a summary of the same kind just before it (rolling it forward), and the generation is
+    /// one above every summary of that kind it holds (one that joined the turn after it in the
+    /// alternating formats lies inside).
+    pub fn rolling_span(&self, mut start: usize, end: usize, kind: &str) -> (Range<usize>, u32) {
+        let of_kind = |i: usize| self.working[i].msg.synthetic.as_ref().filter(|s| s.kind == kind).map(|s| s.generation.unwrap_or(1));
+        // Never roll a system message in: start after the last one in the range.
+        if let Some(s) = (start..end).rev().find(|&i| self.st.is_system(i)) {
+            start = s + 1;
+        }
+        if start > 0 && of_kind(start - 1).is_some() {
+            start -= 1;
+        }
+        let generation = (start..end).filter_map(of_kind).map(|g| g + 1).max().unwrap_or(1);
+        (start..end, generation)
+    }
 }
 
 /// A proposed replacement of a span of whole units.

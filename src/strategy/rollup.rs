@@ -28,27 +28,9 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
         window_start = r.start;
     }
     let Some(first) = rounds.iter().find(|r| r.end <= window_start) else { return Vec::new() };
-    let mut start = first.start;
-    // Never roll a system message in: start after the last one in the range.
-    if let Some(s) = (start..window_start).rev().find(|&i| st.is_system(i)) {
-        start = s + 1;
-    }
-    let mut generation = 1;
-    if start > 0 {
-        if let Some(prev) = ctx.working[start - 1].msg.synthetic.as_ref().filter(|s| s.kind == kind) {
-            start -= 1;
-            generation = prev.generation.unwrap_or(1) + 1;
-        }
-    }
-    let span = start..window_start;
+    let (span, generation) = ctx.rolling_span(first.start, window_start, kind);
     if span.len() < 4 || !st.is_whole(&span) {
         return Vec::new();
-    }
-    // A rollup that joined the turn after it (alternating formats) lies inside the span.
-    for e in &ctx.working[span.clone()] {
-        if let Some(g) = e.msg.synthetic.as_ref().filter(|s| s.kind == kind).map(|s| s.generation.unwrap_or(1)) {
-            generation = generation.max(g + 1);
-        }
     }
     let job = Job {
         kind: "rollup",

@@ -52,31 +52,14 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
         .filter(|&k| k >= 1 && k <= fresh && relieves(k));
     let k = hinted.unwrap_or(fresh);
     let end = complete[k - 1].end;
-    let mut start = complete[0].start;
-    if let Some(s) = (start..end).rev().find(|&i| st.is_system(i)) {
-        start = s + 1;
-    }
-    let mut generation = 1;
-    if start > 0 {
-        if let Some(prev) = ctx.working[start - 1].msg.synthetic.as_ref().filter(|s| s.kind == kind) {
-            start -= 1;
-            generation = prev.generation.unwrap_or(1) + 1;
-        }
-    }
-    let span = start..end;
+    let (span, generation) = ctx.rolling_span(complete[0].start, end, kind);
     if span.is_empty() || !st.is_whole(&span) {
         return Vec::new();
-    }
-    // A summary that joined the turn after it (alternating formats) lies inside the span.
-    for e in &ctx.working[span.clone()] {
-        if let Some(g) = e.msg.synthetic.as_ref().filter(|s| s.kind == kind).map(|s| s.generation.unwrap_or(1)) {
-            generation = generation.max(g + 1);
-        }
     }
     if ctx.summaries.preparing() && end < ctx.working.len() {
         ctx.summaries.set_hint(strategy, ctx.working[end].msg.clone());
     }
-    let trimmed = complete[..k].iter().filter(|r| r.start >= start).count();
+    let trimmed = complete[..k].iter().filter(|r| r.start >= span.start).count();
     let replaces: usize = ctx.working[span.clone()].iter().map(|e| e.msg.payload_chars() + 1).sum();
     let uuid = new_uuid();
     let mut mark = Synthetic::new(kind, Some(&uuid));
