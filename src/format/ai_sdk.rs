@@ -25,8 +25,8 @@
 use serde_json::{json, Map, Value};
 
 use super::anthropic::json_tokens;
-use super::openai::kind_of;
-use super::Problem;
+use super::openai::{kind_of, role_name};
+use super::{kept_result_parts, write_input_call, Problem};
 use crate::error::{Error, Result};
 use crate::message::{Block, Message, Role, Synthetic};
 
@@ -249,19 +249,9 @@ fn write_parts(parts: &[&Value], new: &[Block], out: &mut Vec<Value>) {
             Block::Thinking(_) => {}
             Block::ToolCall { id, name, arguments } => {
                 let orig = parts.iter().find(|p| part_type(p) == "tool-call" && p.get("toolCallId").and_then(Value::as_str) == Some(id));
-                let input: Value = serde_json::from_str(arguments).unwrap_or_else(|_| json!({}));
-                match orig {
-                    Some(p) if p.get("toolName").and_then(Value::as_str) == Some(name) && p.get("input") == Some(&input) => {
-                        out.push((*p).clone())
-                    }
-                    Some(p) => {
-                        let mut p = (*p).clone();
-                        p["toolName"] = Value::String(name.clone());
-                        p["input"] = input;
-                        out.push(p);
-                    }
-                    None => out.push(json!({"type": "tool-call", "toolCallId": id, "toolName": name, "input": input})),
-                }
+                out.push(write_input_call(orig.copied(), "toolName", name, arguments, |input| {
+                    json!({"type": "tool-call", "toolCallId": id, "toolName": name, "input": input})
+                }));
             }
             Block::ToolResult { call_id, content, is_error } => {
                 let orig =
@@ -269,16 +259,7 @@ fn write_parts(parts: &[&Value], new: &[Block], out: &mut Vec<Value>) {
                 let orig_output = orig.and_then(|p| p.get("output"));
                 let orig_items: &[Value] =
                     orig_output.and_then(|o| o.get("value")).and_then(Value::as_array).map_or(&[], Vec::as_slice);
-                let mut nested = Vec::new();
-                for (j, next) in new.iter().enumerate().skip(i + 1) {
-                    match next {
-                        Block::Opaque { raw, .. } if orig_items.contains(raw) => {
-                            nested.push(raw.clone());
-                            consumed[j] = true;
-                        }
-                        _ => break,
-                    }
-                }
+                let nested = kept_result_parts(new, i, orig_items, &mut consumed);
                 let output = write_output(orig_output, content, *is_error, nested);
                 let mut p = match orig {
                     Some(p) => (*p).clone(),
@@ -335,15 +316,6 @@ fn finish(wire: Value, role: Role, synthetic: Synthetic) -> Message {
             m
         }
         Err(_) => Message { role, blocks: Vec::new(), wire, synthetic: Some(synthetic) },
-    }
-}
-
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::System => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Tool => "tool",
     }
 }
 

@@ -31,7 +31,7 @@
 use serde_json::{json, Map, Value};
 
 use super::openai::kind_of;
-use super::Problem;
+use super::{kept_result_parts, write_input_call, Problem};
 use crate::error::{Error, Result};
 use crate::message::{Block, Message, Role, Synthetic};
 use crate::tokens::{estimate, O200K_WEIGHTS};
@@ -250,36 +250,16 @@ fn write_blocks(items: &[&Value], new: &[Block], out: &mut Vec<Value>) {
             Block::Thinking(_) => {}
             Block::ToolCall { id, name, arguments } => {
                 let orig = items.iter().find(|v| block_type(v) == "tool_use" && v.get("id").and_then(Value::as_str) == Some(id));
-                let input: Value = serde_json::from_str(arguments).unwrap_or_else(|_| json!({}));
-                match orig {
-                    Some(v) if v.get("name").and_then(Value::as_str) == Some(name) && v.get("input") == Some(&input) => {
-                        out.push((*v).clone())
-                    }
-                    Some(v) => {
-                        let mut v = (*v).clone();
-                        v["name"] = Value::String(name.clone());
-                        v["input"] = input;
-                        out.push(v);
-                    }
-                    None => out.push(json!({"type": "tool_use", "id": id, "name": name, "input": input})),
-                }
+                out.push(write_input_call(orig.copied(), "name", name, arguments, |input| {
+                    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+                }));
             }
             Block::ToolResult { call_id, content, is_error } => {
                 let orig = items
                     .iter()
                     .find(|v| block_type(v) == "tool_result" && v.get("tool_use_id").and_then(Value::as_str) == Some(call_id));
                 let orig_parts: &[Value] = orig.and_then(|v| v.get("content")).and_then(Value::as_array).map_or(&[], Vec::as_slice);
-                // Non-text parts of this result that the strategy kept follow it in the list.
-                let mut nested = Vec::new();
-                for (j, next) in new.iter().enumerate().skip(i + 1) {
-                    match next {
-                        Block::Opaque { raw, .. } if orig_parts.contains(raw) => {
-                            nested.push(raw.clone());
-                            consumed[j] = true;
-                        }
-                        _ => break,
-                    }
-                }
+                let nested = kept_result_parts(new, i, orig_parts, &mut consumed);
                 let body = if nested.is_empty() {
                     Value::String(content.clone())
                 } else {

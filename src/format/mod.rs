@@ -249,6 +249,40 @@ fn input_args(v: &Value) -> Option<Value> {
     }
 }
 
+/// The wire part of a rewritten tool call in the formats that carry its arguments as an `input`
+/// object (Anthropic `tool_use`, AI SDK `tool-call`): the original part untouched when name and
+/// input are unchanged, else the original with `name_key` and `input` replaced (its other fields
+/// kept), else `fresh(input)`. Arguments that are not JSON become `{}`.
+pub(crate) fn write_input_call(orig: Option<&Value>, name_key: &str, name: &str, arguments: &str, fresh: impl FnOnce(Value) -> Value) -> Value {
+    let input: Value = serde_json::from_str(arguments).unwrap_or_else(|_| serde_json::json!({}));
+    match orig {
+        Some(p) if p.get(name_key).and_then(Value::as_str) == Some(name) && p.get("input") == Some(&input) => p.clone(),
+        Some(p) => {
+            let mut p = p.clone();
+            p[name_key] = Value::String(name.to_string());
+            p["input"] = input;
+            p
+        }
+        None => fresh(input),
+    }
+}
+
+/// The non-text parts of a tool result that a strategy kept: the opaque blocks right after
+/// block `i` that were among the original result's `parts`, each marked `consumed`.
+pub(crate) fn kept_result_parts(new: &[Block], i: usize, parts: &[Value], consumed: &mut [bool]) -> Vec<Value> {
+    let mut nested = Vec::new();
+    for (j, next) in new.iter().enumerate().skip(i + 1) {
+        match next {
+            Block::Opaque { raw, .. } if parts.contains(raw) => {
+                nested.push(raw.clone());
+                consumed[j] = true;
+            }
+            _ => break,
+        }
+    }
+    nested
+}
+
 /// One reason a provider would reject a message list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {

@@ -250,7 +250,8 @@ fn write_blocks(wire: &mut Map<String, Value>, role: Role, blocks: &[Block], ori
     }
 }
 
-fn role_name(role: Role) -> &'static str {
+/// The wire name of a role (the AI SDK's model messages use the same names).
+pub(super) fn role_name(role: Role) -> &'static str {
     match role {
         Role::System => "system",
         Role::User => "user",
