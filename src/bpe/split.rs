@@ -133,28 +133,43 @@ pub fn cl100k(s: &[u8], i: usize) -> usize {
     }
     // \p{N}{1,3}+
     if c == NUMBER {
-        let mut j = i + n;
-        for _ in 0..2 {
-            if j >= s.len() {
-                break;
-            }
-            let (c2, n2) = char_at(s, j);
-            if c2 != NUMBER {
-                break;
-            }
-            j += n2;
-        }
-        return j;
+        return up_to_three_numbers(s, i + n);
     }
     // ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
-    if b == b' ' && i + 1 < s.len() && is_punct(char_at(s, i + 1).0) {
-        return byte_run(s, run(s, i + 1, is_punct), b"\r\n");
-    }
-    if is_punct(c) {
-        return byte_run(s, run(s, i, is_punct), b"\r\n");
+    if let Some(e) = punctuation(s, i, b, c, b"\r\n") {
+        return e;
     }
     // \s++$ | \s*[\r\n] | \s+(?!\S) | \s
     space(s, i, true)
+}
+
+/// The rest of `\p{N}{1,3}` after its first number, which ends at `j`: up to two more.
+#[inline(always)]
+fn up_to_three_numbers(s: &[u8], mut j: usize) -> usize {
+    for _ in 0..2 {
+        if j >= s.len() {
+            break;
+        }
+        let (c, n) = char_at(s, j);
+        if c != NUMBER {
+            break;
+        }
+        j += n;
+    }
+    j
+}
+
+/// ` ?[^\s\p{L}\p{N}]+` followed by any run of the bytes in `trailing`, at `i` (whose byte is
+/// `b` and class `c`); `None` when no punctuation starts there.
+#[inline(always)]
+fn punctuation(s: &[u8], i: usize, b: u8, c: u8, trailing: &[u8]) -> Option<usize> {
+    if b == b' ' && i + 1 < s.len() && is_punct(char_at(s, i + 1).0) {
+        return Some(byte_run(s, run(s, i + 1, is_punct), trailing));
+    }
+    if is_punct(c) {
+        return Some(byte_run(s, run(s, i, is_punct), trailing));
+    }
+    None
 }
 
 /// o200k's `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` from `p`: the greedy
@@ -252,25 +267,11 @@ pub fn o200k(s: &[u8], i: usize) -> usize {
     }
     // \p{N}{1,3}
     if c == NUMBER {
-        let mut j = i + n;
-        for _ in 0..2 {
-            if j >= s.len() {
-                break;
-            }
-            let (c2, n2) = char_at(s, j);
-            if c2 != NUMBER {
-                break;
-            }
-            j += n2;
-        }
-        return j;
+        return up_to_three_numbers(s, i + n);
     }
     // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
-    if b == b' ' && i + 1 < s.len() && is_punct(char_at(s, i + 1).0) {
-        return byte_run(s, run(s, i + 1, is_punct), b"\r\n/");
-    }
-    if is_punct(c) {
-        return byte_run(s, run(s, i, is_punct), b"\r\n/");
+    if let Some(e) = punctuation(s, i, b, c, b"\r\n/") {
+        return e;
     }
     // \s*[\r\n]+ | \s+(?!\S) | \s+
     space(s, i, false)
