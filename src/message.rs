@@ -141,47 +141,32 @@ impl Message {
         self.role == Role::Assistant && !self.has_calls() && self.synthetic.as_ref().is_none_or(|s| s.in_place)
     }
 
-    /// The payload a replacement can shrink: text and tool-result content (not call arguments),
-    /// in characters.
+    /// The payload a replacement can shrink, block by block: text and tool-result content (not
+    /// thinking or call arguments).
+    fn payload_parts(&self) -> impl Iterator<Item = &str> {
+        self.blocks.iter().filter_map(|b| match b {
+            Block::Text(t) => Some(t.as_str()),
+            Block::ToolResult { content, .. } => Some(content.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The payload a replacement can shrink (text and tool-result content), in characters.
     pub fn payload_chars(&self) -> usize {
-        self.blocks
-            .iter()
-            .map(|b| match b {
-                Block::Text(t) => t.chars().count(),
-                Block::ToolResult { content, .. } => content.chars().count(),
-                _ => 0,
-            })
-            .sum()
+        self.payload_parts().map(|t| t.chars().count()).sum()
     }
 
     /// Whether [`Message::payload_chars`] exceeds `n`, without counting characters when the
     /// payload's UTF-8 length already settles it (a character is at least one byte).
     pub fn payload_chars_over(&self, n: usize) -> bool {
-        let bytes: usize = self
-            .blocks
-            .iter()
-            .map(|b| match b {
-                Block::Text(t) => t.len(),
-                Block::ToolResult { content, .. } => content.len(),
-                _ => 0,
-            })
-            .sum();
-        bytes > n && self.payload_chars() > n
+        self.payload_parts().map(str::len).sum::<usize>() > n && self.payload_chars() > n
     }
 
     /// The readable text of the message: text blocks, then tool-result contents, joined by
     /// newlines (thinking and call arguments left out).
     pub fn payload_text(&self) -> String {
         let mut out = String::new();
-        for b in &self.blocks {
-            let piece = match b {
-                Block::Text(t) => t.as_str(),
-                Block::ToolResult { content, .. } => content.as_str(),
-                _ => continue,
-            };
-            if piece.is_empty() {
-                continue;
-            }
+        for piece in self.payload_parts().filter(|p| !p.is_empty()) {
             if !out.is_empty() {
                 out.push('\n');
             }
