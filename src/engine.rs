@@ -325,20 +325,18 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// Runs a compression pass if the working list is over `msgThreshold` messages or
     /// `maxToken × tokenRatio` tokens.
     pub async fn compress_if_needed(&self) -> Result<CompressResult> {
-        if self.busy.replace(true) {
-            return Err(Error::new(
-                ErrorCode::LimitExceeded,
-                "a compression pass is already running on this memory; await it first",
-            ));
-        }
-        let _busy = Busy(&self.busy);
-        self.delete_abandoned().await;
-        self.run_pass(None).await
+        self.exclusive_pass(None).await
     }
 
     /// Runs a pass now, compressing below `target` estimated tokens (an overflow), whatever the
     /// trigger says.
     pub(crate) async fn compress_to(&self, target: u64) -> Result<CompressResult> {
+        self.exclusive_pass(Some(target)).await
+    }
+
+    /// A pass, refused while another runs on this memory; offloads a failed pass could not
+    /// delete are retried first.
+    async fn exclusive_pass(&self, target: Option<u64>) -> Result<CompressResult> {
         if self.busy.replace(true) {
             return Err(Error::new(
                 ErrorCode::LimitExceeded,
@@ -347,7 +345,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         let _busy = Busy(&self.busy);
         self.delete_abandoned().await;
-        self.run_pass(Some(target)).await
+        self.run_pass(target).await
     }
 
     /// Offloads of a pass a native host dropped midway: never referenced, so deleted now.
