@@ -9,26 +9,23 @@
 //! the report can tell the core's time from what crossing into JavaScript costs. Speed is
 //! reported, never asserted.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use autocontext::{AutoContextMemory, Config, HostError, MemoryStore, SummarizeRequest, Summarizer, Summary};
 use serde_json::{json, Value};
 
-/// A summarizer that answers at once with a fixed short text.
-struct Instant_;
+#[path = "../tests/common/corpus.rs"]
+mod corpus;
+use corpus::corpus_dir;
 
-impl Summarizer for Instant_ {
+/// A summarizer that answers at once with a fixed short text.
+struct InstantSummarizer;
+
+impl Summarizer for InstantSummarizer {
     async fn summarize(&self, request: &SummarizeRequest) -> Result<Summary, HostError> {
         let text = format!("Summary of a {} span: the requests, the tool calls and what they returned.", request.kind);
         Ok(Summary { text, input_tokens: None, output_tokens: None })
-    }
-}
-
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("AUTOCONTEXT_CORPUS") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("corpus"),
     }
 }
 
@@ -38,12 +35,13 @@ fn largest() -> Option<(String, Vec<Value>)> {
     let mut best: Option<(usize, String, Vec<Value>)> = None;
     for path in dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")) {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        let Ok(trace) = serde_json::from_str::<Value>(&text) else { continue };
-        let Some(messages) = trace["messages"].as_array() else { continue };
-        let size = Value::Array(messages.clone()).to_string().len();
+        let Ok(mut trace) = serde_json::from_str::<Value>(&text) else { continue };
+        let Value::Array(messages) = trace["messages"].take() else { continue };
+        // The size the Node benchmark picks by: the messages as JSON text.
+        let size = serde_json::to_string(&messages).map_or(0, |s| s.len());
         if best.as_ref().is_none_or(|b| size > b.0) {
             let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            best = Some((size, name, messages.clone()));
+            best = Some((size, name, messages));
         }
     }
     best.map(|(_, name, messages)| (name, messages))
@@ -80,7 +78,7 @@ fn main() {
     let mut modes = Vec::new();
     for mode in ["no summarizer", "instant summarizer"] {
         let runs: Vec<_> = (0..rounds)
-            .map(|r| if mode == "no summarizer" { once::<Instant_>(&messages, None, r) } else { once(&messages, Some(Instant_), r) })
+            .map(|r| if mode == "no summarizer" { once::<InstantSummarizer>(&messages, None, r) } else { once(&messages, Some(InstantSummarizer), r) })
             .collect();
         let pass_ms = median(runs.iter().map(|r| r.0).collect());
         let add_ms = median(runs.iter().map(|r| r.1).collect());

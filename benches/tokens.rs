@@ -14,12 +14,9 @@ use std::time::Instant;
 use autocontext::{TokenCounter, Tokenizer};
 use serde_json::{json, Value};
 
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("AUTOCONTEXT_CORPUS") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("corpus"),
-    }
-}
+#[path = "../tests/common/corpus.rs"]
+mod corpus;
+use corpus::corpus_dir;
 
 /// Message texts of the corpus: contents and tool-call arguments.
 fn corpus() -> Vec<String> {

@@ -20,24 +20,6 @@ fn window_for(target: u64) -> u64 {
     (target as f64 / 0.75).ceil() as u64
 }
 
-/// A small deterministic generator (xorshift), so sessions are varied but reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
-
 /// A varied agent session: user turns (some large, some with a name, unknown fields or
 /// content parts with an image), assistant steps with 1–4 parallel calls (some with text),
 /// results from tiny to over `toolResultLimit`, final answers (some long).

@@ -732,13 +732,6 @@ fn state_round_trips_in_every_format() {
 
 const WINDOW: u64 = 32_000;
 
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("AUTOCONTEXT_CORPUS") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("corpus"),
-    }
-}
-
 /// Replays a converted trace message by message, with a pass before every model turn, and
 /// checks validity, alternation and thinking after every pass, recoverability every fiftieth
 /// turn and at the end. Returns (turns, events, final tokens).
@@ -840,17 +833,6 @@ fn corpus_replays_in_the_anthropic_and_ai_sdk_shapes() {
 // ---------------------------------------------------------------------------------------------
 // Robustness in the new shapes
 // ---------------------------------------------------------------------------------------------
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 const WORDS: [&str; 16] = [
     "", "user", "assistant", "tool", "system", "text", "tool_use", "tool_result", "tool-call", "tool-result", "reasoning",

@@ -184,13 +184,6 @@ fn replay(name: &str, messages: &[Value], row: Row) -> Numbers {
     n
 }
 
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("AUTOCONTEXT_CORPUS") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("corpus"),
-    }
-}
-
 fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();

@@ -23,13 +23,6 @@ use serde_json::Value;
 
 const WINDOW: u64 = 32_000;
 
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("AUTOCONTEXT_CORPUS") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("corpus"),
-    }
-}
-
 fn report_path() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)

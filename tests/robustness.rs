@@ -10,20 +10,6 @@ use serde_json::{json, Map, Value};
 
 type Mem = AutoContextMemory<FakeSummarizer, FlakyStore>;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 const STRINGS: [&str; 12] = [
     "", "user", "assistant", "tool", "system", "developer", "text", "x", "日本語🦀", "\u{0}", "<!-- CONTEXT_OFFLOAD: uuid=",
     "</tool_result>",

@@ -10,26 +10,15 @@
 //! and random Unicode. The cl100k half runs when the crate is built with `--features cl100k`
 //! (as `npm test` does).
 
-use std::path::{Path, PathBuf};
-
 use autocontext::{TokenCounter, Tokenizer};
 use serde_json::Value;
 
-/// xorshift64: reproducible random texts without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+#[path = "common/corpus.rs"]
+mod corpus;
+use corpus::corpus_dir;
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// Counts every text with every encoding this build has and returns the mismatches (at most
 /// a few, shortened), after checking that something was compared at all.
@@ -51,13 +40,6 @@ fn mismatches(texts: &[String]) -> Vec<String> {
         }
     }
     bad
-}
-
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("AUTOCONTEXT_CORPUS") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join("corpus"),
-    }
 }
 
 #[test]
@@ -132,8 +114,8 @@ fn random_texts_over_a_rule_hitting_alphabet_count_exactly() {
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let texts: Vec<String> = (0..60_000)
         .map(|_| {
-            let n = 1 + rng.below(24);
-            (0..n).map(|_| alphabet[rng.below(alphabet.len())]).collect()
+            let n = 1 + rng.index(24);
+            (0..n).map(|_| alphabet[rng.index(alphabet.len())]).collect()
         })
         .collect();
     assert_eq!(mismatches(&texts), Vec::<String>::new());
@@ -144,11 +126,11 @@ fn random_unicode_counts_exactly() {
     let mut rng = Rng(0xdead_beef_cafe_f00d);
     let texts: Vec<String> = (0..10_000)
         .map(|_| {
-            let n = 1 + rng.below(40);
+            let n = 1 + rng.index(40);
             (0..n)
                 .filter_map(|_| {
-                    let limit = [0x80, 0x800, 0x1_0000, 0x11_0000][rng.below(4)];
-                    char::from_u32(rng.below(limit) as u32)
+                    let limit = [0x80, 0x800, 0x1_0000, 0x11_0000][rng.index(4)];
+                    char::from_u32(rng.index(limit) as u32)
                 })
                 .collect()
         })

@@ -4,6 +4,11 @@
 //! Each test file includes this module with `mod common;` and uses only part of it.
 #![allow(dead_code)]
 
+mod corpus;
+mod rng;
+#[allow(unused_imports)] // not every test reads the corpus or draws random inputs
+pub use {corpus::corpus_dir, rng::Rng};
+
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
