@@ -6,10 +6,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if [ ! -f dist/index.js ] || [ ! -f dist/wasm/autocontext_bg.wasm ]; then
-  echo "test-browser: dist/ is incomplete; run 'npm run build' first" >&2
-  exit 1
-fi
+source scripts/packed-app.sh
+require_dist test-browser
 if [ ! -x /usr/bin/chromium ]; then
   if [ "${CI:-}" = true ]; then
     echo "test-browser: /usr/bin/chromium is missing; CI must run the browser tests" >&2
@@ -18,14 +16,6 @@ if [ ! -x /usr/bin/chromium ]; then
   echo "test-browser: SKIPPED the browser tests: /usr/bin/chromium is missing and setup could not install it (not root). Install it with: apt-get install -y chromium" >&2
   exit 0
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+install_packed_app autocontext-browser-test-app
 
-tarball=$(npm pack --silent --pack-destination "$work" 2>/dev/null | tail -n 1)
-mkdir "$work/app"
-cd "$work/app"
-printf '{ "name": "autocontext-browser-test-app", "private": true, "type": "module" }\n' > package.json
-npm install --silent --no-audit --no-fund --no-package-lock "$work/$tarball"
-
-cd "$root"
 AUTOCONTEXT_PACKAGE_DIR="$work/app/node_modules/autocontext" node --test tests/browser/*.test.mjs

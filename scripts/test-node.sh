@@ -5,23 +5,15 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if [ ! -f dist/index.js ] || [ ! -f dist/wasm/autocontext_bg.wasm ]; then
-  echo "test-node: dist/ is incomplete; run 'npm run build' first" >&2
-  exit 1
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-tarball=$(npm pack --silent --pack-destination "$work" 2>/dev/null | tail -n 1)
-mkdir "$work/app"
+source scripts/packed-app.sh
+require_dist test-node
+install_packed_app autocontext-test-app
 cp -R tests/js "$work/app/tests"
 cp -R tests/contract "$work/app/contract"
 # The chat-loop examples run against the installed package too (tests/js/examples.test.mjs).
 mkdir "$work/app/examples"
 cp -R examples/openai-loop examples/anthropic-loop "$work/app/examples/"
 cd "$work/app"
-printf '{ "name": "autocontext-test-app", "private": true, "type": "module" }\n' > package.json
-npm install --silent --no-audit --no-fund --no-package-lock "$work/$tarball"
 # The AI SDK integration is tested with the real `ai` package (a dev dependency, never a
 # dependency of autocontext): link it and its peer from the repository's node_modules.
 for dev in ai zod; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done

@@ -10,20 +10,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if [ ! -f dist/index.js ] || [ ! -f dist/wasm/autocontext_bg.wasm ]; then
-  echo "test-runtimes: dist/ is incomplete; run 'npm run build' first" >&2
-  exit 1
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-tarball=$(npm pack --silent --pack-destination "$work" 2>/dev/null | tail -n 1)
+source scripts/packed-app.sh
+require_dist test-runtimes
+install_packed_app autocontext-runtime-app
 mkdir -p "$work/app/tests" "$work/app/examples" "$work/kv"
 cp -R tests/contract tests/deno tests/workerd tests/runtimes "$work/app/tests/"
 cp -R examples/deno examples/worker "$work/app/examples/"
 cd "$work/app"
-printf '{ "name": "autocontext-runtime-app", "private": true, "type": "module" }\n' > package.json
-npm install --silent --no-audit --no-fund --no-package-lock "$work/$tarball"
 
 skipped=()
 status=0
