@@ -19,7 +19,8 @@ import { parseArgs } from 'node:util';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-const TYPES = {
+/** Content types of the files the demo and the browser tests serve. */
+export const TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
@@ -58,7 +59,7 @@ export function importMap(packageDir, base = '/pkg/') {
 }
 
 /** The file under `dir` that `rest` names, or `null` when it would leave `dir`. */
-function inside(dir, rest) {
+export function inside(dir, rest) {
   const file = resolve(dir, '.' + sep + rest);
   return file === dir || file.startsWith(dir + sep) ? file : null;
 }

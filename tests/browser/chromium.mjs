@@ -10,10 +10,11 @@
 //   await browser.close(); await server.close();
 
 import { createServer } from 'node:http';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { extname, join, resolve, sep } from 'node:path';
+import { extname, join, resolve } from 'node:path';
+import { importMap, inside, TYPES } from '../../scripts/www.mjs';
 
 /** Where Debian installs Chromium. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -36,44 +37,12 @@ export function unavailable() {
   return null;
 }
 
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.css': 'text/css; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.ts': 'text/plain; charset=utf-8',
-};
-
 /**
  * The import map for a page that imports the package at `packageDir`, served under `base`
  * (for example `/pkg/`): every subpath of its `exports`, resolved with the `browser` condition.
+ * The demo server's own (scripts/www.mjs).
  */
-export function packageImportMap(packageDir, base) {
-  const pkg = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
-  const imports = {};
-  for (const [subpath, target] of Object.entries(pkg.exports)) {
-    const file = pick(target, ['browser', 'import', 'default']);
-    if (file === null || !/\.m?js$/.test(file)) continue;
-    imports[subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`] = base + file.replace(/^\.\//, '');
-  }
-  return { imports };
-}
-
-/** Resolves one `exports` target with the given conditions (in the package's own key order). */
-function pick(target, conditions) {
-  if (typeof target === 'string') return target;
-  if (target === null || typeof target !== 'object') return null;
-  for (const [condition, value] of Object.entries(target)) {
-    if (conditions.includes(condition)) {
-      const found = pick(value, conditions);
-      if (found !== null) return found;
-    }
-  }
-  return null;
-}
+export const packageImportMap = importMap;
 
 /**
  * Serves directories over HTTP on 127.0.0.1 (a free port). `routes` maps a URL prefix ending in
@@ -98,8 +67,8 @@ export async function serve(routes, { importMap } = {}) {
     const route = table.find(([prefix]) => path.startsWith(prefix));
     if (!route || req.method !== 'GET') return send(404, 'text/plain', 'not found');
     const [prefix, dir] = route;
-    const file = resolve(dir, '.' + sep + path.slice(prefix.length));
-    if (file !== dir && !file.startsWith(dir + sep)) return send(403, 'text/plain', 'forbidden');
+    const file = inside(dir, path.slice(prefix.length));
+    if (file === null) return send(403, 'text/plain', 'forbidden');
     try {
       if (!(await stat(file)).isFile()) return send(404, 'text/plain', 'not found');
       let body = await readFile(file);
