@@ -107,3 +107,24 @@ export async function callAsync<T>(promise: () => Promise<T>): Promise<T> {
     throw fromWasm(e);
   }
 }
+
+/**
+ * A short description of a value's type, for error messages ("null", "an array", "a string").
+ *
+ * @internal
+ */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const t = typeof value;
+  return t === 'object' ? 'an object' : t === 'undefined' ? 'undefined' : `a ${t}`;
+}
+
+/**
+ * An `INVALID_ARGUMENT` error about `field`.
+ *
+ * @internal
+ */
+export function invalidArgument(field: string, message: string): AutoContextError {
+  return new AutoContextError('INVALID_ARGUMENT', message, { field });
+}

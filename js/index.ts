@@ -19,7 +19,7 @@
 
 import { WasmMemory, countTokens as wasmCountTokens, validateMessages } from './wasm/autocontext.js';
 import type { WasmHost } from './wasm/autocontext.js';
-import { AutoContextError, call, callAsync, fromWasm, isAutoContextError, type ErrorCode } from './errors.js';
+import { AutoContextError, call, callAsync, describe, fromWasm, isAutoContextError, type ErrorCode } from './errors.js';
 import { findLoneSurrogate } from './lone-surrogate.js';
 import { MemoryStore } from './stores/memory.js';
 import { DEFAULT_STORE_TIMEOUT_MS, timedStore } from './timed-store.js';
@@ -69,14 +69,6 @@ export interface ReloadToolDefinition {
 }
 
 const HOST_KEYS = new Set(['summarize', 'store', 'tokenizer']);
-
-/** A short description of a value's type, for error messages. */
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  const t = typeof value;
-  return t === 'object' ? 'an object' : t === 'undefined' ? 'undefined' : `a ${t}`;
-}
 
 /** Options may not hide bad values: NaN, Infinity, functions and BigInts reach the engine as text it names. */
 function optionsReplacer(_key: string, value: unknown): unknown {

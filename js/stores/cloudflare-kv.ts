@@ -26,7 +26,7 @@
  * @module
  */
 
-import { AutoContextError } from '../errors.js';
+import { AutoContextError, describe, invalidArgument } from '../errors.js';
 import type { OffloadStore } from '../types.js';
 
 /**
@@ -62,16 +62,6 @@ const MAX_KEY_BYTES = 512;
 const MIN_TTL_SECONDS = 60;
 
 const utf8 = new TextEncoder();
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-function invalid(field: string, message: string): AutoContextError {
-  return new AutoContextError('INVALID_ARGUMENT', message, { field });
-}
 
 function configError(field: string, message: string): AutoContextError {
   return new AutoContextError('INVALID_CONFIG', message, { field });
@@ -123,14 +113,14 @@ export class CloudflareKVStore implements OffloadStore {
    *   `<sessionId>/<id>` with both parts non-empty that fits Workers KV's 512-byte key limit.
    */
   keyOf(key: string): string {
-    if (typeof key !== 'string') throw invalid('key', `a store key must be a string, got ${describe(key)}`);
+    if (typeof key !== 'string') throw invalidArgument('key', `a store key must be a string, got ${describe(key)}`);
     const slash = key.indexOf('/');
     if (slash <= 0 || slash === key.length - 1) {
-      throw invalid('key', `a store key must look like "<sessionId>/<id>", got ${JSON.stringify(key)}`);
+      throw invalidArgument('key', `a store key must look like "<sessionId>/<id>", got ${JSON.stringify(key)}`);
     }
     const full = this.prefix + key;
     if (utf8.encode(full).length > MAX_KEY_BYTES) {
-      throw invalid('key', `store key ${JSON.stringify(key)} is longer than Workers KV's ${MAX_KEY_BYTES}-byte key limit`);
+      throw invalidArgument('key', `store key ${JSON.stringify(key)} is longer than Workers KV's ${MAX_KEY_BYTES}-byte key limit`);
     }
     return full;
   }
@@ -144,7 +134,7 @@ export class CloudflareKVStore implements OffloadStore {
   /** Stores `value` under `key` (with the store's time to live, if it has one). */
   async put(key: string, value: string): Promise<void> {
     const full = this.keyOf(key);
-    if (typeof value !== 'string') throw invalid('value', `a store value must be a string, got ${describe(value)}`);
+    if (typeof value !== 'string') throw invalidArgument('value', `a store value must be a string, got ${describe(value)}`);
     await this.namespace.put(full, value, this.expirationTtl === undefined ? undefined : { expirationTtl: this.expirationTtl });
   }
 
@@ -159,7 +149,7 @@ export class CloudflareKVStore implements OffloadStore {
    * location may take a while to be listed.
    */
   async keys(prefix = ''): Promise<string[]> {
-    if (typeof prefix !== 'string') throw invalid('prefix', `a key prefix must be a string, got ${describe(prefix)}`);
+    if (typeof prefix !== 'string') throw invalidArgument('prefix', `a key prefix must be a string, got ${describe(prefix)}`);
     const out: string[] = [];
     let cursor: string | undefined;
     do {

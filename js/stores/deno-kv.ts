@@ -35,7 +35,7 @@
  * @module
  */
 
-import { AutoContextError } from '../errors.js';
+import { AutoContextError, describe, invalidArgument } from '../errors.js';
 import type { OffloadStore } from '../types.js';
 
 /** One part of a Deno KV key (this store only writes strings and numbers). */
@@ -105,16 +105,6 @@ interface Header {
 }
 
 const utf8 = new TextEncoder();
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-function invalid(field: string, message: string): AutoContextError {
-  return new AutoContextError('INVALID_ARGUMENT', message, { field });
-}
 
 function failed(message: string, cause?: unknown): AutoContextError {
   return new AutoContextError('STORE_FAILED', message, cause === undefined ? {} : { cause });
@@ -246,14 +236,14 @@ export class DenoKVStore implements OffloadStore {
    *   `<sessionId>/<id>` with both parts non-empty, short enough for Deno KV's key limit.
    */
   keyOf(key: string): [string, string, string] {
-    if (typeof key !== 'string') throw invalid('key', `a store key must be a string, got ${describe(key)}`);
+    if (typeof key !== 'string') throw invalidArgument('key', `a store key must be a string, got ${describe(key)}`);
     const slash = key.indexOf('/');
     if (slash <= 0 || slash === key.length - 1) {
-      throw invalid('key', `a store key must look like "<sessionId>/<id>", got ${JSON.stringify(key)}`);
+      throw invalidArgument('key', `a store key must look like "<sessionId>/<id>", got ${JSON.stringify(key)}`);
     }
     const parts: [string, string, string] = [this.prefix, key.slice(0, slash), key.slice(slash + 1)];
     if (keyBytes(parts) + CHUNK_KEY_EXTRA > MAX_KEY_BYTES) {
-      throw invalid('key', `store key ${JSON.stringify(key)} is too long for a Deno KV key`);
+      throw invalidArgument('key', `store key ${JSON.stringify(key)} is too long for a Deno KV key`);
     }
     return parts;
   }
@@ -282,7 +272,7 @@ export class DenoKVStore implements OffloadStore {
   /** Stores `value` under `key`, chunked when it is long, replacing any value there whole. */
   async put(key: string, value: string): Promise<void> {
     const base = this.keyOf(key);
-    if (typeof value !== 'string') throw invalid('value', `a store value must be a string, got ${describe(value)}`);
+    if (typeof value !== 'string') throw invalidArgument('value', `a store value must be a string, got ${describe(value)}`);
 
     let stored: string | Header = value;
     let chunks: { key: KvKey; value: Uint8Array }[] = [];
@@ -355,7 +345,7 @@ export class DenoKVStore implements OffloadStore {
    * (for example `'<sessionId>/'`), only the keys that start with it.
    */
   async keys(prefix = ''): Promise<string[]> {
-    if (typeof prefix !== 'string') throw invalid('prefix', `a key prefix must be a string, got ${describe(prefix)}`);
+    if (typeof prefix !== 'string') throw invalidArgument('prefix', `a key prefix must be a string, got ${describe(prefix)}`);
     const slash = prefix.indexOf('/');
     const selector: KvKey = slash > 0 ? [this.prefix, prefix.slice(0, slash)] : [this.prefix];
     const out: string[] = [];

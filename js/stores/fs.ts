@@ -27,7 +27,7 @@ import { mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/prom
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { AutoContextError } from '../errors.js';
+import { AutoContextError, describe } from '../errors.js';
 import type { OffloadStore } from '../types.js';
 
 /** Longest file name most file systems accept, in bytes. */
@@ -41,12 +41,6 @@ const TEMP_MARK = '~';
 
 function invalid(message: string): AutoContextError {
   return new AutoContextError('INVALID_ARGUMENT', message, { field: 'key' });
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /** Percent-encodes one key segment (UTF-8, upper-case hex), keeping only {@link SAFE} characters. */

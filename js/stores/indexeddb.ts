@@ -25,7 +25,7 @@
  * @module
  */
 
-import { AutoContextError } from '../errors.js';
+import { AutoContextError, describe, invalidArgument } from '../errors.js';
 import type { OffloadStore } from '../types.js';
 
 /** Options of an {@link IndexedDBStore}. */
@@ -49,28 +49,18 @@ const MAX_KEY_LENGTH = 1024;
 /** How often opening retries when another connection changed the database meanwhile. */
 const OPEN_ATTEMPTS = 5;
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-function invalid(field: string, message: string): AutoContextError {
-  return new AutoContextError('INVALID_ARGUMENT', message, { field });
-}
-
 /**
  * Checks that `key` is a store key: a string `<sessionId>/<id>` with both parts non-empty.
  *
  * @throws {@link AutoContextError} `INVALID_ARGUMENT` otherwise.
  */
 function checkKey(key: unknown): string {
-  if (typeof key !== 'string') throw invalid('key', `a store key must be a string, got ${describe(key)}`);
+  if (typeof key !== 'string') throw invalidArgument('key', `a store key must be a string, got ${describe(key)}`);
   const slash = key.indexOf('/');
   if (slash <= 0 || slash === key.length - 1) {
-    throw invalid('key', `a store key must look like "<sessionId>/<id>", got ${JSON.stringify(key)}`);
+    throw invalidArgument('key', `a store key must look like "<sessionId>/<id>", got ${JSON.stringify(key)}`);
   }
-  if (key.length > MAX_KEY_LENGTH) throw invalid('key', `a store key must be at most ${MAX_KEY_LENGTH} characters, got ${key.length}`);
+  if (key.length > MAX_KEY_LENGTH) throw invalidArgument('key', `a store key must be at most ${MAX_KEY_LENGTH} characters, got ${key.length}`);
   return key;
 }
 
@@ -152,7 +142,7 @@ export class IndexedDBStore implements OffloadStore {
   /** Stores `value` under `key`; resolves once the write has committed. */
   async put(key: string, value: string): Promise<void> {
     checkKey(key);
-    if (typeof value !== 'string') throw invalid('value', `a store value must be a string, got ${describe(value)}`);
+    if (typeof value !== 'string') throw invalidArgument('value', `a store value must be a string, got ${describe(value)}`);
     await this.#run('readwrite', 'write', (store) => store.put(value, key));
   }
 
@@ -167,7 +157,7 @@ export class IndexedDBStore implements OffloadStore {
    * start with it.
    */
   async keys(prefix = ''): Promise<string[]> {
-    if (typeof prefix !== 'string') throw invalid('prefix', `a key prefix must be a string, got ${describe(prefix)}`);
+    if (typeof prefix !== 'string') throw invalidArgument('prefix', `a key prefix must be a string, got ${describe(prefix)}`);
     const all = await this.#run('readonly', 'read', (store) => store.getAllKeys(IDBKeyRange.lowerBound(prefix)));
     const out: string[] = [];
     for (const k of all) {
@@ -180,7 +170,7 @@ export class IndexedDBStore implements OffloadStore {
   /** Removes every key that starts with `prefix` (for example a finished session's `'<sessionId>/'`). */
   async clear(prefix: string): Promise<void> {
     if (typeof prefix !== 'string' || prefix.length === 0) {
-      throw invalid('prefix', `clear needs a non-empty key prefix, got ${typeof prefix === 'string' ? 'an empty string' : describe(prefix)}`);
+      throw invalidArgument('prefix', `clear needs a non-empty key prefix, got ${typeof prefix === 'string' ? 'an empty string' : describe(prefix)}`);
     }
     const keys = await this.keys(prefix);
     if (keys.length === 0) return;
