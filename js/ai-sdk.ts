@@ -15,14 +15,18 @@
  *   messages: memory.messages(),
  *   tools: { ...tools, context_reload: reloadTool(memory) },
  *   prepareStep: step,
- *   onFinish: step.onFinish, // or step.commit(result.response.messages) afterwards
+ *   onFinish: step.onFinish, // or step.commit(result.responseMessages) afterwards
  *   stopWhen: stepCountIs(20),
  * });
  * ```
  *
+ * Tested with AI SDK 7; AI SDK 6 works too (its results name the messages of every step
+ * `response.messages`, where 7 has `responseMessages` and keeps only the last step's in
+ * `response.messages`; {@link AutoContextPrepareStep.commit} takes either).
+ *
  * Nothing here imports `ai`: the tool's input schema is the AI SDK's own schema shape (the
  * object `jsonSchema()` returns), so the tool works with `generateText`, `streamText` and
- * `tool()` of AI SDK 5 and later without autocontext depending on a version of it.
+ * `tool()` of AI SDK 6 and 7 without autocontext depending on a version of it.
  *
  * @module
  */
@@ -52,11 +56,26 @@ export interface AutoContextPrepareStep<M> {
   <T = M>(input: PrepareStepInput<T>): Promise<{ messages: T[] }>;
   /**
    * Adds the messages of the call that no step has added yet (those of the last step): call it
-   * with `result.response.messages` once the call is done.
+   * once the call is done with `result.responseMessages` (AI SDK 7: every step's messages),
+   * `result.response.messages` (AI SDK 7: the last step's; AI SDK 6: every step's) or
+   * `result.finalStep.response.messages`. Messages the steps already added are recognized
+   * and added once.
    */
   commit(responseMessages: readonly unknown[]): void;
-  /** {@link AutoContextPrepareStep.commit} as an `onFinish` callback of `generateText` / `streamText`. */
-  onFinish(event: { response: { messages: readonly unknown[] } }): void;
+  /**
+   * {@link AutoContextPrepareStep.commit} as an `onFinish` callback of `generateText` /
+   * `streamText`: it reads the event's `responseMessages` (AI SDK 7), else its
+   * `response.messages` (AI SDK 6).
+   */
+  onFinish(event: FinishEvent): void;
+}
+
+/** What `onFinish` reads of the AI SDK's finish event (7 and 6 name the messages differently). */
+export interface FinishEvent {
+  /** Every step's response messages (AI SDK 7). */
+  readonly responseMessages?: readonly unknown[];
+  /** The response; its `messages` are every step's in AI SDK 6. */
+  readonly response?: { readonly messages?: readonly unknown[] };
 }
 
 /** Options of {@link prepareStep}. */
@@ -102,7 +121,7 @@ function startsWith(list: readonly string[], prefix: readonly string[]): boolean
  * the messages the earlier steps produced), runs a compression pass if needed, and hands the
  * step the compressed list. Pass the call `messages: memory.messages()` (or your full
  * history; either is recognized), and after the call {@link AutoContextPrepareStep.commit} its
- * `response.messages` (or use {@link AutoContextPrepareStep.onFinish}), which adds what the
+ * `responseMessages` (or use {@link AutoContextPrepareStep.onFinish}), which adds what the
  * last step produced.
  *
  * @throws {@link AutoContextError} `INVALID_CONFIG` for a memory of another format; the step
@@ -171,7 +190,17 @@ export function prepareStep<M extends object = AiSdkMessage>(
     added = [];
     seen = 0;
   };
-  step.onFinish = (event) => step.commit(event.response.messages);
+  step.onFinish = (event) => {
+    const messages = event?.responseMessages ?? event?.response?.messages;
+    if (!Array.isArray(messages)) {
+      throw new AutoContextError(
+        'INVALID_ARGUMENT',
+        'prepareStep onFinish: the event has neither `responseMessages` (AI SDK 7) nor `response.messages` (AI SDK 6)',
+        { field: 'responseMessages' },
+      );
+    }
+    step.commit(messages);
+  };
   return step;
 }
 

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateText, streamText, modelMessageSchema, stepCountIs, tool, jsonSchema } from 'ai';
-import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
+import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { AutoContextMemory, validate } from 'autocontext';
 import { prepareStep, reloadTool } from 'autocontext/ai-sdk';
 import { markers, text } from './helpers.mjs';
@@ -42,7 +42,7 @@ test('generateText compresses between steps and the model reloads what was offlo
   memory.add({ role: 'user', content: 'Compare src/a.rs and src/bb.rs.' });
   const prompts = [];
   let reloadedUuid;
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doGenerate: async ({ prompt }) => {
       prompts.push(prompt);
       const seen = JSON.stringify(prompt);
@@ -94,7 +94,8 @@ test('generateText compresses between steps and the model reloads what was offlo
 
   // After onFinish the memory holds the whole conversation, every step once.
   const originals = memory.originalMessages();
-  assert.deepStrictEqual(originals, json([{ role: 'user', content: 'Compare src/a.rs and src/bb.rs.' }, ...result.response.messages]));
+  assert.deepStrictEqual(originals, json([{ role: 'user', content: 'Compare src/a.rs and src/bb.rs.' }, ...result.responseMessages]));
+  assert.ok(result.responseMessages.length > result.response.messages.length, 'AI SDK 7 keeps only the last step in response.messages');
   assertModelMessages(memory.messages(), 'after the call');
   assert.ok(memory.events().some((e) => e.type === 'TOOL_RESULT_TRUNCATE'));
 });
@@ -104,7 +105,7 @@ test('a second call continues the same memory; streamText works the same way', a
   // The host keeps its full history and passes it; prepareStep recognizes it.
   const history = [{ role: 'user', content: 'Read src/a.rs.' }];
   let calls = 0;
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doGenerate: async () => {
       calls += 1;
       return calls % 2 === 1
@@ -125,8 +126,10 @@ test('a second call continues the same memory; streamText works the same way', a
   });
   const step = prepareStep(memory);
   const first = await generateText({ model, messages: history, tools: { read_file: readFile }, prepareStep: step, stopWhen: stepCountIs(4) });
+  // The last step's messages alone are enough: the earlier steps' are in the memory already.
+  assert.equal(first.steps.length, 2);
   step.commit(first.response.messages);
-  history.push(...first.response.messages, { role: 'user', content: 'Again, briefly.' });
+  history.push(...first.responseMessages, { role: 'user', content: 'Again, briefly.' });
   assert.deepStrictEqual(memory.originalMessages(), json(history.slice(0, -1)));
 
   const streamed = streamText({ model, messages: history, prepareStep: step, onFinish: step.onFinish });
@@ -141,6 +144,32 @@ test('a second call continues the same memory; streamText works the same way', a
   // Messages that match neither the working list nor the history are refused, typed.
   const stranger = prepareStep(memory);
   await assert.rejects(stranger({ messages: [{ role: 'user', content: 'who are you?' }], stepNumber: 0 }), { code: 'INVALID_ARGUMENT' });
+});
+
+test("onFinish reads AI SDK 7's responseMessages and AI SDK 6's response.messages alike", async () => {
+  const run = async (finish) => {
+    const memory = new AutoContextMemory({ format: 'ai-sdk', maxToken: 6_000, toolResultLimit: 3_000, sessionId: 'finish' });
+    let calls = 0;
+    const model = new MockLanguageModelV4({
+      doGenerate: async () =>
+        ++calls === 1
+          ? answer([{ type: 'tool-call', toolCallId: 'c1', toolName: 'read_file', input: JSON.stringify({ path: 'src/a.rs' }) }])
+          : answer([{ type: 'text', text: 'read' }], 'stop'),
+    });
+    const step = prepareStep(memory);
+    const history = [{ role: 'user', content: 'Read src/a.rs.' }];
+    const result = await generateText({ model, messages: history, tools: { read_file: readFile }, prepareStep: step, stopWhen: stepCountIs(4) });
+    finish(step, result);
+    assert.deepStrictEqual(memory.originalMessages(), json([...history, ...result.responseMessages]));
+    return memory.originalMessages();
+  };
+  const seven = await run((step, r) => step.onFinish(r));
+  // AI SDK 6's finish event named every step's messages response.messages.
+  const six = await run((step, r) => step.onFinish({ response: { messages: r.responseMessages } }));
+  assert.deepStrictEqual(six, seven);
+  assert.equal(seven.length, 4, 'user, call, result, answer: each once');
+  const memory = new AutoContextMemory({ format: 'ai-sdk' });
+  assert.throws(() => prepareStep(memory).onFinish({ text: 'no messages' }), { code: 'INVALID_ARGUMENT' });
 });
 
 test('the helpers want a memory of the ai-sdk format, and the tool checks its arguments', async () => {

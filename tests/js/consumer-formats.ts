@@ -35,7 +35,7 @@ const run = generateText({
   prepareStep: step,
   onFinish: step.onFinish,
   stopWhen: stepCountIs(5),
-}).then((r) => step.commit(r.response.messages));
+}).then((r) => step.commit(r.responseMessages));
 const stream = streamText({ model, messages: memory.messages(), prepareStep: step, onFinish: step.onFinish });
 // A memory left with the default message type works the same way.
 const plain = new AutoContextMemory({ format: 'ai-sdk' });
