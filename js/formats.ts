@@ -1,239 +1,112 @@
 /**
- * Message and tool shapes of the three wire formats, written structurally so that the
- * providers' own SDK types (`ChatCompletionMessageParam`, `Anthropic.MessageParam`, the AI SDK's
- * `ModelMessage`) fit them without autocontext depending on any SDK. Fields autocontext does
- * not read travel untouched; the types list the ones it does, plus the common ones.
+ * The TypeScript shapes of the wire formats. The message types are the providers' own SDK
+ * types (`ChatCompletionMessageParam`, Anthropic's `MessageParam`, the AI SDK's `ModelMessage`),
+ * copied structurally into `sdk/` so that values pass between an SDK and autocontext both ways
+ * without autocontext depending on any SDK.
  *
  * @module
  */
 
+import type { OpenAIChatCompletionMessageParam, OpenAIChatCompletionMessageToolCall } from './sdk/openai.js';
+import type { AnthropicContentBlockParam, AnthropicMessageParam, AnthropicToolUseBlockParam } from './sdk/anthropic.js';
+import type { AiSdkModelMessage, AiSdkToolCallPart } from './sdk/ai-sdk.js';
+
+export type * from './sdk/openai.js';
+export type * from './sdk/anthropic.js';
+export type * from './sdk/ai-sdk.js';
+
+/**
+ * The TypeScript shapes of each wire format: its messages, its `context_reload` tool and the
+ * calls of that tool {@link AutoContextMemory.handleReloadCall} takes. A memory's methods are
+ * typed by the entry of its `format` option, so adding a format is adding an entry here.
+ */
+export interface FormatTypes {
+  /** OpenAI chat completions. */
+  openai: { message: OpenAIMessage; reloadTool: OpenAIReloadTool; reloadCall: OpenAIToolCall | string };
+  /** The Anthropic Messages API. */
+  anthropic: { message: AnthropicMessage; reloadTool: AnthropicReloadTool; reloadCall: AnthropicToolUseBlockParam };
+  /** The Vercel AI SDK's `ModelMessage`. */
+  'ai-sdk': { message: AiSdkMessage; reloadTool: AiSdkReloadToolDefinition; reloadCall: AiSdkToolCallPart };
+}
+
 /** A wire format: OpenAI chat completions, the Anthropic Messages API, or the Vercel AI SDK. */
-export type FormatName = 'openai' | 'anthropic' | 'ai-sdk';
+export type FormatName = keyof FormatTypes;
+
+/** The message type of format `F`. */
+export type MessageFor<F extends FormatName> = FormatTypes[F]['message'];
+
+/** A message of any format. */
+export type AnyMessage = MessageFor<FormatName>;
+
+/** The `context_reload` tool definition of format `F`. */
+export type ReloadToolFor<F extends FormatName> = FormatTypes[F]['reloadTool'];
+
+/** What {@link AutoContextMemory.handleReloadCall} takes for format `F`: the format's tool call, or the parsed arguments. */
+export type ReloadCallFor<F extends FormatName> = FormatTypes[F]['reloadCall'] | ReloadArguments;
+
+/**
+ * The JSON schema of the `context_reload` tool's arguments (a type alias, not an interface,
+ * so that it fits the SDKs' `{ [key: string]: unknown }` schema types).
+ */
+export type ReloadToolParameters = {
+  type: 'object';
+  properties: {
+    working_context_offload_uuid: { type: 'string'; description: string };
+    page: { type: 'integer'; minimum: number; description: string };
+  };
+  required: string[];
+  additionalProperties: false;
+};
 
 // ---------------------------------------------------------------------------------------------
 // OpenAI chat completions
 // ---------------------------------------------------------------------------------------------
 
-/** A tool call of an OpenAI assistant message. */
-export interface OpenAIToolCall {
-  id: string;
-  type?: 'function';
-  function: { name: string; arguments: string };
-}
+/**
+ * An OpenAI chat-completions message: the `openai` SDK's `ChatCompletionMessageParam`, and the
+ * assistant message of a completion (`completion.choices[0].message`) as it comes. The
+ * deprecated `function` role and custom (non-function) tool calls are refused with
+ * `INVALID_MESSAGE`.
+ */
+export type OpenAIMessage = OpenAIChatCompletionMessageParam;
 
-/** A content part of an OpenAI message (text, refusal, image, audio, file, ...). */
-export interface OpenAIContentPart {
-  type: string;
-  text?: string;
-  refusal?: string;
-  image_url?: { url: string; detail?: string };
-}
+/** A tool call of an OpenAI assistant message (`tool_calls[i]`). */
+export type OpenAIToolCall = OpenAIChatCompletionMessageToolCall;
 
-/** An OpenAI chat-completions message (`system`, `developer`, `user`, `assistant`, `tool`). */
-export interface OpenAIMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  content?: string | null | readonly OpenAIContentPart[];
-  name?: string;
-  tool_calls?: readonly OpenAIToolCall[];
-  tool_call_id?: string;
-  refusal?: string | null;
-  audio?: { id: string } | null;
-}
-
-/** The `context_reload` tool as an OpenAI function tool. */
+/** The `context_reload` tool as an OpenAI function tool (a `ChatCompletionTool`). */
 export interface OpenAIReloadTool {
   type: 'function';
-  function: { name: 'context_reload'; description: string; parameters: Record<string, unknown> };
+  function: { name: 'context_reload'; description: string; parameters: ReloadToolParameters };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Anthropic Messages API
 // ---------------------------------------------------------------------------------------------
 
-/** A prompt-cache breakpoint on a block. */
-export interface AnthropicCacheControl {
-  type: 'ephemeral';
-  ttl?: string;
-}
-
-/** A text block. */
-export interface AnthropicTextBlock {
-  type: 'text';
-  text: string;
-  cache_control?: AnthropicCacheControl | null;
-  citations?: readonly unknown[] | null;
-}
-
-/** An image block (counted as a fixed 1600 tokens). */
-export interface AnthropicImageBlock {
-  type: 'image';
-  source: { type: string };
-  cache_control?: AnthropicCacheControl | null;
-}
-
-/** A document block (a text source counts its text; PDFs, URLs and files a fixed 3000 tokens). */
-export interface AnthropicDocumentBlock {
-  type: 'document';
-  source: { type: string };
-  title?: string | null;
-  context?: string | null;
-  cache_control?: AnthropicCacheControl | null;
-}
-
-/** Extended thinking, signed: autocontext never edits it and keeps it first in its message. */
-export interface AnthropicThinkingBlock {
-  type: 'thinking';
-  thinking: string;
-  signature: string;
-}
-
-/** Encrypted thinking: kept byte-exact like {@link AnthropicThinkingBlock}. */
-export interface AnthropicRedactedThinkingBlock {
-  type: 'redacted_thinking';
-  data: string;
-}
-
-/** A tool call of the model. */
-export interface AnthropicToolUseBlock {
-  type: 'tool_use';
-  id: string;
-  name: string;
-  input: unknown;
-  cache_control?: AnthropicCacheControl | null;
-}
-
-/** A tool's answer, in a user message, before any other block of that message. */
-export interface AnthropicToolResultBlock {
-  type: 'tool_result';
-  tool_use_id: string;
-  content?: string | readonly (AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicOtherBlock)[];
-  is_error?: boolean;
-  cache_control?: AnthropicCacheControl | null;
-}
-
-/** Any other block (server tools, search results, later types): kept as it came. */
-export interface AnthropicOtherBlock {
-  type: string;
-}
+/**
+ * An Anthropic Messages API message: the `@anthropic-ai/sdk` `MessageParam`; an assistant turn
+ * is `{ role: 'assistant', content: response.content }`. The system prompt is the request's
+ * top-level `system` parameter (count it in `reservedTokens`): a `system` message is refused
+ * with `INVALID_MESSAGE`.
+ */
+export type AnthropicMessage = AnthropicMessageParam;
 
 /** A content block of an Anthropic message. */
-export type AnthropicContentBlock =
-  | AnthropicTextBlock
-  | AnthropicImageBlock
-  | AnthropicDocumentBlock
-  | AnthropicThinkingBlock
-  | AnthropicRedactedThinkingBlock
-  | AnthropicToolUseBlock
-  | AnthropicToolResultBlock
-  | AnthropicOtherBlock;
+export type AnthropicContentBlock = AnthropicContentBlockParam;
 
-/**
- * An Anthropic Messages API message. The system prompt is not a message: it is the request's
- * top-level `system` parameter (count it in `reservedTokens`).
- */
-export interface AnthropicMessage {
-  role: 'user' | 'assistant';
-  content: string | readonly AnthropicContentBlock[];
-}
-
-/** The `context_reload` tool as an Anthropic tool definition. */
+/** The `context_reload` tool as an Anthropic tool definition (a `Tool`). */
 export interface AnthropicReloadTool {
   name: 'context_reload';
   description: string;
-  input_schema: Record<string, unknown>;
+  input_schema: ReloadToolParameters;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Vercel AI SDK ModelMessage
 // ---------------------------------------------------------------------------------------------
 
-/** Provider-specific options of a message or part (`providerOptions`). */
-export type AiSdkProviderOptions = Record<string, Record<string, unknown>>;
-
-/** A text part. */
-export interface AiSdkTextPart {
-  type: 'text';
-  text: string;
-  providerOptions?: AiSdkProviderOptions;
-}
-
-/** An image part (bytes travel as base64 text; counted as a fixed 1600 tokens). */
-export interface AiSdkImagePart {
-  type: 'image';
-  image: unknown;
-  mediaType?: string;
-  providerOptions?: AiSdkProviderOptions;
-}
-
-/** A file part (bytes travel as base64 text; images count 1600 tokens, other files 3000). */
-export interface AiSdkFilePart {
-  type: 'file';
-  data: unknown;
-  mediaType: string;
-  filename?: string;
-  providerOptions?: AiSdkProviderOptions;
-}
-
-/** Model reasoning; its provider signature rides in `providerOptions`, so it is never edited. */
-export interface AiSdkReasoningPart {
-  type: 'reasoning';
-  text: string;
-  providerOptions?: AiSdkProviderOptions;
-}
-
-/** A tool call of the model. */
-export interface AiSdkToolCallPart {
-  type: 'tool-call';
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  providerExecuted?: boolean;
-  providerOptions?: AiSdkProviderOptions;
-}
-
-/** The output of a tool (`text`, `json`, `error-text`, `error-json`, `content`, `execution-denied`). */
-export interface AiSdkToolResultOutput {
-  type: string;
-  value?: unknown;
-  reason?: string;
-}
-
-/** A tool's answer. */
-export interface AiSdkToolResultPart {
-  type: 'tool-result';
-  toolCallId: string;
-  toolName: string;
-  output: AiSdkToolResultOutput;
-  providerOptions?: AiSdkProviderOptions;
-}
-
-/** A request for the user's approval of a tool call. */
-export interface AiSdkToolApprovalRequest {
-  type: 'tool-approval-request';
-  approvalId: string;
-  toolCallId: string;
-}
-
-/** The user's answer to a {@link AiSdkToolApprovalRequest}. */
-export interface AiSdkToolApprovalResponse {
-  type: 'tool-approval-response';
-  approvalId: string;
-  approved: boolean;
-  reason?: string;
-}
-
-/** An AI SDK `ModelMessage`. */
-export type AiSdkMessage =
-  | { role: 'system'; content: string; providerOptions?: AiSdkProviderOptions }
-  | { role: 'user'; content: string | readonly (AiSdkTextPart | AiSdkImagePart | AiSdkFilePart)[]; providerOptions?: AiSdkProviderOptions }
-  | {
-      role: 'assistant';
-      content:
-        | string
-        | readonly (AiSdkTextPart | AiSdkFilePart | AiSdkReasoningPart | AiSdkToolCallPart | AiSdkToolResultPart | AiSdkToolApprovalRequest)[];
-      providerOptions?: AiSdkProviderOptions;
-    }
-  | { role: 'tool'; content: readonly (AiSdkToolResultPart | AiSdkToolApprovalResponse)[]; providerOptions?: AiSdkProviderOptions };
+/** An AI SDK `ModelMessage` (bytes in parts come back as base64 text, which the AI SDK accepts). */
+export type AiSdkMessage = AiSdkModelMessage;
 
 /**
  * The `context_reload` tool as an AI SDK tool definition: `inputSchema` is a plain JSON schema
@@ -242,15 +115,8 @@ export type AiSdkMessage =
  */
 export interface AiSdkReloadToolDefinition {
   description: string;
-  inputSchema: Record<string, unknown>;
+  inputSchema: ReloadToolParameters;
 }
-
-/** The `context_reload` tool definition of format `F`. */
-export type ReloadToolFor<F extends FormatName> = F extends 'anthropic'
-  ? AnthropicReloadTool
-  : F extends 'ai-sdk'
-    ? AiSdkReloadToolDefinition
-    : OpenAIReloadTool;
 
 /** The arguments of a `context_reload` call. */
 export interface ReloadArguments {

@@ -32,11 +32,13 @@ import type {
   FormatName,
   HostOptions,
   MemoryState,
+  MessageFor,
   OffloadInfo,
   OffloadStore,
   OverflowResult,
   Plan,
   PrepareResult,
+  ReloadCallFor,
   ReloadToolFor,
   SummarizeFn,
   SummarizeRequest,
@@ -45,7 +47,6 @@ import type {
   UsageInput,
   UsageReport,
   ValidationProblem,
-  WireMessage,
 } from './types.js';
 
 export type * from './types.js';
@@ -54,19 +55,6 @@ export type { AutoContextErrorOptions, ErrorCode } from './errors.js';
 export { MemoryStore } from './stores/memory.js';
 export { offlineSummarize } from './offline-summarize.js';
 export type { OfflineSummarizeRequest } from './offline-summarize.js';
-
-/**
- * The `context_reload` tool definition as an OpenAI function tool (the default format; see
- * {@link ReloadToolFor} for every format's shape).
- */
-export interface ReloadToolDefinition {
-  /** `'function'` for OpenAI. */
-  type: string;
-  /** Name (`context_reload`), description and JSON-schema parameters. */
-  function: { name: string; description: string; parameters: Record<string, unknown> };
-  /** Other fields of the format's tool shape. */
-  [field: string]: unknown;
-}
 
 const HOST_KEYS = new Set(['summarize', 'store', 'tokenizer']);
 
@@ -232,18 +220,19 @@ function splitOptions(options: unknown): { json: string; host: HostOptions<never
 
 let restoring: { wasm: WasmMemory; store: OffloadStore } | null = null;
 
+/** Frees a memory's WebAssembly side at once (for `compress()`, whose memory nobody else sees). */
+let release: (memory: AutoContextMemory<FormatName, never>) => void;
+
 /**
  * The context memory of one conversation: the working list the model sees, the append-only log
  * of everything added, and the offloaded originals in the host's store.
  *
- * `M` is the wire message type (for OpenAI, e.g. `ChatCompletionMessageParam`; for Anthropic,
- * `MessageParam`; for the AI SDK, `ModelMessage`) and `F` the `format` option, which TypeScript
- * infers from the options (it types {@link AutoContextMemory.reloadTool}).
+ * `F` is the `format` option, which TypeScript infers from the options: it types the messages
+ * the memory takes and gives (`new AutoContextMemory({ format: 'anthropic' })` takes and gives
+ * Anthropic `MessageParam`s), its reload tool and the calls {@link handleReloadCall} takes.
+ * `M` overrides the message type, for hosts that keep messages in a type of their own.
  */
-/** Frees a memory's WebAssembly side at once (for `compress()`, whose memory nobody else sees). */
-let release: (memory: AutoContextMemory<never, FormatName>) => void;
-
-export class AutoContextMemory<M extends object = WireMessage, F extends FormatName = 'openai'> {
+export class AutoContextMemory<F extends FormatName = 'openai', M extends object = MessageFor<F>> {
   readonly #wasm: WasmMemory;
   readonly #store: OffloadStore;
   #pending: Promise<CompressResult> | null = null;
@@ -260,9 +249,7 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
    *   (where originals go; default a new {@link MemoryStore}) and `tokenizer`.
    * @throws {@link AutoContextError} `INVALID_CONFIG` naming the option at fault.
    */
-  constructor(options?: AutoContextOptions<M> & { format?: F });
-  constructor(options?: AutoContextOptions<M>);
-  constructor(options: AutoContextOptions<M> = {}) {
+  constructor(options: AutoContextOptions<F, NoInfer<M>> = {}) {
     if (restoring !== null) {
       ({ wasm: this.#wasm, store: this.#store } = restoring);
       restoring = null;
@@ -282,10 +269,10 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
    *
    * @throws {@link AutoContextError} `INVALID_STATE` when the state is not a valid one.
    */
-  static fromJSON<M extends object = WireMessage, F extends FormatName = 'openai'>(
+  static fromJSON<F extends FormatName = 'openai', M extends object = MessageFor<F>>(
     state: MemoryState | string,
-    host: HostOptions<M> = {},
-  ): AutoContextMemory<M, F> {
+    host: HostOptions<NoInfer<M>> = {},
+  ): AutoContextMemory<F, M> {
     const text = typeof state === 'string' ? state : toJson(state, 'INVALID_STATE', 'state');
     if (host === null || typeof host !== 'object') {
       throw new AutoContextError('INVALID_CONFIG', `fromJSON's second argument must be an object, got ${describe(host)}`);
@@ -305,7 +292,7 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
     const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS);
     const wasm = (made = call(() => WasmMemory.fromJson(text, wasmHost)));
     restoring = { wasm, store };
-    return new AutoContextMemory<M, F>();
+    return new AutoContextMemory<F, M>();
   }
 
   /**
@@ -379,11 +366,16 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
    * before adding the reply): `{ promptTokens, cachedTokens }`, or the provider's usage
    * object as it comes (OpenAI, Anthropic, Gemini, AI SDK). The ratio to the engine's
    * estimate, smoothed over calls, corrects the trigger; the report gives the drift and the
-   * share of the prompt served from the provider's cache.
+   * share of the prompt served from the provider's cache. A response without usage
+   * (`completion.usage` is optional in the OpenAI SDK) observes nothing: `undefined` or `null`
+   * returns `undefined`.
    *
    * @throws {@link AutoContextError} `INVALID_ARGUMENT` naming the field.
    */
-  observeUsage(usage: UsageInput): UsageReport {
+  observeUsage(usage: UsageInput): UsageReport;
+  observeUsage(usage: UsageInput | null | undefined): UsageReport | undefined;
+  observeUsage(usage: UsageInput | null | undefined): UsageReport | undefined {
+    if (usage === undefined || usage === null) return undefined;
     const json = toJson(usage, 'INVALID_ARGUMENT', 'usage');
     return JSON.parse(call(() => this.#wasm.observeUsage(json))) as UsageReport;
   }
@@ -465,7 +457,7 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
    *
    * @throws {@link AutoContextError} `STORE_FAILED` when the store fails.
    */
-  async handleReloadCall(toolCall: unknown): Promise<string> {
+  async handleReloadCall(toolCall: ReloadCallFor<F>): Promise<string> {
     const json = toJson(toolCall, 'INVALID_ARGUMENT', 'the reload call');
     return callAsync(() => this.#wasm.handleReloadCall(json));
   }
@@ -522,11 +514,11 @@ export class AutoContextMemory<M extends object = WireMessage, F extends FormatN
  * requests. Returns the compressed list, what the pass did, and the store holding the
  * originals of whatever was replaced.
  */
-export async function compress<M extends object = WireMessage>(
-  messages: readonly M[],
-  options: AutoContextOptions<M> = {},
+export async function compress<F extends FormatName = 'openai', M extends object = MessageFor<F>>(
+  messages: readonly NoInfer<M>[],
+  options: AutoContextOptions<F, NoInfer<M>> = {},
 ): Promise<CompressOutput<M>> {
-  const memory = new AutoContextMemory<M>(options);
+  const memory = new AutoContextMemory<F, M>(options);
   try {
     memory.add(messages);
     const result = await memory.compressIfNeeded();
@@ -535,7 +527,7 @@ export async function compress<M extends object = WireMessage>(
     // Freed now rather than by a finalizer at some later, unrelated moment: a request handler
     // calling compress() on every request would otherwise grow the module's memory until the
     // garbage collector runs, and pay for the frees inside later requests.
-    release(memory as unknown as AutoContextMemory<never, FormatName>);
+    release(memory as unknown as AutoContextMemory<FormatName, never>);
   }
 }
 

@@ -7,7 +7,7 @@
 
 import type { AutoContextError } from './errors.js';
 
-import type { FormatName } from './formats.js';
+import type { AnyMessage, FormatName, MessageFor } from './formats.js';
 
 export type * from './formats.js';
 
@@ -15,9 +15,9 @@ export type * from './formats.js';
 export type Awaitable<T> = T | Promise<T>;
 
 /**
- * A message in the chosen wire format. For `format: 'openai'` it is a chat-completions message
- * (`{ role, content, tool_calls?, tool_call_id?, ... }`); fields autocontext does not know are
- * kept untouched.
+ * A message of any wire format, loosely typed: `{ role, content?, ...any other field }`. A
+ * memory's own methods take and return its format's message type ({@link MessageFor}); this
+ * one is for code that handles messages of every format alike.
  */
 export interface WireMessage {
   /** `system`, `developer`, `user`, `assistant` or `tool`. */
@@ -40,14 +40,14 @@ export type SummarizeKind =
   | 'turns';
 
 /** What autocontext asks the host's summarizer model to do. */
-export interface SummarizeRequest<M = WireMessage> {
+export interface SummarizeRequest<M = AnyMessage> {
   /** Which strategy asks. */
   kind: SummarizeKind;
   /** Instructions for the summarizer model (a system prompt). */
   system: string;
   /** The span to compress, serialized as text inside tags, plus any hint. */
   prompt: string;
-  /** The same span in the host's wire format, for hosts that prefer it. */
+  /** The same span in the memory's wire format, for hosts that prefer it (valid for the provider). */
   messages: M[];
   /** The length the summary should stay under, in characters. */
   targetChars?: number;
@@ -72,9 +72,11 @@ export type SummarizeResult = string | { text: string; usage?: SummarizeUsage };
 
 /**
  * The host's LLM call. It may answer synchronously or with a promise; whatever it throws is
- * recorded (a failed summary falls back to a non-LLM step).
+ * recorded (a failed summary falls back to a non-LLM step). `SummarizeFn` alone takes the
+ * messages of any format, so one function serves memories of every format;
+ * `SummarizeFn<AnthropicMessage>` types `request.messages` for one.
  */
-export type SummarizeFn<M = WireMessage> = (request: SummarizeRequest<M>) => Awaitable<SummarizeResult>;
+export type SummarizeFn<M = AnyMessage> = (request: SummarizeRequest<M>) => Awaitable<SummarizeResult>;
 
 /**
  * Where originals of replaced spans are kept, under keys `<sessionId>/<uuid>`. Each method may
@@ -245,7 +247,7 @@ export interface Concept {
 }
 
 /** What the host supplies besides the options. */
-export interface HostOptions<M = WireMessage> {
+export interface HostOptions<M = AnyMessage> {
   /** The host's LLM call; without it the LLM strategies are skipped. */
   summarize?: SummarizeFn<M>;
   /** Where originals go (default: a new in-memory store). */
@@ -258,8 +260,20 @@ export interface HostOptions<M = WireMessage> {
   tokenizer?: TokenizerName | TokenCounterFn;
 }
 
-/** Options of {@link AutoContextMemory}: the engine's options plus the host's functions. */
-export interface AutoContextOptions<M = WireMessage> extends EngineOptions, HostOptions<M> {}
+/**
+ * Options of {@link AutoContextMemory}: the engine's options plus the host's functions. `F` is
+ * the `format` option and `M` its message type.
+ */
+export interface AutoContextOptions<F extends FormatName = FormatName, M = MessageFor<F>> extends EngineOptions, HostOptions<M> {
+  /**
+   * Wire format of the messages (default `'openai'`): OpenAI chat completions, the Anthropic
+   * Messages API (`'anthropic'`; the system prompt stays your request's `system` parameter), or
+   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`). It types the memory's methods: `add`,
+   * `messages()`, `reloadTool()`, `handleReloadCall` and the summarize requests take and give
+   * this format's SDK types.
+   */
+  format?: F;
+}
 
 /** One change made by a compression pass (or one summarize call that failed). */
 export interface CompressionEvent {
@@ -373,7 +387,45 @@ export interface OverflowResult {
  * The provider's count of the last request: `{ promptTokens, cachedTokens? }`, or the usage
  * object of OpenAI (chat or responses), Anthropic, Gemini or the AI SDK as it comes.
  */
-export type UsageInput = { promptTokens: number; cachedTokens?: number } | Record<string, unknown>;
+export type UsageInput =
+  | { promptTokens: number; cachedTokens?: number | null }
+  | OpenAIChatUsage
+  | OpenAIResponsesUsage
+  | AnthropicUsage
+  | GeminiUsage
+  | AiSdkUsage;
+
+/** OpenAI chat completions' `completion.usage` (the fields read). */
+export interface OpenAIChatUsage {
+  prompt_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+}
+
+/** OpenAI responses' `response.usage` (the fields read). */
+export interface OpenAIResponsesUsage {
+  input_tokens: number;
+  input_tokens_details?: { cached_tokens?: number | null } | null;
+}
+
+/** Anthropic's `message.usage` (the fields read): the prompt is all three counts together. */
+export interface AnthropicUsage {
+  input_tokens: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+/** Gemini's `usageMetadata` (the fields read). */
+export interface GeminiUsage {
+  promptTokenCount?: number | null;
+  cachedContentTokenCount?: number | null;
+}
+
+/** The AI SDK's `LanguageModelUsage` (the fields read). */
+export interface AiSdkUsage {
+  inputTokens: number | undefined;
+  cachedInputTokens?: number | undefined;
+  inputTokenDetails?: { cacheReadTokens?: number | undefined };
+}
 
 /** What {@link AutoContextMemory.observeUsage} reports. */
 export interface UsageReport {
@@ -398,7 +450,7 @@ export interface UsageReport {
 }
 
 /** What the stateless {@link compress} returns. */
-export interface CompressOutput<M = WireMessage> extends CompressResult {
+export interface CompressOutput<M = AnyMessage> extends CompressResult {
   /** The compressed list, ready to send. */
   messages: M[];
   /** The store holding the originals of what was replaced. */

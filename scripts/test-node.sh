@@ -7,6 +7,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/packed-app.sh
 require_dist test-node
+# The SDK type copies (js/sdk/) must be what the pinned SDKs give.
+node scripts/sdk-types.mjs --check
 install_packed_app autocontext-test-app
 cp -R tests/js "$work/app/tests"
 cp -R tests/contract "$work/app/contract"
@@ -16,7 +18,11 @@ cp -R examples/openai-loop examples/anthropic-loop "$work/app/examples/"
 cd "$work/app"
 # The AI SDK integration is tested with the real `ai` package (a dev dependency, never a
 # dependency of autocontext): link it and its peer from the repository's node_modules.
-for dev in ai zod; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done
+# The providers' SDKs likewise, for the TypeScript consumer tests below, and Node's types
+# outside node_modules/@types, so that only the examples' check sees them.
+mkdir node_modules/@anthropic-ai "$work/types"
+for dev in ai zod openai @anthropic-ai/sdk; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done
+ln -s "$root/node_modules/@types/node" "$work/types/node"
 
 # The declarations as a TypeScript user sees them, under Node and bundler module resolution.
 tsc="$root/node_modules/.bin/tsc"
@@ -25,5 +31,11 @@ tsc="$root/node_modules/.bin/tsc"
 # The formats and the AI SDK helpers against the `ai` package's own types (whose declarations
 # need Node's; skipLibCheck spares them, the line above checks ours).
 "$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-formats.ts
+# Against the providers' SDKs, strict and without casts: the message types both ways, the
+# README's ```ts blocks (its agent loops) as a user pastes them, and the chat-loop examples.
+node tests/readme-ts.mjs "$root/README.md" tests >/dev/null
+"$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-sdk.ts tests/readme-*.ts
+"$tsc" --noEmit --strict --skipLibCheck --allowJs --checkJs --target es2022 --lib es2022,dom --typeRoots "$work/types" --types node \
+  --module nodenext --moduleResolution nodenext examples/openai-loop/agent.mjs examples/anthropic-loop/agent.mjs
 
 AUTOCONTEXT_README="$root/README.md" node --test tests/*.test.mjs

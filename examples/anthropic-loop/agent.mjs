@@ -12,16 +12,21 @@
 import { AutoContextMemory } from 'autocontext';
 
 /**
+ * @typedef {{ messages: { create(body: import('@anthropic-ai/sdk/resources/messages').MessageCreateParamsNonStreaming):
+ *   Promise<import('@anthropic-ai/sdk/resources/messages').Message> } }} Client
+ */
+
+/**
  * One user turn: adds the user's message, then lets the model work (calling tools, reading
  * results) until it answers, compressing the conversation before every model call.
  *
  * @param {object} args
- * @param {{ messages: { create(params: object): Promise<any> } }} args.client
- * @param {AutoContextMemory} args.memory - a memory made with `format: 'anthropic'`
+ * @param {Client} args.client - `new Anthropic()`, or anything with its `messages.create`
+ * @param {AutoContextMemory<'anthropic'>} args.memory - a memory made with `format: 'anthropic'`
  * @param {string} args.model
  * @param {string} args.system - the system prompt (counted in the memory's `reservedTokens`)
- * @param {object[]} args.tools - the host's tools (`{ name, description, input_schema }`)
- * @param {(name: string, input: any) => Promise<unknown>} args.runTool - runs one of them
+ * @param {import('@anthropic-ai/sdk/resources/messages').Tool[]} args.tools - the host's tools (`{ name, description, input_schema }`)
+ * @param {(name: string, input: any) => unknown} args.runTool - runs one of them (sync or async)
  * @param {string} args.userText
  * @param {number} [args.maxSteps]
  * @param {number} [args.maxTokens]
@@ -40,8 +45,9 @@ export async function runTurn({ client, memory, model, system, tools, runTool, u
     });
     memory.add({ role: 'assistant', content: response.content });
     if (response.stop_reason !== 'tool_use') {
-      return response.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
+      return response.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
     }
+    /** @type {import('@anthropic-ai/sdk/resources/messages').ToolResultBlockParam[]} */
     const results = [];
     for (const block of response.content) {
       if (block.type !== 'tool_use') continue;
@@ -53,7 +59,11 @@ export async function runTurn({ client, memory, model, system, tools, runTool, u
   throw new Error(`no answer after ${maxSteps} model calls`);
 }
 
-/** A memory for this loop: the window of the model, the system prompt and tools reserved. */
+/**
+ * A memory for this loop: the window of the model, the system prompt and tools reserved.
+ *
+ * @param {import('autocontext').AutoContextOptions<'anthropic'>} [options]
+ */
 export function createMemory(options = {}) {
   return new AutoContextMemory({ format: 'anthropic', maxToken: 200_000, reservedTokens: 2_000, ...options });
 }
@@ -62,6 +72,7 @@ export function createMemory(options = {}) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { default: Anthropic } = await import('@anthropic-ai/sdk');
   const { readFile } = await import('node:fs/promises');
+  /** @type {import('@anthropic-ai/sdk/resources/messages').Tool[]} */
   const tools = [
     {
       name: 'read_file',

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { AutoContextMemory, type CompressResult, type SummarizeRequest, type WireMessage } from 'autocontext';
+import { AutoContextMemory, type CompressResult, type SummarizeRequest, type OpenAIMessage } from 'autocontext';
 import { DenoKVStore } from 'autocontext/stores/deno-kv';
 
 /** What {@link runExample} did. */
@@ -22,7 +22,7 @@ export interface ExampleReport {
   /** The memory, for a caller that wants to look further. */
   memory: AutoContextMemory;
   /** Every message added, in order. */
-  sent: WireMessage[];
+  sent: OpenAIMessage[];
   /** The result of each compression pass that changed something. */
   passes: CompressResult[];
   /** The model's context_reload call of the first offload, and the tool message answering it. */
@@ -48,7 +48,7 @@ function fileText(chars: number, seed: number): string {
 }
 
 /** Round `n` of an agent reading files: a question, tool calls, their results, an answer. */
-function round(n: number): WireMessage[] {
+function round(n: number): OpenAIMessage[] {
   const ids = [`call_${n}_a`, `call_${n}_b`];
   return [
     { role: 'user', content: `Step ${n}: read the next two files and tell me what they configure.` },
@@ -73,7 +73,7 @@ export async function runExample(
   { rounds = 12, sessionId = 'deno-example', log = console.log }: { rounds?: number; sessionId?: string; log?: (line: string) => void } = {},
 ): Promise<ExampleReport> {
   const memory = new AutoContextMemory({ maxToken: 8_000, sessionId, store: new DenoKVStore(kv), summarize: offlineSummary });
-  const sent: WireMessage[] = [];
+  const sent: OpenAIMessage[] = [];
   const passes: CompressResult[] = [];
   for (let n = 1; n <= rounds; n++) {
     const messages = round(n);

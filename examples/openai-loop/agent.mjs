@@ -9,16 +9,21 @@
 import { AutoContextMemory } from 'autocontext';
 
 /**
+ * @typedef {{ chat: { completions: { create(body: import('openai/resources/chat/completions').ChatCompletionCreateParamsNonStreaming):
+ *   Promise<import('openai/resources/chat/completions').ChatCompletion> } } }} Client
+ */
+
+/**
  * One user turn: adds the user's message, then lets the model work (calling tools, reading
  * results) until it answers, compressing the conversation before every model call.
  *
  * @param {object} args
- * @param {{ chat: { completions: { create(params: object): Promise<any> } } }} args.client
- * @param {AutoContextMemory} args.memory - a memory made with `format: 'openai'`
+ * @param {Client} args.client - `new OpenAI()`, or anything with its `chat.completions.create`
+ * @param {AutoContextMemory<'openai'>} args.memory - a memory made with `format: 'openai'`
  * @param {string} args.model
  * @param {string} args.system - the system prompt (counted in the memory's `reservedTokens`)
- * @param {object[]} args.tools - the host's function tools
- * @param {(name: string, args: any) => Promise<unknown>} args.runTool - runs one of them
+ * @param {import('openai/resources/chat/completions').ChatCompletionTool[]} args.tools - the host's function tools
+ * @param {(name: string, args: any) => unknown} args.runTool - runs one of them (sync or async)
  * @param {string} args.userText
  * @param {number} [args.maxSteps]
  * @returns {Promise<string>} the model's answer
@@ -36,6 +41,7 @@ export async function runTurn({ client, memory, model, system, tools, runTool, u
     memory.add(message);
     if (!message.tool_calls?.length) return message.content ?? '';
     for (const call of message.tool_calls) {
+      if (call.type !== 'function') throw new Error(`custom tool calls are not handled here (${call.custom.name})`);
       const output =
         call.function.name === 'context_reload'
           ? await memory.handleReloadCall(call)
@@ -46,7 +52,11 @@ export async function runTurn({ client, memory, model, system, tools, runTool, u
   throw new Error(`no answer after ${maxSteps} model calls`);
 }
 
-/** A memory for this loop: the window of the model, the system prompt and tools reserved. */
+/**
+ * A memory for this loop: the window of the model, the system prompt and tools reserved.
+ *
+ * @param {import('autocontext').AutoContextOptions<'openai'>} [options]
+ */
 export function createMemory(options = {}) {
   return new AutoContextMemory({ format: 'openai', maxToken: 128_000, reservedTokens: 2_000, ...options });
 }
@@ -55,6 +65,7 @@ export function createMemory(options = {}) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { default: OpenAI } = await import('openai');
   const { readFile } = await import('node:fs/promises');
+  /** @type {import('openai/resources/chat/completions').ChatCompletionTool[]} */
   const tools = [
     {
       type: 'function',

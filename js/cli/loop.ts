@@ -9,7 +9,7 @@
 
 import { performance } from 'node:perf_hooks';
 
-import type { AutoContextMemory as Memory } from '../index.js';
+import type { AutoContextMemory } from '../index.js';
 import { isAutoContextError } from '../errors.js';
 import type { CompressionEvent, CompressResult, OffloadStore, SummarizeFn, WireMessage } from '../types.js';
 import { InputError, UsageError } from './errors.js';
@@ -63,7 +63,9 @@ export interface LoopResult {
   largest: { tokens: number; tokensWithout: number };
 }
 
-type MemoryClass = typeof Memory;
+/** The commands read conversations of every format, so their memories take any wire message. */
+type Memory = AutoContextMemory<FormatName, WireMessage>;
+type MemoryClass = typeof AutoContextMemory;
 
 /** A memory for the settings; the engine's refusals become the command's errors. */
 function makeMemory(Engine: MemoryClass, s: LoopSettings): Memory {
@@ -72,7 +74,7 @@ function makeMemory(Engine: MemoryClass, s: LoopSettings): Memory {
   if (s.preset !== undefined) options.preset = s.preset;
   if (s.concepts !== undefined) options.concepts = s.concepts.map((keyword) => ({ keyword }));
   try {
-    return new Engine<WireMessage>(options as ConstructorParameters<MemoryClass>[0]);
+    return new Engine<FormatName, WireMessage>(options as ConstructorParameters<MemoryClass>[0]);
   } catch (e) {
     if (!isAutoContextError(e, 'INVALID_CONFIG')) throw e;
     if (e.field === 'format') {
@@ -94,7 +96,7 @@ export async function replayConversation(
 ): Promise<LoopResult> {
   const memory = makeMemory(Engine, s);
   const plainOptions = { format: s.format, maxToken: MAX_WINDOW, msgThreshold: 10_000_000 };
-  const plain = new Engine<WireMessage>(plainOptions as ConstructorParameters<MemoryClass>[0]);
+  const plain = new Engine<FormatName, WireMessage>(plainOptions as ConstructorParameters<MemoryClass>[0]);
 
   let compressionMs = 0;
   let target = Math.floor(s.maxToken * s.ratio);

@@ -207,7 +207,7 @@ Deno.test('compress a conversation into Deno KV, reload byte-exact, restore from
   let kv = await Deno.openKv(path);
   let state;
   let uuids: string[];
-  const tool = { role: 'tool', tool_call_id: 'log1', content: bigValue(150_000) };
+  const tool = { role: 'tool' as const, tool_call_id: 'log1', content: bigValue(150_000) };
   try {
     const memory = new AutoContextMemory({ maxToken: 4_000, sessionId: 'deno-engine', store: new DenoKVStore(kv) });
     memory.add([{ role: 'user', content: 'Read the log.' }, { role: 'assistant', content: null, tool_calls: [{ id: 'log1', type: 'function', function: { name: 'read_log', arguments: '{}' } }] }, tool]);
@@ -248,6 +248,7 @@ Deno.test('typed errors in Deno: bad messages, bad options, a failing store as t
   const memory = new AutoContextMemory({ maxToken: 4_000 });
   let e: unknown;
   try {
+    // @ts-expect-error a role no format has
     memory.add({ role: 'robot', content: 'hi' });
   } catch (x) {
     e = x;

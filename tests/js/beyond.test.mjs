@@ -203,6 +203,18 @@ test('observeUsage calibrates the trigger from the provider usage object and rep
   assert.equal(e.field, 'promptTokens');
 });
 
+test('observeUsage of a response without usage observes nothing', () => {
+  const memory = new AutoContextMemory({ maxToken: 10000 });
+  for (let k = 1; k <= 3; k++) memory.add(round(k));
+  // The OpenAI SDK types completion.usage as optional (a stream without include_usage has none).
+  assert.equal(memory.observeUsage(undefined), undefined);
+  assert.equal(memory.observeUsage(null), undefined);
+  assert.equal(memory.needsCompression(), false);
+  const report = memory.observeUsage({ promptTokens: memory.tokenCount() });
+  assert.equal(report.samples, 1, 'the empty reports were not counted');
+  assert.ok(isAutoContextError(thrown(() => memory.observeUsage(42)), 'INVALID_ARGUMENT'));
+});
+
 test('every preset keeps Anthropic turns valid', async () => {
   for (const preset of ['prefix-summary', 'facts', 'turns']) {
     const options = { preset, format: 'anthropic', maxToken: 3000, summarize: offlineSummarize, ...(preset === 'facts' ? { concepts: [{ keyword: 'module' }] } : {}) };

@@ -7,10 +7,11 @@ import { prepareStep, reloadTool } from 'autocontext/ai-sdk';
 
 declare const model: LanguageModel;
 
-// The format option picks the reload tool's shape.
-const anthropic = new AutoContextMemory<AnthropicMessage, 'anthropic'>({ format: 'anthropic', maxToken: 200_000 });
+// The format option picks the message types and the reload tool's shape.
+const anthropic = new AutoContextMemory({ format: 'anthropic', maxToken: 200_000 });
 const inputSchema: Record<string, unknown> = anthropic.reloadTool().input_schema;
-const openai = new AutoContextMemory<OpenAIMessage>({ maxToken: 128_000, offloadReloadLimit: 8_000 });
+const openai: AutoContextMemory<'openai'> = new AutoContextMemory({ maxToken: 128_000, offloadReloadLimit: 8_000 });
+const openaiMessages: OpenAIMessage[] = openai.messages();
 const fn: string = openai.reloadTool().function.name;
 const sdkDefinition: Record<string, unknown> = new AutoContextMemory({ format: 'ai-sdk' }).reloadTool().inputSchema;
 
@@ -25,7 +26,7 @@ const format: FormatName = 'ai-sdk';
 const problems = validate(turn, 'anthropic').length + validate([], format).length;
 
 // The AI SDK: ModelMessage in, prepareStep and the reload tool straight into generateText.
-const memory = new AutoContextMemory<ModelMessage, 'ai-sdk'>({ format: 'ai-sdk', maxToken: 128_000 });
+const memory = new AutoContextMemory<'ai-sdk', ModelMessage>({ format: 'ai-sdk', maxToken: 128_000 });
 memory.add({ role: 'user', content: 'hello' });
 const step = prepareStep(memory);
 const run = generateText({
@@ -37,7 +38,7 @@ const run = generateText({
   stopWhen: stepCountIs(5),
 }).then((r) => step.commit(r.responseMessages));
 const stream = streamText({ model, messages: memory.messages(), prepareStep: step, onFinish: step.onFinish });
-// A memory left with the default message type works the same way.
+// A memory typed by its format alone works the same way.
 const plain = new AutoContextMemory({ format: 'ai-sdk' });
 const plainStep = prepareStep(plain);
 const plainRun = generateText({ model, messages: [{ role: 'user', content: 'hi' }], tools: { context_reload: reloadTool(plain) }, prepareStep: plainStep });
@@ -46,7 +47,7 @@ const args: ReloadArguments = { working_context_offload_uuid: 'u', page: 2 };
 
 // @ts-expect-error not a format
 new AutoContextMemory({ format: 'gemini' });
-// @ts-expect-error Anthropic has no system message (the system prompt is a request parameter)
-const noSystem: AnthropicMessage = { role: 'system', content: 'x' };
+// @ts-expect-error Anthropic has no tool role (tool results are blocks of a user message)
+const noTool: AnthropicMessage = { role: 'tool', content: 'x' };
 
-export { inputSchema, fn, sdkDefinition, problems, run, stream, plainRun, sdkMessages, args, noSystem };
+export { inputSchema, fn, openaiMessages, sdkDefinition, problems, run, stream, plainRun, sdkMessages, args, noTool };

@@ -17,19 +17,20 @@ const summarize: SummarizeFn<ChatMessage> = async ({ kind, prompt, messages, sig
   usage: { inputTokens: 1, outputTokens: 1 },
 });
 const store: OffloadStore = new MemoryStore();
-const memory = new AutoContextMemory<ChatMessage>({ maxToken: 8_000, summarize, store, tokenizer: (t) => t.length });
+// A host type of its own for the messages: the format first, then the type.
+const memory = new AutoContextMemory<'openai', ChatMessage>({ maxToken: 8_000, summarize, store, tokenizer: (t) => t.length });
 memory.add({ role: 'user', content: 'hi' });
 memory.add([{ role: 'assistant', content: 'hello' }]);
 const working: ChatMessage[] = memory.messages();
 const pass: Promise<CompressResult> = memory.compressIfNeeded();
 const events: CompressionEvent[] = memory.events();
 const problems: ValidationProblem[] = validate(working);
-const restored: AutoContextMemory<ChatMessage> = AutoContextMemory.fromJSON<ChatMessage>(memory.toJSON(), { store, summarize });
+const restored: AutoContextMemory<'openai', ChatMessage> = AutoContextMemory.fromJSON<'openai', ChatMessage>(memory.toJSON(), { store, summarize });
 const n: number = countTokens('hello', 'estimate') + restored.tokenCount();
 const name: string = memory.reloadTool().function.name;
 const reloaded: Promise<ChatMessage[]> = memory.reload('uuid');
 const answer: Promise<string> = memory.handleReloadCall({ working_context_offload_uuid: 'uuid' });
-const once = compress(working, { maxToken: 1_000 }).then((out) => out.messages.length + out.events.length);
+const once = compress<'openai', ChatMessage>(working, { maxToken: 1_000 }).then((out) => out.messages.length + out.events.length);
 try {
   memory.add({ role: 'user', content: 'x' });
 } catch (e) {
