@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+echo "== cost benchmark accounting (bench/cost)" >&2
+node --test bench/cost/
 echo "== cargo test (native core)" >&2
 cargo test --quiet --features cl100k
 echo "== fuzz (each target ${AUTOCONTEXT_FUZZ_SECONDS:-15} s from fuzz/corpus)" >&2

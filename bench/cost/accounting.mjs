@@ -1,0 +1,225 @@
+// The accounting of the cost benchmark, the same for every system: what a request costs, how
+// much of it a provider's prompt cache serves, whether it rewrote the previous request, whether
+// it fits the window, sends the newest message, and which originals survive. Pure functions of
+// the requests (OpenAI chat messages) and a text counter, so that a bug here, which would skew
+// every figure silently, is caught by bench/cost/accounting.test.mjs.
+//
+// The model (see docs/benchmarks.md): per model call, `prefix` is the tokens of the longest
+// common prefix, message by message, with the previous request, `rest` the remaining tokens.
+//   plain cost                = prefix + rest
+//   cache-aware (Anthropic)   = 0.1 × prefix + 1.25 × rest   (cache read, cache write)
+//   cache-aware (OpenAI)      = 0.5 × prefix + rest          (cached input at half price)
+// A prompt rewrite is a request that does not extend the previous one (a message before its
+// end changed or went away).
+
+/** Tokens every message costs besides its content (OpenAI's accounting: 3 per message plus the role). */
+export const MESSAGE_OVERHEAD = 4;
+/** Tokens a tool call or a tool result costs besides its text (id, name and framing). */
+export const TOOL_BLOCK_OVERHEAD = 3;
+/** Tokens every request costs once (the reply's priming). */
+export const REQUEST_OVERHEAD = 3;
+/** Fixed count of an image, audio or file part (OpenAI bills a low-detail image at 85). */
+export const OPAQUE_PART_TOKENS = 85;
+
+export const PRICES = {
+  anthropic: { read: 0.1, write: 1.25 },
+  openai: { read: 0.5, write: 1 },
+};
+
+/**
+ * Tokens of one OpenAI chat message with `countText` (a plain o200k count of a string): its
+ * text parts, a fixed count per other part, each tool call's name and arguments, a tool
+ * result's framing, and the per-message overhead. The engine's own accounting, so the figures
+ * of autocontext's systems can be checked against its `tokenCount()`.
+ */
+export function messageTokens(m, countText) {
+  let n = MESSAGE_OVERHEAD;
+  const c = m.content;
+  if (typeof c === 'string') n += countText(c);
+  else if (Array.isArray(c)) {
+    for (const part of c) {
+      const text = part?.type === 'text' || part?.type === 'input_text' || part?.type === 'output_text' ? part.text : part?.type === 'refusal' ? part.refusal : undefined;
+      n += typeof text === 'string' ? countText(text) : OPAQUE_PART_TOKENS;
+    }
+  }
+  for (const call of m.tool_calls ?? []) n += TOOL_BLOCK_OVERHEAD + countText(call.function?.name ?? '') + countText(call.function?.arguments ?? '');
+  if (m.role === 'tool') n += TOOL_BLOCK_OVERHEAD;
+  return n;
+}
+
+/** Tokens of a whole request: its messages plus the request overhead. */
+export function requestTokens(messages, countText) {
+  return messages.reduce((s, m) => s + messageTokens(m, countText), REQUEST_OVERHEAD);
+}
+
+/** JSON with object keys sorted: equal for deep-equal messages whatever their key order. */
+export function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .filter((k) => value[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Number of leading entries equal in `a` and `b` (message keys). */
+export function commonPrefix(a, b) {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/** The cost of one request given its cached prefix, under each pricing. */
+export function turnCost(prefix, total) {
+  const rest = total - prefix;
+  return {
+    plain: total,
+    anthropic: PRICES.anthropic.read * prefix + PRICES.anthropic.write * rest,
+    openai: PRICES.openai.read * prefix + PRICES.openai.write * rest,
+  };
+}
+
+/** The text of a message's content (text parts joined), for matching a message that was cut. */
+function contentText(m) {
+  if (typeof m?.content === 'string') return m.content;
+  if (Array.isArray(m?.content)) return m.content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('');
+  return '';
+}
+
+/**
+ * Whether a request sends the newest message (the last one added before this model call):
+ * `verbatim` when its last message is that message unchanged, `sent` when its last message is
+ * that message at least in part (the same role, the same tool call answered, the same first 64
+ * characters: a long tool result cut to its head and tail still counts as sent).
+ */
+export function newestSent(request, newest) {
+  const last = request.at(-1);
+  if (last === undefined || newest === undefined) return { sent: newest === undefined, verbatim: newest === undefined };
+  if (canonical(last) === canonical(newest)) return { sent: true, verbatim: true };
+  const sameCall = newest.role !== 'tool' || last.tool_call_id === newest.tool_call_id;
+  const head = contentText(newest).slice(0, 64);
+  const sent = last.role === newest.role && sameCall && contentText(last).startsWith(head);
+  return { sent, verbatim: false };
+}
+
+/** Whether a request has nothing but system messages (a provider refuses it, or it asks nothing). */
+export function isEmptyRequest(request) {
+  return !request.some((m) => m.role !== 'system' && m.role !== 'developer');
+}
+
+/**
+ * The originals (every message of the trace) a system can still give back: sent verbatim in
+ * its last request, or reloadable from its own store. Each list holds OpenAI messages; they are
+ * matched by canonical JSON, each sent or reloaded copy standing for one original at most.
+ */
+export function recoverable(originals, sent, reloaded = []) {
+  const pool = new Map();
+  for (const m of [...sent, ...reloaded]) {
+    const k = canonical(m);
+    pool.set(k, (pool.get(k) ?? 0) + 1);
+  }
+  let n = 0;
+  for (const m of originals) {
+    const k = canonical(m);
+    const left = pool.get(k) ?? 0;
+    if (left > 0) {
+      n++;
+      pool.set(k, left - 1);
+    }
+  }
+  return { originals: originals.length, recoverable: n };
+}
+
+/**
+ * The per-trace ledger of one system: call `turn()` with each request in order. It memoizes
+ * message keys (by object) and token counts (by key), so a message sent on every turn is
+ * serialized and counted once per distinct object and once per distinct content.
+ */
+export class Ledger {
+  /**
+   * @param {{ countText: (text: string) => number, window: number, validate?: (request: object[]) => unknown[] }} options
+   */
+  constructor({ countText, window, validate }) {
+    this.countText = countText;
+    this.window = window;
+    this.validate = validate;
+    this.keyOf = new WeakMap();
+    this.tokensOf = new Map();
+    this.previous = null;
+    this.turns = [];
+    this.totals = {
+      turns: 0,
+      plain: 0,
+      anthropic: 0,
+      openai: 0,
+      cachedTokens: 0,
+      rewrites: 0,
+      overWindow: 0,
+      invalid: 0,
+      empty: 0,
+      newestDropped: 0,
+      newestAltered: 0,
+      maxTokens: 0,
+    };
+    this.invalidExamples = [];
+  }
+
+  key(m) {
+    let k = this.keyOf.get(m);
+    if (k === undefined) {
+      k = JSON.stringify(m);
+      this.keyOf.set(m, k);
+    }
+    return k;
+  }
+
+  tokens(m, key) {
+    let n = this.tokensOf.get(key);
+    if (n === undefined) {
+      n = messageTokens(m, this.countText);
+      this.tokensOf.set(key, n);
+    }
+    return n;
+  }
+
+  /** Accounts one model call; `newest` is the last message added before it. Returns the turn's record. */
+  turn(request, newest) {
+    const keys = request.map((m) => this.key(m));
+    const sizes = request.map((m, i) => this.tokens(m, keys[i]));
+    const total = sizes.reduce((a, b) => a + b, REQUEST_OVERHEAD);
+    const prev = this.previous;
+    const p = prev === null ? 0 : commonPrefix(prev.keys, keys);
+    let prefixTokens = 0;
+    for (let i = 0; i < p; i++) prefixTokens += sizes[i];
+    const rewrite = prev !== null && p < prev.keys.length;
+    const cost = turnCost(prefixTokens, total);
+    const empty = isEmptyRequest(request);
+    const problems = this.validate ? this.validate(request) : [];
+    const invalid = empty || problems.length > 0;
+    const newestCheck = newestSent(request, newest);
+    const t = this.totals;
+    t.turns++;
+    t.plain += cost.plain;
+    t.anthropic += cost.anthropic;
+    t.openai += cost.openai;
+    t.cachedTokens += prefixTokens;
+    if (rewrite) t.rewrites++;
+    if (total > this.window) t.overWindow++;
+    if (invalid) {
+      t.invalid++;
+      if (empty) t.empty++;
+      if (this.invalidExamples.length < 3) this.invalidExamples.push({ turn: t.turns - 1, empty, problems: problems.slice(0, 2) });
+    }
+    if (!newestCheck.sent) t.newestDropped++;
+    else if (!newestCheck.verbatim) t.newestAltered++;
+    t.maxTokens = Math.max(t.maxTokens, total);
+    const record = { tokens: total, messages: request.length, prefixMessages: p, prefixTokens, rewrite, firstChanged: rewrite ? p : null };
+    this.turns.push(record);
+    this.previous = { keys };
+    return record;
+  }
+}
