@@ -1,0 +1,155 @@
+// The cost benchmark: replays every trace of the shared corpus and traces-extra as an agent loop
+// against each system (autocontext's presets, the peers, the baselines) and accounts what each
+// request costs, with and without a provider's prompt cache (bench/cost/accounting.mjs). Each
+// system runs in a fresh Node process of its own, so its CPU figure and its garbage are its own.
+//
+//   node bench/cost.mjs [--systems a,b] [--traces part,part] [--json file] [--md file] [--jobs n]
+//
+//   --systems   system ids (default: all; an unknown id lists the known ones)
+//   --traces    keep traces whose name contains one of these parts (default: all 30)
+//   --json      where the results go (default target/bench/cost.json): `systems[]`, each with
+//               `totals` and `traces[]`; per trace every figure of the report (turns, plain,
+//               anthropic, openai, cachedTokens, rewrites, overWindow, invalid, empty,
+//               newestDropped, newestAltered, summarizer*, originals, recoverable, cpuMs,
+//               counterCpuMs, passes, medianFreed, firstChanged), `turnList` (per turn:
+//               [request tokens, cached prefix tokens, messages sent, first changed index or
+//               null]) and `passList` (per pass of a system that reports them: the turn, tokens
+//               before and after and freed, events, the first event's index and step types)
+//   --md        also write the report's markdown there (it is printed either way)
+//   --jobs      systems replayed at once (default 1: the machine is shared, and CPU time is
+//               measured per process anyway)
+//
+// Example: `node bench/cost.mjs --systems default,langchain-summarization-4k --traces astroid`.
+// Needs `npm run build` first (it imports the package from dist/).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+
+export const WINDOW = 32_000;
+export const RATIO = 0.75;
+
+function parseArgs(argv) {
+  const out = { systems: [], traces: [], json: join(root, 'target', 'bench', 'cost.json'), md: null, jobs: 1, child: null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const list = () => argv[++i].split(',').map((s) => s.trim()).filter(Boolean);
+    if (a === '--systems') out.systems.push(...list());
+    else if (a === '--traces') out.traces.push(...list());
+    else if (a === '--json') out.json = argv[++i];
+    else if (a === '--md') out.md = argv[++i];
+    else if (a === '--jobs') out.jobs = Math.max(1, Number(argv[++i]));
+    else if (a === '--child') out.child = argv[++i];
+    else throw new Error(`cost: unknown argument ${a}`);
+  }
+  return out;
+}
+
+function packageVersion(name) {
+  if (name === 'autocontext') return JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+}
+
+export const PEER_PACKAGES = ['langchain', '@langchain/core', '@mastra/core', 'gpt-tokenizer'];
+
+/** One system over the traces, in this process; prints its JSON result. */
+async function runChild(systemId, traceFilters) {
+  const { costTraces } = await import('./cost/traces.mjs');
+  const { pickSystems } = await import('./cost/systems/index.mjs');
+  const { replayTrace, sumTraces } = await import('./cost/replay.mjs');
+  const { ourEntry } = await import('./counters.mjs');
+  const autocontext = await import(ourEntry('default'));
+  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+  const ordinary = { disallowedSpecial: new Set() };
+  const countText = (text) => (text.length === 0 ? 0 : countTokens(text, ordinary));
+  const validate = (request) => autocontext.validate(request, 'openai');
+  const [system] = await pickSystems([systemId]);
+  const rows = [];
+  for (const trace of costTraces(traceFilters)) {
+    rows.push(await replayTrace(system, trace, { lib: { autocontext }, window: WINDOW, ratio: RATIO, countText, peerCountText: countText, validate }));
+  }
+  const { start, ...described } = system;
+  process.stdout.write(JSON.stringify({ ...described, totals: sumTraces(rows), traces: rows }));
+}
+
+function runInChild(systemId, traceFilters) {
+  return new Promise((resolve, reject) => {
+    const args = [fileURLToPath(import.meta.url), '--child', systemId];
+    if (traceFilters.length > 0) args.push('--traces', traceFilters.join(','));
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`cost: ${systemId} failed (${code}):\n${Buffer.concat(err).toString()}`));
+      else resolve(JSON.parse(Buffer.concat(out).toString()));
+    });
+  });
+}
+
+/** Runs the selected systems (each in a child process) and returns the results object. */
+export async function runCost({ systems = [], traces = [], jobs = 1, log = () => {} } = {}) {
+  const { SYSTEM_IDS } = await import('./cost/systems/index.mjs');
+  const { costTraces } = await import('./cost/traces.mjs');
+  for (const id of systems) {
+    if (!SYSTEM_IDS.includes(id)) throw new Error(`cost: unknown system ${JSON.stringify(id)}; known: ${SYSTEM_IDS.join(', ')}`);
+  }
+  const picked = (systems.length === 0 ? SYSTEM_IDS : SYSTEM_IDS.filter((id) => systems.includes(id))).map((id) => ({ id }));
+  const selected = costTraces(traces);
+  if (selected.length === 0) throw new Error(`cost: no trace matches ${JSON.stringify(traces)} (is ../shared there?)`);
+  const started = Date.now();
+  const machine = {
+    date: new Date(started).toISOString(),
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: totalmem() / 2 ** 30,
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    loadStart: loadavg(),
+  };
+  const results = new Array(picked.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < picked.length) {
+      const i = next++;
+      const t = Date.now();
+      results[i] = await runInChild(picked[i].id, traces);
+      log(`${picked[i].id}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, picked.length) }, worker));
+  machine.loadEnd = loadavg();
+  machine.seconds = (Date.now() - started) / 1000;
+  return {
+    machine,
+    settings: { window: WINDOW, ratio: RATIO, trigger: Math.floor(WINDOW * RATIO), traceFilters: traces, traces: selected.map((t) => t.name) },
+    versions: Object.fromEntries(['autocontext', ...PEER_PACKAGES].map((p) => [p, packageVersion(p)])),
+    systems: results,
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.child !== null) {
+    await runChild(args.child, args.traces);
+  } else {
+    if (!existsSync(join(root, 'dist', 'entrypoints', 'node.js'))) {
+      console.error("cost: dist/ is not built; run 'npm run build' first");
+      process.exit(1);
+    }
+    const results = await runCost({ systems: args.systems, traces: args.traces, jobs: args.jobs, log: (...a) => console.error('cost:', ...a) });
+    mkdirSync(dirname(args.json), { recursive: true });
+    writeFileSync(args.json, JSON.stringify(results));
+    const { costReport } = await import('./cost/report.mjs');
+    const md = costReport(results, { level: 1, perTrace: results.systems.filter((x) => x.family === 'autocontext').map((x) => x.id) });
+    if (args.md) writeFileSync(args.md, md);
+    process.stdout.write(md + '\n');
+    console.error(`cost: wrote ${args.json} in ${results.machine.seconds.toFixed(0)} s`);
+  }
+}

@@ -1,0 +1,96 @@
+// Replays one trace against one system as an agent loop: messages are added in order; at every
+// model turn (each assistant message of the trace) the system produces the request it would
+// send, which the ledger accounts; then the assistant message and what follows are added. After
+// the last message the system produces one more request, the next call's, which only serves
+// the recoverability figure.
+import { Ledger, recoverable, requestTokens } from './accounting.mjs';
+import { CpuClock } from './clock.mjs';
+import { SummarizerLog } from './summarizer.mjs';
+
+const median = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
+
+/**
+ * @param system   one of ./systems
+ * @param trace    `{ name, messages }`
+ * @param env      `{ lib, window, ratio, countText, peerCountText, validate }`
+ */
+export async function replayTrace(system, trace, env) {
+  const log = new SummarizerLog();
+  const clock = new CpuClock();
+  // The part of the management CPU a peer spends in the token counter the benchmark gives it.
+  const countClock = new CpuClock();
+  const session = await system.start({ lib: env.lib, window: env.window, ratio: env.ratio, log, clock, countClock, countText: env.peerCountText, trace });
+  const ledger = new Ledger({ countText: env.countText, window: env.window, validate: env.validate });
+  const passes = [];
+  const errors = [];
+  let countMismatches = 0;
+  let newest;
+  for (const [i, message] of trace.messages.entries()) {
+    if (message.role === 'assistant' && i > 0) {
+      const out = await session.request();
+      const record = ledger.turn(out.messages, newest);
+      if (out.ownCount !== undefined && out.ownCount !== record.tokens) countMismatches++;
+      if (out.error && errors.length < 3) errors.push({ turn: ledger.turns.length - 1, error: out.error });
+      if (out.pass) passes.push({ turn: ledger.turns.length - 1, ...out.pass, firstChanged: record.firstChanged, messages: record.messages, tokens: record.tokens });
+    }
+    session.add(message);
+    newest = message;
+  }
+  const cpuMs = clock.ms;
+  const counterCpuMs = countClock.ms;
+  const summarizer = log.drain((m) => requestTokens(m, env.countText), env.countText);
+  const next = await session.request();
+  const reloaded = await session.reloaded(next.messages);
+  const kept = recoverable(trace.messages, next.messages, reloaded);
+  const t = ledger.totals;
+  return {
+    trace: trace.name,
+    messages: trace.messages.length,
+    ...t,
+    summarizerCalls: summarizer.calls,
+    summarizerInput: summarizer.input,
+    summarizerOutput: summarizer.output,
+    originals: kept.originals,
+    recoverable: kept.recoverable,
+    cpuMs,
+    counterCpuMs,
+    countMismatches,
+    invalidExamples: ledger.invalidExamples,
+    errors,
+    passes: passes.length,
+    medianFreed: median(passes.filter((p) => p.freed !== undefined).map((p) => p.freed)),
+    firstChanged: median(ledger.turns.filter((x) => x.rewrite).map((x) => x.firstChanged)),
+    passList: passes,
+    turnList: ledger.turns.map((x) => [x.tokens, x.prefixTokens, x.messages, x.firstChanged]),
+  };
+}
+
+/** Sums per-trace results into a system's totals. */
+export function sumTraces(rows) {
+  const keys = [
+    'turns',
+    'plain',
+    'anthropic',
+    'openai',
+    'cachedTokens',
+    'rewrites',
+    'overWindow',
+    'invalid',
+    'empty',
+    'newestDropped',
+    'newestAltered',
+    'summarizerCalls',
+    'summarizerInput',
+    'summarizerOutput',
+    'originals',
+    'recoverable',
+    'cpuMs',
+    'counterCpuMs',
+    'countMismatches',
+    'passes',
+  ];
+  const out = Object.fromEntries(keys.map((k) => [k, rows.reduce((s, r) => s + (r[k] ?? 0), 0)]));
+  out.maxTokens = Math.max(0, ...rows.map((r) => r.maxTokens));
+  out.traces = rows.length;
+  return out;
+}

@@ -1,0 +1,227 @@
+// The cost benchmark's section of docs/benchmarks.md (and of `node bench/cost.mjs`'s output):
+// the targets for autocontext's default preset, the table of every system, the default
+// preset's figures per trace, and how each system was driven. Ratios come from one run.
+
+const int = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : Math.round(x).toLocaleString('en-US'));
+const f1 = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : x.toFixed(1));
+const f2 = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : x.toFixed(2));
+const M = (x) => (x / 1e6).toFixed(1);
+const k = (x) => (x >= 10_000 ? `${int(x / 1000)}k` : int(x));
+const pct = (a, b) => (b === 0 ? '–' : `${((100 * a) / b).toFixed(a === b ? 0 : 1)}%`);
+const table = (head, rows) => [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+const median = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
+
+/** Over-window turns a peer may have and still count as holding the window (0.2% of turns). */
+export const HOLD_OVER_WINDOW = 0.002;
+
+/** Whether a system holds the window: at most 0.2% over-window turns, no invalid turn, the newest message always sent. */
+export function holdsWindow(t) {
+  return t.overWindow <= HOLD_OVER_WINDOW * t.turns && t.invalid === 0 && t.newestDropped === 0;
+}
+
+/** The figures the targets compare: the default preset, the cheapest peer that holds the window, the raw agent, summarizationMiddleware. */
+export function targets(results) {
+  const by = (id) => results.systems.find((s) => s.id === id);
+  const ours = by('default');
+  const raw = by('raw');
+  const holding = results.systems.filter((s) => s.peer && holdsWindow(s.totals));
+  const cheapest = holding.reduce((a, b) => (a === null || b.totals.anthropic < a.totals.anthropic ? b : a), null);
+  const summarizers = results.systems.filter((s) => s.id.startsWith('langchain-summarization'));
+  const cpuPeer = summarizers.reduce((a, b) => (a === null || b.totals.cpuMs < a.totals.cpuMs ? b : a), null);
+  return { ours, raw, cheapest, holding, cpuPeer };
+}
+
+function targetRows(r) {
+  const { ours, raw, cheapest, cpuPeer } = targets(r);
+  if (!ours) return [];
+  const t = ours.totals;
+  const met = (ok) => (ok ? 'met' : '**not met**');
+  const rows = [];
+  rows.push([
+    '0 over-window turns, 0 invalid, newest message always sent',
+    `${int(t.overWindow)} over the window, ${int(t.invalid)} invalid, newest dropped on ${int(t.newestDropped)} (cut on ${int(t.newestAltered)})`,
+    met(t.overWindow === 0 && t.invalid === 0 && t.newestDropped === 0),
+  ]);
+  rows.push(['100% of originals recoverable', `${pct(t.recoverable, t.originals)} (${int(t.recoverable)} of ${int(t.originals)})`, met(t.recoverable === t.originals)]);
+  if (cheapest) {
+    const ratio = t.anthropic / cheapest.totals.anthropic;
+    rows.push([
+      'cache-aware cost (Anthropic) ≤ 0.9× the cheapest peer that holds the window',
+      `${f2(ratio)}× ${cheapest.label} (${M(t.anthropic)} vs ${M(cheapest.totals.anthropic)} M)${ratio > 0.9 ? `; gap ${M(t.anthropic - 0.9 * cheapest.totals.anthropic)} M` : ''}`,
+      met(ratio <= 0.9),
+    ]);
+    const plain = t.plain / cheapest.totals.plain;
+    rows.push([
+      'plain cost ≤ that peer\'s',
+      `${f2(plain)}× (${M(t.plain)} vs ${M(cheapest.totals.plain)} M)${plain > 1 ? `; gap ${M(t.plain - cheapest.totals.plain)} M` : ''}`,
+      met(plain <= 1),
+    ]);
+  } else {
+    rows.push(['cache-aware cost ≤ 0.9× the cheapest peer that holds the window', 'no peer holds the window in this run', '–']);
+  }
+  if (raw) {
+    const ratio = t.anthropic / raw.totals.anthropic;
+    rows.push([
+      'cache-aware cost (Anthropic) ≤ 0.35× the raw agent\'s',
+      `${f2(ratio)}× (${M(t.anthropic)} vs ${M(raw.totals.anthropic)} M)${ratio > 0.35 ? `; gap ${M(t.anthropic - 0.35 * raw.totals.anthropic)} M` : ''}`,
+      met(ratio <= 0.35),
+    ]);
+  }
+  if (cpuPeer) {
+    const ratio = t.cpuMs / cpuPeer.totals.cpuMs;
+    const counting = cpuPeer.totals.counterCpuMs;
+    rows.push([
+      'management CPU ≤ summarizationMiddleware\'s',
+      `${f2(ratio)}× ${cpuPeer.label} (${f2(t.cpuMs / 1000)} vs ${f2(cpuPeer.totals.cpuMs / 1000)} s, of which ${f2(counting / 1000)} s in the exact counter it is given; ${f2(t.cpuMs / (cpuPeer.totals.cpuMs - counting))}× without it)`,
+      met(ratio <= 1),
+    ]);
+  }
+  return rows;
+}
+
+function systemRows(r) {
+  return r.systems.map((s) => {
+    const t = s.totals;
+    const holds = s.peer ? (holdsWindow(t) ? 'yes' : 'no') : '';
+    return [
+      s.label,
+      int(t.overWindow),
+      t.invalid === 0 ? '0' : `${int(t.invalid)}${t.empty > 0 ? ` (${int(t.empty)} empty)` : ''}`,
+      t.newestDropped === 0 ? '0' : int(t.newestDropped),
+      M(t.plain),
+      `**${M(t.anthropic)}**`,
+      M(t.openai),
+      int(t.rewrites),
+      t.summarizerCalls === 0 ? '–' : `${k(t.summarizerInput)} / ${k(t.summarizerOutput)}`,
+      pct(t.recoverable, t.originals),
+      t.counterCpuMs > 0 ? `${f2(t.cpuMs / 1000)} (${f2(t.counterCpuMs / 1000)} counting)` : f2(t.cpuMs / 1000),
+      holds,
+    ];
+  });
+}
+
+/** Per trace, for one system: where its cost goes, beside the cheapest holding peer and the raw agent on the same trace. */
+function traceRows(r, id) {
+  const { cheapest, raw } = targets(r);
+  const sys = r.systems.find((s) => s.id === id);
+  if (!sys) return [];
+  return sys.traces.map((t) => {
+    const peer = cheapest?.traces.find((x) => x.trace === t.trace);
+    const base = raw?.traces.find((x) => x.trace === t.trace);
+    const sent = t.turnList.map((x) => x[2]);
+    return [
+      t.trace,
+      int(t.turns),
+      int(t.passes),
+      t.medianFreed === null ? '–' : int(t.medianFreed),
+      t.firstChanged === null ? '–' : `${int(t.firstChanged)} of ${int(median(sent))}`,
+      int(t.rewrites),
+      f2(t.anthropic / 1e6),
+      peer ? f2(t.anthropic / peer.anthropic) : '–',
+      base ? f2(t.anthropic / base.anthropic) : '–',
+      t.overWindow === 0 ? '0' : int(t.overWindow),
+    ];
+  });
+}
+
+/** The traces where the default preset pays most over the cheapest holding peer, with why. */
+function lossNotes(r) {
+  const { ours, cheapest } = targets(r);
+  if (!ours || !cheapest) return [];
+  const rows = ours.traces
+    .map((t) => ({ t, peer: cheapest.traces.find((x) => x.trace === t.trace) }))
+    .filter((x) => x.peer)
+    .map((x) => ({ ...x, excess: x.t.anthropic - x.peer.anthropic }))
+    .sort((a, b) => b.excess - a.excess);
+  const total = rows.reduce((s, x) => s + Math.max(0, x.excess), 0);
+  return rows
+    .filter((x) => x.excess > 0)
+    .slice(0, 6)
+    .map(({ t, peer, excess }) => {
+      const rewritten = t.turnList.filter((x) => x[3] !== null);
+      const resent = rewritten.reduce((s, x) => s + (x[0] - x[1]), 0);
+      const types = new Map();
+      for (const p of t.passList) for (const ty of p.types ?? []) types.set(ty, (types.get(ty) ?? 0) + 1);
+      const top = [...types].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, n]) => `${k} ×${n}`).join(', ');
+      return `\`${t.trace}\`: ${M(excess)} M more than ${cheapest.label} (${pct(excess, total)} of the whole excess). ${int(t.passes)} passes in ${int(t.turns)} turns (${peer.passes > 0 ? `the peer: ${int(peer.passes)}` : `the peer rewrote ${int(peer.rewrites)} times`}), median ${int(t.medianFreed)} tokens freed per pass, first changed message at median index ${int(t.firstChanged)}; the ${int(t.rewrites)} rewritten requests re-sent ${M(resent)} M tokens uncached. Passes using each step: ${top || '–'}.`;
+    });
+}
+
+/**
+ * The markdown of the cost benchmark. `level` is the heading level of its title (1 when it
+ * stands alone, 2 inside docs/benchmarks.md).
+ */
+export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
+  const h = (n) => '#'.repeat(level + n);
+  const out = [];
+  const s = r.settings;
+  const turns = r.systems[0]?.totals.turns ?? 0;
+  out.push(`${h(0)} What a session costs: autocontext's presets against the peers`);
+  out.push('');
+  out.push(
+    `${r.systems[0]?.totals.traces ?? 0} traces (${s.traceFilters.length === 0 ? 'every trace of the shared corpus and traces-extra' : `traces matching ${s.traceFilters.map((f) => `\`${f}\``).join(', ')}`}), ${int(turns)} model turns, replayed as an agent loop: messages are added in order and at every model turn (each assistant message of a trace) a system produces the request it would send, which is accounted; then the assistant message and what follows are added. Window ${int(s.window)} tokens, compress at ${int(s.trigger)} (each system's equivalent setting), the same offline summarizer for everyone ('[summary] ' + the first 400 characters of the span). Every request is counted with the same o200k_base counter (gpt-tokenizer, exact) and the same per-message accounting. Run ${r.machine.date}, ${f1(r.machine.seconds)} s, each system in a Node process of its own.`,
+  );
+  out.push('');
+  const rows = targetRows(r);
+  if (rows.length > 0) {
+    out.push(`${h(1)} Targets for the default preset`);
+    out.push('');
+    out.push(table(['target', 'measured', ''], rows));
+    out.push('');
+    const { holding } = targets(r);
+    out.push(`Peers that hold the window (at most 0.2% of turns over it, no invalid turn, the newest message always sent): ${holding.length === 0 ? 'none' : holding.map((x) => x.label).join(', ')}.`);
+    out.push('');
+  }
+  out.push(`${h(1)} Every system`);
+  out.push('');
+  out.push(
+    table(
+      ['system', 'over-window turns', 'invalid turns', 'newest message dropped', 'cost (M tokens)', 'cache-aware, Anthropic (M)', 'cache-aware, OpenAI (M)', 'prompt rewrites', 'summarizer tokens in / out', 'originals recoverable', 'management CPU (s)', 'holds the window'],
+      systemRows(r),
+    ),
+  );
+  out.push('');
+  out.push(
+    'Per model call, `prefix` is the tokens of the longest common prefix, message by message, with the previous request, `rest` the remaining tokens: cost = prefix + rest; cache-aware (Anthropic) = 0.1 × prefix + 1.25 × rest (cache read, cache write); cache-aware (OpenAI) = 0.5 × prefix + rest. A prompt rewrite is a request that does not extend the previous one. Invalid: autocontext\'s `validate(request, \'openai\')` finds a problem, or the request holds nothing but system messages ("empty"). The newest message (the last one added before the call) counts as sent when it is the request\'s last message, whole or cut to its head (a long tool result truncated). Originals recoverable: the share of the trace\'s messages sent verbatim in the next request or reloadable from the system\'s own store through what that request names (autocontext\'s offload markers; no peer has one). Management CPU: CPU time of the calls a host makes to the context manager (autocontext: `add`, `compressIfNeeded`, `messages`; a middleware\'s hook; a processor\'s `processLLMRequest`; `trimMessages`), summarizer and token counter included, the benchmark\'s own conversions and accounting excluded.',
+  );
+  out.push('');
+  const { cheapest } = targets(r);
+  for (const id of perTrace) {
+    const sys = r.systems.find((x) => x.id === id);
+    if (!sys) continue;
+    out.push(`${h(1)} ${sys.label[0].toUpperCase()}${sys.label.slice(1)}, trace by trace`);
+    out.push('');
+    out.push(
+      table(
+        ['trace', 'turns', 'passes', 'median tokens freed per pass', 'median first changed index (of median request messages)', 'rewrites', 'cache-aware (M)', `× ${cheapest ? cheapest.label : 'cheapest peer'}`, '× raw agent', 'over-window'],
+        traceRows(r, id),
+      ),
+    );
+    out.push('');
+  }
+  const ours = r.systems.find((x) => x.id === 'default');
+  if (ours) {
+    const notes = lossNotes(r);
+    if (notes.length > 0) {
+      out.push('Where it loses most against the cheapest peer that holds the window:');
+      out.push('');
+      for (const n of notes) out.push(`- ${n}`);
+      out.push('');
+    }
+    const mismatches = r.systems.filter((x) => x.family === 'autocontext').reduce((n, x) => n + x.totals.countMismatches, 0);
+    out.push(`The engine's own \`tokenCount()\` and the benchmark's count of the same request differed on ${int(mismatches)} of ${int(r.systems.filter((x) => x.family === 'autocontext').reduce((n, x) => n + x.totals.turns, 0))} turns of autocontext's systems.`);
+    out.push('');
+  }
+  out.push(`${h(1)} How each system is driven`);
+  out.push('');
+  for (const line of [
+    "autocontext (the built package, `import 'autocontext'`): `add` each message, `compressIfNeeded()` then `messages()` before each call; `maxToken: 32000`, `tokenRatio: 0.75`, a `MemoryStore`. The facts preset extracts four concepts (error, test, file, user).",
+    "LangChain (`langchain` " + (r.versions.langchain ?? '?') + ', `@langchain/core` ' + (r.versions['@langchain/core'] ?? '?') + "): the middleware hooks are called as `createAgent` calls them, the trace's leading system messages being the agent's system prompt (outside the state). `summarizationMiddleware`'s `beforeModel` gets the state and its update is applied (so the state carries over); its token counter sees the state only, so its trigger is 24,000 minus the system prompt's tokens; its summarizer is a chat model answering with the offline summary of the span inside its prompt. `contextEditingMiddleware` + `ClearToolUsesEdit` (trigger 24,000 tokens, keep 3, placeholder `[cleared]`) edits the state's own list in `wrapModelCall`, counting with the `model` method (the benchmark's counter, system prompt included). `trimMessages` (strategy 'last', 24,000 tokens, `includeSystem`, `startOn: 'human'`) runs on the whole history before each call; when no human message is left to start on, it returns `[undefined]`, an empty request. Every LangChain counter is the exact o200k_base counter of gpt-tokenizer " + (r.versions['gpt-tokenizer'] ?? '') + " (the fastest exact JavaScript one) with the benchmark's per-message accounting, memoized per message; its CPU time is shown apart (\"counting\").",
+    "Mastra (`@mastra/core` " + (r.versions['@mastra/core'] ?? '?') + "): each processor's `processLLMRequest` on the provider prompt before each call, from the whole history (their changes are transient). A run starts at each user message and the processors' state lives for one run, so `ToolCallFilter` with no options removes the tool calls of earlier runs only. `TokenLimiter(24000)` counts with its own estimate (tokenx), which reads fewer tokens than o200k_base on these traces, and drops whole tool exchanges, newest kept first, skipping one that does not fit (so it can drop the newest).",
+    'Observation masking (Lindenbauer et al. 2025, "The Complexity Trap"): the content of every tool result but the last 10 becomes a one-line placeholder. The raw agent sends every message.',
+  ]) {
+    out.push(`- ${line}`);
+  }
+  out.push('');
+  return out.join('\n');
+}

@@ -1,0 +1,93 @@
+// autocontext through its public API, as a host drives it: `add` every message, and before each
+// model call `compressIfNeeded()` then `messages()`, which is the request. The offload store is
+// the package's MemoryStore; originals named by the request's offload markers are reloaded with
+// `reload(uuid)` for the recoverability figure.
+import { summarizeSpan } from '../summarizer.mjs';
+
+const MARKER = /CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36})/g;
+
+/** The facts preset's concepts (the same four as the preset comparison of docs/strategies.md). */
+const CONCEPTS = [
+  { keyword: 'error', description: 'errors and failures met, with their messages', factType: 'multiple' },
+  { keyword: 'test', description: 'tests run and their results', factType: 'multiple' },
+  { keyword: 'file', description: 'files read or changed, with their paths', factType: 'multiple' },
+  { keyword: 'user', description: 'what the user asked for', factType: 'single' },
+];
+
+/** autocontext's systems: each preset, and the default with `minFreedTokens: 4000`. */
+export const AUTOCONTEXT_SYSTEMS = [
+  { id: 'default', label: 'autocontext, default preset', options: {} },
+  { id: 'prefix-summary', label: 'autocontext, prefix-summary', options: { preset: 'prefix-summary' } },
+  { id: 'facts', label: 'autocontext, facts (4 concepts)', options: { preset: 'facts', concepts: CONCEPTS } },
+  { id: 'turns', label: 'autocontext, turns', options: { preset: 'turns' } },
+  { id: 'default-minfreed-4000', label: 'autocontext, default + minFreedTokens 4000', options: { minFreedTokens: 4000 } },
+].map((s) => ({ ...s, family: 'autocontext', peer: false, start: (ctx) => start(s, ctx) }));
+
+let sessions = 0;
+
+async function start(system, { lib, window, ratio, log, clock }) {
+  const { AutoContextMemory, MemoryStore } = lib.autocontext;
+  const summarize = (request) => {
+    const text = summarizeSpan(request.prompt);
+    log.record(
+      [
+        { role: 'system', content: request.system },
+        { role: 'user', content: request.prompt },
+      ],
+      text,
+    );
+    return text;
+  };
+  const memory = clock.timeSync(
+    () => new AutoContextMemory({ maxToken: window, tokenRatio: ratio, summarize, store: new MemoryStore(), sessionId: `cost-${system.id}-${++sessions}`, ...system.options }),
+  );
+  return {
+    add(message) {
+      clock.timeSync(() => memory.add(message));
+    },
+    async request() {
+      const result = await clock.time(() => memory.compressIfNeeded());
+      const messages = clock.timeSync(() => memory.messages());
+      const pass = result.compressed
+        ? {
+            freed: result.tokensBefore - result.tokensAfter,
+            tokensBefore: result.tokensBefore,
+            tokensAfter: result.tokensAfter,
+            events: result.events.length,
+            firstEventIndex: Math.min(...result.events.map((e) => e.index)),
+            types: [...new Set(result.events.map((e) => e.type))],
+          }
+        : null;
+      return { messages, pass, ownCount: memory.tokenCount() };
+    },
+    /** The originals behind every offload marker the request names, followed transitively. */
+    async reloaded(request) {
+      const seen = new Set();
+      const out = [];
+      const queue = [];
+      const scan = (m) => {
+        for (const [, uuid] of JSON.stringify(m).matchAll(MARKER)) {
+          if (!seen.has(uuid)) {
+            seen.add(uuid);
+            queue.push(uuid);
+          }
+        }
+      };
+      request.forEach(scan);
+      while (queue.length > 0) {
+        const uuid = queue.shift();
+        let originals;
+        try {
+          originals = await memory.reload(uuid);
+        } catch {
+          continue; // not reloadable: its originals count as lost
+        }
+        for (const m of originals) {
+          out.push(m);
+          scan(m);
+        }
+      }
+      return out;
+    },
+  };
+}
