@@ -1,6 +1,8 @@
-// Writes docs/benchmarks.md from one run's results (bench/run.mjs): the targets of issue 8 with
-// what was measured, then every table. Medians everywhere; ratios against the peers measured in
-// the same run.
+// Writes docs/benchmarks.md from one run's results (bench/run.mjs): what a session costs with
+// each system (bench/cost/report.mjs), then the targets of the counter and the engine with what
+// was measured, then every table. Medians everywhere; ratios against the peers measured in the
+// same run.
+import { costReport } from './cost/report.mjs';
 
 const OURS = 'autocontext';
 const PEERS = ['gpt-tokenizer', 'js-tiktoken', 'tiktoken'];
@@ -72,7 +74,7 @@ export function report(r) {
   out.push('# Benchmarks');
   out.push('');
   out.push(
-    'Written by `npm run bench` (bench/, benches/tokens.rs, benches/pass.rs) in one run; do not edit by hand. Every counter runs in its own fresh Node process on the same texts: each message text and tool-call argument of the shared corpus, plus generated English prose, source code, JSON and CJK text cut to about 100 B, 1 KB, 10 KB and 100 KB. Medians; ratios are against peers measured in the same run.',
+    'Written by `npm run bench` (bench/, benches/tokens.rs, benches/pass.rs) in one run; do not edit by hand. The session cost replays every trace of the shared corpus and traces-extra against each system, each in a process of its own (`node bench/cost.mjs` reruns it alone, and `--systems` and `--traces` pick a subset: `node bench/cost.mjs --systems default --traces astroid`). Every counter runs in its own fresh Node process on the same texts: each message text and tool-call argument of the shared corpus, plus generated English prose, source code, JSON and CJK text cut to about 100 B, 1 KB, 10 KB and 100 KB. Medians; ratios are against peers measured in the same run.',
   );
   out.push('');
   out.push(
@@ -85,11 +87,17 @@ export function report(r) {
       (m.cores && m.loadStart[0] > m.cores * 0.75 ? ' (a loaded machine: absolute numbers are low, ratios hold better).' : '.') +
       (m.smoke ? ' **Smoke run: a handful of texts and one round, numbers meaningless.**' : ''),
   );
-  out.push(`Peers: gpt-tokenizer ${m.versions['gpt-tokenizer']}, js-tiktoken ${m.versions['js-tiktoken']}, tiktoken ${m.versions.tiktoken} (npm), @langchain/core ${m.versions['@langchain/core']}.`);
+  out.push(
+    `Peers: gpt-tokenizer ${m.versions['gpt-tokenizer']}, js-tiktoken ${m.versions['js-tiktoken']}, tiktoken ${m.versions.tiktoken} (npm), langchain ${m.versions.langchain}, @langchain/core ${m.versions['@langchain/core']}, @mastra/core ${m.versions['@mastra/core']}.`,
+  );
   if (m.buildSeconds !== undefined) out.push(`Building the package (three WebAssembly builds, bindings, TypeScript) took ${f1(m.buildSeconds)} s before this run.`);
   out.push('');
 
-  out.push('## Targets');
+  if (r.cost) {
+    out.push(costReport(r.cost, { level: 2 }));
+  }
+
+  out.push('## Targets of the counter and the engine');
   out.push('');
   out.push(
     table(

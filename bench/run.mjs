@@ -1,5 +1,6 @@
 // The benchmark suite (`npm run bench`): every measurement in one run, each counter and each
-// engine benchmark in fresh Node processes, then docs/benchmarks.md (bench/report.mjs).
+// engine benchmark in fresh Node processes, the session cost of every system (bench/cost.mjs),
+// then docs/benchmarks.md (bench/report.mjs).
 //
 //   node bench/run.mjs [--smoke] [--out <file.md>] [--native <cargo-bench.json>] [--build-seconds <s>]
 //
@@ -14,6 +15,7 @@ import * as esbuild from 'esbuild';
 import { COUNTERS, ENCODINGS, EXACT, REFERENCE, version } from './counters.mjs';
 import { benchTexts, corpusDir, root, traces } from './texts.mjs';
 import { report } from './report.mjs';
+import { PEER_PACKAGES, runCost } from './cost.mjs';
 import { wasmBreakdown } from './wasm-size.mjs';
 
 const args = process.argv.slice(2);
@@ -63,7 +65,7 @@ const machine = {
   node: process.version,
   rustc: spawnSync('rustc', ['--version'], { encoding: 'utf8' }).stdout?.trim() ?? 'unknown',
   loadStart: loadavg(),
-  versions: Object.fromEntries(['gpt-tokenizer', 'js-tiktoken', 'tiktoken', '@langchain/core', 'autocontext'].map((p) => [p, version(p)])),
+  versions: Object.fromEntries([...new Set(['gpt-tokenizer', 'js-tiktoken', 'tiktoken', '@langchain/core', ...PEER_PACKAGES, 'autocontext'])].map((p) => [p, version(p)])),
   smoke,
   buildSeconds: option('--build-seconds') === undefined ? undefined : Number(option('--build-seconds')),
 };
@@ -195,13 +197,18 @@ engine.trim = engine.compress.map((ours, i) => {
 });
 delete engine.compress;
 
+// What a session costs: every system over every trace (bench/cost.mjs), each in its own process.
+// The smoke run replays two short traces, enough to see every system work.
+log('cost: every system over the traces');
+const cost = await runCost({ traces: smoke ? ['tau-bench-gpt4o-airline-task4', 'pydantic-ai-claude-parallel'] : [], log: (...a) => log('cost:', ...a) });
+
 const native = existsSync(nativeFile) ? JSON.parse(readFileSync(nativeFile, 'utf8')) : null;
 const nativePassFile = join(root, 'target', 'bench-pass-native.json');
 const nativePass = existsSync(nativePassFile) ? JSON.parse(readFileSync(nativePassFile, 'utf8')) : null;
 machine.loadEnd = loadavg();
 machine.seconds = (Date.now() - started.getTime()) / 1000;
 
-const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, liteBreakdown, engine, native, nativePass };
+const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, liteBreakdown, engine, native, nativePass, cost };
 writeFileSync(join(work, 'results.json'), JSON.stringify(results, null, 2));
 mkdirSync(join(out, '..'), { recursive: true });
 writeFileSync(out, report(results));
