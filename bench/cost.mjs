@@ -18,8 +18,12 @@
 //   --md        also write the report's markdown there (it is printed either way)
 //   --jobs      systems replayed at once (default 1: the machine is shared, and CPU time is
 //               measured per process anyway)
+//   --reuse     an earlier results file: every system not picked by --systems is taken from it
+//               (on the same traces) instead of being replayed again, so the targets and the
+//               ratios against the peers come with a run of one preset
 //
-// Example: `node bench/cost.mjs --systems default,langchain-summarization-4k --traces astroid`.
+// Examples: `node bench/cost.mjs --systems default,langchain-summarization-4k --traces astroid`;
+// after one full run, `node bench/cost.mjs --systems default --reuse target/bench/cost-all.json`.
 // Needs `npm run build` first (it imports the package from dist/).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,7 +38,7 @@ export const WINDOW = 32_000;
 export const RATIO = 0.75;
 
 function parseArgs(argv) {
-  const out = { systems: [], traces: [], json: join(root, 'target', 'bench', 'cost.json'), md: null, jobs: 1, child: null };
+  const out = { systems: [], traces: [], json: join(root, 'target', 'bench', 'cost.json'), md: null, jobs: 1, child: null, reuse: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const list = () => argv[++i].split(',').map((s) => s.trim()).filter(Boolean);
@@ -44,6 +48,7 @@ function parseArgs(argv) {
     else if (a === '--md') out.md = argv[++i];
     else if (a === '--jobs') out.jobs = Math.max(1, Number(argv[++i]));
     else if (a === '--child') out.child = argv[++i];
+    else if (a === '--reuse') out.reuse = argv[++i];
     else throw new Error(`cost: unknown argument ${a}`);
   }
   return out;
@@ -93,8 +98,24 @@ function runInChild(systemId, traceFilters) {
   });
 }
 
+/**
+ * The systems of an earlier results object that this run does not replay, on this run's traces
+ * (a system that lacks one of them is left out), with their totals summed again.
+ */
+async function reusedSystems(previous, skip, traceNames) {
+  const { sumTraces } = await import('./cost/replay.mjs');
+  const out = [];
+  for (const s of previous.systems) {
+    if (skip.has(s.id)) continue;
+    const rows = traceNames.map((name) => s.traces.find((t) => t.trace === name));
+    if (rows.some((x) => x === undefined)) continue;
+    out.push({ ...s, traces: rows, totals: sumTraces(rows), reused: s.reused ?? previous.machine.date });
+  }
+  return out;
+}
+
 /** Runs the selected systems (each in a child process) and returns the results object. */
-export async function runCost({ systems = [], traces = [], jobs = 1, log = () => {} } = {}) {
+export async function runCost({ systems = [], traces = [], jobs = 1, reuse = null, log = () => {} } = {}) {
   const { SYSTEM_IDS } = await import('./cost/systems/index.mjs');
   const { costTraces } = await import('./cost/traces.mjs');
   for (const id of systems) {
@@ -126,6 +147,13 @@ export async function runCost({ systems = [], traces = [], jobs = 1, log = () =>
   await Promise.all(Array.from({ length: Math.min(jobs, picked.length) }, worker));
   machine.loadEnd = loadavg();
   machine.seconds = (Date.now() - started) / 1000;
+  if (reuse !== null) {
+    const previous = JSON.parse(readFileSync(reuse, 'utf8'));
+    const taken = await reusedSystems(previous, new Set(picked.map((p) => p.id)), selected.map((t) => t.name));
+    log(`reused from ${reuse}: ${taken.map((x) => x.id).join(', ') || 'nothing (no system there covers these traces)'}`);
+    results.push(...taken);
+    results.sort((a, b) => SYSTEM_IDS.indexOf(a.id) - SYSTEM_IDS.indexOf(b.id));
+  }
   return {
     machine,
     settings: { window: WINDOW, ratio: RATIO, trigger: Math.floor(WINDOW * RATIO), traceFilters: traces, traces: selected.map((t) => t.name) },
@@ -143,7 +171,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       console.error("cost: dist/ is not built; run 'npm run build' first");
       process.exit(1);
     }
-    const results = await runCost({ systems: args.systems, traces: args.traces, jobs: args.jobs, log: (...a) => console.error('cost:', ...a) });
+    const results = await runCost({ systems: args.systems, traces: args.traces, jobs: args.jobs, reuse: args.reuse, log: (...a) => console.error('cost:', ...a) });
     mkdirSync(dirname(args.json), { recursive: true });
     writeFileSync(args.json, JSON.stringify(results));
     const { costReport } = await import('./cost/report.mjs');

@@ -3,9 +3,12 @@
 // then docs/benchmarks.md (bench/report.mjs).
 //
 //   node bench/run.mjs [--smoke] [--out <file.md>] [--native <cargo-bench.json>] [--build-seconds <s>]
+//   node bench/run.mjs --from target/bench/results.json [--out <file.md>]
 //
 // --smoke runs every step on a few texts with one round and writes target/benchmarks-smoke.md:
 // it checks that the suite works, not how fast anything is. Needs `npm run build` first.
+// --from writes the report again from the results a run saved, measuring nothing (for a
+// change to the report's wording).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, platform, release, totalmem } from 'node:os';
@@ -26,6 +29,12 @@ const out = option('--out') ?? (smoke ? join(root, 'target', 'benchmarks-smoke.m
 const nativeFile = option('--native') ?? join(root, 'target', 'bench-native.json');
 const work = join(root, 'target', 'bench');
 mkdirSync(work, { recursive: true });
+
+if (option('--from') !== undefined) {
+  writeFileSync(out, report(JSON.parse(readFileSync(option('--from'), 'utf8'))));
+  console.error(`bench: wrote ${out} from ${option('--from')}`);
+  process.exit(0);
+}
 
 for (const build of ['dist', 'dist/full', 'dist/lite']) {
   if (!existsSync(join(root, build, 'wasm', 'autocontext_bg.wasm'))) {

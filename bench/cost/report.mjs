@@ -147,6 +147,25 @@ function lossNotes(r) {
     });
 }
 
+/** Where the default preset's cache-aware cost goes, over every trace of the run. */
+function whyNote(sys) {
+  const rewritten = sys.traces.flatMap((t) => t.turnList.filter((x) => x[3] !== null));
+  if (rewritten.length === 0) return null;
+  const resent = rewritten.reduce((s, x) => s + (x[0] - x[1]), 0);
+  const passes = sys.traces.flatMap((t) => t.passList);
+  const after = median(passes.map((p) => p.tokensAfter).filter((x) => x !== undefined));
+  const freed = median(passes.map((p) => p.freed).filter((x) => x !== undefined));
+  const gaps = sys.traces.flatMap((t) => t.passList.slice(1).map((p, i) => p.turn - t.passList[i].turn));
+  const types = new Map();
+  for (const p of passes) for (const ty of p.types ?? []) types.set(ty, (types.get(ty) ?? 0) + 1);
+  const top = [...types].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${int(n)}`).join(', ');
+  return (
+    `Why: ${M(1.25 * resent)} M of the ${M(sys.totals.anthropic)} M it costs (${pct(1.25 * resent, sys.totals.anthropic)}) is the uncached part of its ${int(rewritten.length)} rewritten requests, written to the cache again from their first changed message on. ` +
+    `Its ${int(passes.length)} passes free a median of ${int(freed)} tokens and end at a median of ${int(after)} tokens, just under the trigger, so the next messages trigger another pass ${gaps.length > 0 ? `(median ${int(median(gaps))} turns between two passes of a trace)` : ''}. ` +
+    `Passes using each step: ${top}.`
+  );
+}
+
 /**
  * The markdown of the cost benchmark. `level` is the heading level of its title (1 when it
  * stands alone, 2 inside docs/benchmarks.md).
@@ -174,6 +193,11 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   }
   out.push(`${h(1)} Every system`);
   out.push('');
+  const reused = r.systems.filter((x) => x.reused);
+  if (reused.length > 0) {
+    out.push(`Taken from the run of ${reused[0].reused} (\`--reuse\`), not measured again: ${reused.map((x) => x.label).join(', ')}. Their CPU figures come from that run's machine and load.`);
+    out.push('');
+  }
   out.push(
     table(
       ['system', 'over-window turns', 'invalid turns', 'newest message dropped', 'cost (M tokens)', 'cache-aware, Anthropic (M)', 'cache-aware, OpenAI (M)', 'prompt rewrites', 'summarizer tokens in / out', 'originals recoverable', 'management CPU (s)', 'holds the window'],
@@ -189,7 +213,7 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   for (const id of perTrace) {
     const sys = r.systems.find((x) => x.id === id);
     if (!sys) continue;
-    out.push(`${h(1)} ${sys.label[0].toUpperCase()}${sys.label.slice(1)}, trace by trace`);
+    out.push(`${h(1)} ${sys.label}, trace by trace`);
     out.push('');
     out.push(
       table(
@@ -201,6 +225,11 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   }
   const ours = r.systems.find((x) => x.id === 'default');
   if (ours) {
+    const why = whyNote(ours);
+    if (why) {
+      out.push(why);
+      out.push('');
+    }
     const notes = lossNotes(r);
     if (notes.length > 0) {
       out.push('Where it loses most against the cheapest peer that holds the window:');
