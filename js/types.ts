@@ -202,6 +202,23 @@ export interface EngineOptions {
    * invalidated only by compactions worth it (default 0).
    */
   minFreedTokens?: number;
+  /**
+   * The model's latest final answer stays verbatim through every step (default true): users ask
+   * about exactly that answer. It yields only when the target cannot be reached otherwise, after
+   * the most recent round.
+   */
+  protectLatestAnswer?: boolean;
+  /**
+   * The most recent completed round (the one the user's current question follows) stays
+   * verbatim through every step (default true). It yields only when the target cannot be
+   * reached otherwise, to the gentler steps before the emergency one.
+   */
+  protectLastRound?: boolean;
+  /**
+   * Tools whose exchanges no step replaces, not even truncation or the emergency step: their
+   * calls and results stay verbatim (like Anthropic's `exclude_tools`). Default none.
+   */
+  pinnedTools?: readonly string[];
 }
 
 /** The named ladders. */

@@ -104,6 +104,15 @@ pub struct Config {
     /// A pass triggered by tokens frees at least this many, so the provider's prompt cache is
     /// invalidated only by compactions worth it (default 0).
     pub min_freed_tokens: u64,
+    /// The model's latest final answer stays verbatim through every step but the emergency one
+    /// (default true): users ask about exactly that answer.
+    pub protect_latest_answer: bool,
+    /// The most recent completed round stays verbatim through every step but the emergency one
+    /// (default true).
+    pub protect_last_round: bool,
+    /// Tools whose exchanges no step replaces, not even truncation or the emergency step (their
+    /// results stay verbatim, like Anthropic's `exclude_tools`); default none.
+    pub pinned_tools: Vec<String>,
 }
 
 impl Default for Config {
@@ -140,9 +149,15 @@ impl Default for Config {
             prepare_ratio: None,
             prepare_on_add: false,
             min_freed_tokens: 0,
+            protect_latest_answer: true,
+            protect_last_round: true,
+            pinned_tools: Vec::new(),
         }
     }
 }
+
+/// The most tool names `pinnedTools` may list.
+const MAX_PINNED_TOOLS: usize = 256;
 
 /// The smallest `offloadReloadLimit`: a page must hold some content besides its note.
 const MIN_RELOAD_LIMIT: u32 = 200;
@@ -179,6 +194,9 @@ const KNOWN: &[&str] = &[
     "prepareRatio",
     "prepareOnAdd",
     "minFreedTokens",
+    "protectLatestAnswer",
+    "protectLastRound",
+    "pinnedTools",
 ];
 
 impl Config {
@@ -274,6 +292,11 @@ impl Config {
         if let Some(v) = obj.get("customPrompt") {
             c.custom_prompt = PromptConfig::from_json(v)?;
         }
+        read_bool(obj, "protectLatestAnswer", &mut c.protect_latest_answer)?;
+        read_bool(obj, "protectLastRound", &mut c.protect_last_round)?;
+        if let Some(v) = obj.get("pinnedTools").filter(|v| !v.is_null()) {
+            c.pinned_tools = read_names(v, "pinnedTools")?;
+        }
         c.read_ladder_options(obj)?;
         c.validated()
     }
@@ -309,9 +332,7 @@ impl Config {
             read_float(obj, "prepareRatio", &mut r)?;
             self.prepare_ratio = Some(r);
         }
-        if let Some(v) = obj.get("prepareOnAdd").filter(|v| !v.is_null()) {
-            self.prepare_on_add = v.as_bool().ok_or_else(|| Error::config("prepareOnAdd", format!("must be true or false, got {}", show(v))))?;
-        }
+        read_bool(obj, "prepareOnAdd", &mut self.prepare_on_add)?;
         read_int(obj, "minFreedTokens", &mut self.min_freed_tokens)?;
         let ladder = self.ladder();
         let has = |s: Strategy| ladder.contains(&s);
@@ -484,6 +505,15 @@ impl Config {
         if self.min_freed_tokens != 0 {
             o.insert("minFreedTokens".into(), json!(self.min_freed_tokens));
         }
+        if !self.protect_latest_answer {
+            o.insert("protectLatestAnswer".into(), json!(false));
+        }
+        if !self.protect_last_round {
+            o.insert("protectLastRound".into(), json!(false));
+        }
+        if !self.pinned_tools.is_empty() {
+            o.insert("pinnedTools".into(), json!(self.pinned_tools));
+        }
         out
     }
 
@@ -529,7 +559,9 @@ fn ratio(field: &str, v: f64) -> Result<()> {
 }
 
 fn read_int<T: TryFrom<u64>>(obj: &Map<String, Value>, field: &str, out: &mut T) -> Result<()> {
-    let Some(v) = obj.get(field) else { return Ok(()) };
+    let Some(v) = obj.get(field) else {
+        return Ok(());
+    };
     let n = match v {
         Value::Number(n) => n
             .as_u64()
@@ -541,8 +573,44 @@ fn read_int<T: TryFrom<u64>>(obj: &Map<String, Value>, field: &str, out: &mut T)
     Ok(())
 }
 
+fn read_bool(obj: &Map<String, Value>, field: &str, out: &mut bool) -> Result<()> {
+    match obj.get(field) {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Bool(b)) => {
+            *out = *b;
+            Ok(())
+        }
+        Some(v) => Err(Error::config(field, format!("must be true or false, got {}", show(v)))),
+    }
+}
+
+/// A list of distinct, non-blank names (tool names).
+fn read_names(v: &Value, field: &str) -> Result<Vec<String>> {
+    let Value::Array(items) = v else {
+        return Err(Error::config(field, format!("must be an array of tool names, got {}", kind_of(v))));
+    };
+    if items.len() > MAX_PINNED_TOOLS {
+        return Err(Error::config(field, format!("lists {} names; at most {MAX_PINNED_TOOLS}", items.len())));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(items.len());
+    for (k, item) in items.iter().enumerate() {
+        match item {
+            Value::String(s) if !s.trim().is_empty() && s.len() <= 256 => {
+                if !out.contains(s) {
+                    out.push(s.clone());
+                }
+            }
+            Value::String(_) => return Err(Error::config(&format!("{field}[{k}]"), "must be a tool name of 1–256 bytes, not blank")),
+            other => return Err(Error::config(&format!("{field}[{k}]"), format!("must be a string, got {}", kind_of(other)))),
+        }
+    }
+    Ok(out)
+}
+
 fn read_float(obj: &Map<String, Value>, field: &str, out: &mut f64) -> Result<()> {
-    let Some(v) = obj.get(field) else { return Ok(()) };
+    let Some(v) = obj.get(field) else {
+        return Ok(());
+    };
     *out = v.as_f64().ok_or_else(|| Error::config(field, format!("must be a number, got {}", show(v))))?;
     Ok(())
 }
@@ -597,6 +665,11 @@ mod tests {
             (json!({"summarizeTimeoutMs": 0}), "summarizeTimeoutMs"),
             (json!({"storeTimeoutMs": 0}), "storeTimeoutMs"),
             (json!({"storeTimeoutMs": 3_600_001}), "storeTimeoutMs"),
+            (json!({"protectLatestAnswer": "yes"}), "protectLatestAnswer"),
+            (json!({"protectLastRound": 0}), "protectLastRound"),
+            (json!({"pinnedTools": "plan"}), "pinnedTools"),
+            (json!({"pinnedTools": ["plan", " "]}), "pinnedTools[1]"),
+            (json!({"pinnedTools": [3]}), "pinnedTools[0]"),
         ];
         for (opts, field) in cases {
             let e = Config::from_json(&opts).unwrap_err();
@@ -606,6 +679,18 @@ mod tests {
         }
         let e = Config::from_json(&json!({"maxtoken": 5})).unwrap_err();
         assert!(e.message().contains("did you mean `maxToken`"), "{}", e.message());
+    }
+
+    #[test]
+    fn protections_and_pinned_tools_round_trip() {
+        let c = Config::from_json(&json!({})).unwrap();
+        assert!(c.protect_latest_answer && c.protect_last_round && c.pinned_tools.is_empty());
+        let c =
+            Config::from_json(&json!({"protectLatestAnswer": false, "protectLastRound": false, "pinnedTools": ["plan", "plan", "todo"]}))
+                .unwrap();
+        assert!(!c.protect_latest_answer && !c.protect_last_round);
+        assert_eq!(c.pinned_tools, ["plan", "todo"], "names are kept once, in order");
+        assert_eq!(Config::from_json(&c.to_json()).unwrap(), c);
     }
 
     #[test]

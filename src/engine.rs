@@ -28,7 +28,7 @@ use crate::prepare::{Cache, Summaries};
 use crate::strategy::llm::Failure;
 use crate::strategy::{Ctx, Edit, Entry, Strategy};
 use crate::message::Role;
-use crate::structure::Structure;
+use crate::structure::{Rules, Structure};
 use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
 
 /// Sweeps of the ladder a pass may make before it gives up (the loop guard).
@@ -236,6 +236,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// calls still wait for results), nothing is added and the error names the message by its
     /// index in the conversation.
     pub fn add(&self, value: &Value) -> Result<()> {
+        self.add_with(value, false)
+    }
+
+    /// [`AutoContextMemory::add`], pinning every message added when `pinned`: no step replaces
+    /// a pinned message (see [`AutoContextMemory::pin`]).
+    pub fn add_with(&self, value: &Value, pinned: bool) -> Result<()> {
         let items: Vec<&Value> = match value {
             Value::Array(a) => a.iter().collect(),
             other => vec![other],
@@ -258,7 +264,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         for m in parsed {
             let tokens = self.counter.count_message(&m)?;
-            entries.push(Entry { msg: Rc::new(m), tokens });
+            entries.push(Entry { msg: Rc::new(m), tokens, pinned });
         }
         let mut st = self.state.borrow_mut();
         for (e, v) in entries.into_iter().zip(items) {
@@ -269,6 +275,40 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             st.original.push(Rc::new(v.clone()));
             st.working.push(e);
         }
+        Ok(())
+    }
+
+    /// Pins working message `index` (an index of [`AutoContextMemory::messages`]): no step
+    /// replaces it, not even the emergency one. Untouched, it stays byte-identical to what was
+    /// added; the pin is kept in the state, never in the message. Refused while a pass runs.
+    pub fn pin(&self, index: usize) -> Result<()> {
+        self.set_pinned(index, true)
+    }
+
+    /// Unpins working message `index`.
+    pub fn unpin(&self, index: usize) -> Result<()> {
+        self.set_pinned(index, false)
+    }
+
+    /// The indices of the pinned working messages.
+    pub fn pinned(&self) -> Vec<usize> {
+        self.state.borrow().working.iter().enumerate().filter(|(_, e)| e.pinned).map(|(i, _)| i).collect()
+    }
+
+    fn set_pinned(&self, index: usize, pinned: bool) -> Result<()> {
+        if self.busy.get() {
+            return Err(Error::new(ErrorCode::LimitExceeded, "a compression pass is running on this memory; pin or unpin after it"));
+        }
+        let mut st = self.state.borrow_mut();
+        let n = st.working.len();
+        let Some(e) = st.working.get_mut(index) else {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!("index {index} is not a working message (the working list has {n})"),
+            )
+            .at_field("index"));
+        };
+        e.pinned = pinned;
         Ok(())
     }
 
@@ -473,6 +513,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// Offloads go to the store as each step's edits are applied, recorded in `written`; a
     /// preparation passes `None` and writes nothing (its edits only measure what the pass
     /// will need).
+    ///
+    /// The most recent completed round and the latest answer (`protectLastRound`,
+    /// `protectLatestAnswer`) are kept by every step, and by the emergency step as long as it
+    /// can reach the target without them. When it cannot, they yield one after the other, the
+    /// round first: the ladder runs again without that protection, so the gentler steps
+    /// (previews, summaries) take the round before the emergency step would offload it whole.
     pub(crate) async fn sweep(
         &self,
         work: &mut Vec<Entry>,
@@ -483,61 +529,78 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         summaries: &Summaries,
     ) -> Result<()> {
         let plan = self.state.borrow().plan.clone();
-        for _ in 0..MAX_SWEEPS {
-            let mut changed = false;
-            for &strategy in &self.ladder {
-                let total = request_tokens(sum_tokens(work), &self.config);
-                let count_pressure = work.len() >= self.config.msg_threshold as usize;
-                let token_pressure = total >= target;
-                let turn_pressure = self.turn_pressure(work);
-                if !token_pressure && !count_pressure && !turn_pressure {
-                    return Ok(());
+        let mut rules = Rules::of(&self.config);
+        loop {
+            let mut relax = false;
+            for _ in 0..MAX_SWEEPS {
+                let mut changed = false;
+                for &strategy in &self.ladder {
+                    let total = request_tokens(sum_tokens(work), &self.config);
+                    let count_pressure = work.len() >= self.config.msg_threshold as usize;
+                    let token_pressure = total >= target;
+                    let turn_pressure = self.turn_pressure(work);
+                    if !token_pressure && !count_pressure && !turn_pressure {
+                        return Ok(());
+                    }
+                    let relevant = if strategy.relieves_count() {
+                        count_pressure
+                    } else if strategy.relieves_turns() {
+                        turn_pressure || token_pressure
+                    } else {
+                        token_pressure
+                    };
+                    if !relevant || (strategy.uses_llm() && self.summarizer.is_none()) {
+                        continue;
+                    }
+                    let st = Structure::analyze_with(work, &rules, &|i| work[i].pinned);
+                    let ctx = Ctx {
+                        config: &self.config,
+                        format: self.config.format,
+                        working: work,
+                        st: &st,
+                        total,
+                        target,
+                        plan: plan.as_ref(),
+                        failures,
+                        summaries,
+                    };
+                    let (made_by, edits) = match &self.summarizer {
+                        Some(s) => strategy.plan(&ctx, s).await?,
+                        None => strategy.plan(&ctx, &crate::host::NoSummarizer).await?,
+                    };
+                    // The engine's own messages must keep the format's turns valid (Anthropic).
+                    let edits = crate::strategy::turns::fit(self.config.format, work, &st, edits);
+                    let edits = self.keep_useful(work, edits)?;
+                    let yieldable =
+                        st.last_round.is_some() && rules.protect_last_round || st.latest_answer.is_some() && rules.protect_latest_answer;
+                    if made_by == Strategy::Emergency && yieldable && total.saturating_sub(freed(work, &edits)) >= target {
+                        // Not enough while the last round (then the latest answer) is kept: it
+                        // yields first, to every step.
+                        relax = true;
+                        continue;
+                    }
+                    if edits.is_empty() {
+                        continue;
+                    }
+                    if let Some(written) = written.as_deref_mut() {
+                        self.write_offloads(work, &edits, written).await?;
+                    }
+                    apply(work, edits, made_by, events);
+                    changed = true;
                 }
-                let relevant = if strategy.relieves_count() {
-                    count_pressure
-                } else if strategy.relieves_turns() {
-                    turn_pressure || token_pressure
-                } else {
-                    token_pressure
-                };
-                if !relevant || (strategy.uses_llm() && self.summarizer.is_none()) {
-                    continue;
+                if !changed {
+                    break;
                 }
-                let st = Structure::analyze(work, self.config.last_keep as usize);
-                let last_assistant = work.iter().rposition(|e| e.msg.role == Role::Assistant);
-                let ctx = Ctx {
-                    config: &self.config,
-                    format: self.config.format,
-                    working: work,
-                    st: &st,
-                    last_assistant,
-                    total,
-                    target,
-                    plan: plan.as_ref(),
-                    failures,
-                    summaries,
-                };
-                let (made_by, edits) = match &self.summarizer {
-                    Some(s) => strategy.plan(&ctx, s).await?,
-                    None => strategy.plan(&ctx, &crate::host::NoSummarizer).await?,
-                };
-                // The engine's own messages must keep the format's turns valid (Anthropic).
-                let edits = crate::strategy::turns::fit(self.config.format, work, edits);
-                let edits = self.keep_useful(work, edits)?;
-                if edits.is_empty() {
-                    continue;
-                }
-                if let Some(written) = written.as_deref_mut() {
-                    self.write_offloads(work, &edits, written).await?;
-                }
-                apply(work, edits, made_by, events);
-                changed = true;
             }
-            if !changed {
-                break;
+            if !relax {
+                return Ok(());
+            }
+            if rules.protect_last_round {
+                rules.protect_last_round = false;
+            } else {
+                rules.protect_latest_answer = false;
             }
         }
-        Ok(())
     }
 
     /// Sets or clears the agent's plan; while set, every summarize request ends with a hint
@@ -756,7 +819,7 @@ fn apply(work: &mut Vec<Entry>, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy
             duration_ms: e.ms,
             error: None,
         };
-        let entries = e.replacement.into_iter().zip(counts).map(|(m, tokens)| Entry { msg: Rc::new(m), tokens });
+        let entries = e.replacement.into_iter().zip(counts).map(|(m, tokens)| Entry::new(Rc::new(m), tokens));
         work.splice(e.span.clone(), entries);
         new_events.push(ev);
     }
@@ -802,6 +865,11 @@ fn failure_error(k: usize, f: Failure) -> Error {
         Some(cause) => Error::host(ErrorCode::SummarizeFailed, &what, cause),
         None => Error::new(ErrorCode::SummarizeFailed, format!("{what}: {}", f.error)),
     }
+}
+
+/// Tokens `edits` (with their replacements' counts) free in `work`.
+fn freed(work: &[Entry], edits: &[(Edit, Vec<u32>)]) -> u64 {
+    edits.iter().map(|(e, counts)| sum_tokens(&work[e.span.clone()]).saturating_sub(counts.iter().map(|&c| c as u64).sum())).sum()
 }
 
 pub(crate) fn sum_tokens(work: &[Entry]) -> u64 {

@@ -35,9 +35,15 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let working: Vec<Value> = st
             .working
             .iter()
-            .map(|e| match &e.msg.synthetic {
-                Some(s) => json!({"message": e.msg.wire, "synthetic": s}),
-                None => json!({"message": e.msg.wire}),
+            .map(|e| {
+                let mut item = json!({"message": e.msg.wire});
+                if let Some(s) = &e.msg.synthetic {
+                    item["synthetic"] = json!(s);
+                }
+                if e.pinned {
+                    item["pinned"] = json!(true);
+                }
+                item
             })
             .collect();
         json!({
@@ -124,9 +130,14 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                 }
                 m.synthetic = Some(s);
             }
+            let pinned = match item.get("pinned") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return Err(bad(format!("state.working[{i}].pinned must be true or false"))),
+            };
             let tokens = counter.count_message(&m).map_err(|e| bad(format!("state.working[{i}]: {}", e.message())))?;
             working_tokens += tokens as u64;
-            working.push(Entry { msg: Rc::new(m), tokens });
+            working.push(Entry { msg: Rc::new(m), tokens, pinned });
         }
         // Pairing is what the engine relies on; the format's softer rules (Anthropic's
         // alternation) may already be broken by what the host added, and restore keeps that.

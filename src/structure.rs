@@ -1,15 +1,24 @@
-//! The shape of a conversation: tool exchanges, rounds, the current round, what is in flight,
-//! and what is protected.
+//! The analysis of a working list: its tool exchanges, its rounds, the work the model has not
+//! read yet, and, for every message, what protects it.
 //!
-//! Every strategy selects spans through this one analysis, so no strategy can split a tool
-//! exchange (an assistant message with N calls plus the N results that answer it) or touch what
-//! the model has not seen yet. The reference decided these boundaries by heuristics in each
-//! strategy, which is how it came to orphan tool results and to summarize unseen ones.
+//! Every step of the ladder selects its spans through this one analysis, computed once for each
+//! state of the working list, so no step can split a tool exchange (an assistant message with N
+//! calls plus the N results that answer it) or replace what a protection covers. The reference
+//! decided these boundaries by heuristics in each strategy, which is how it came to orphan tool
+//! results, to summarize results the model had not read, and to drop its own protections when
+//! a strategy was rewritten.
+//!
+//! The protections of a message are a [`Protection`] set, one flag per reason (system message,
+//! unread work, current round, latest final answer, most recent completed round, `lastKeep`
+//! tail, pinned message, exchange of a pinned tool). A step asks whether a message is free for
+//! it with the mask of the reasons it respects ([`Protection::HISTORY`], [`Protection::CURRENT`],
+//! ...); the reasons are facts about the conversation, the masks are the policy.
 
 use std::collections::HashSet;
 use std::ops::Range;
 
-use crate::message::{Message, Role};
+use crate::config::Config;
+use crate::message::{Block, Message, Role};
 
 /// An atomic span of the conversation: a single message or a whole tool exchange.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +31,135 @@ pub struct Unit {
     pub complete: bool,
 }
 
+/// Why a message is protected: a set of reasons, one flag each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Protection(u16);
+
+impl Protection {
+    /// No reason: any step may replace the message.
+    pub const NONE: Protection = Protection(0);
+    /// A system (or developer) message.
+    pub const SYSTEM: Protection = Protection(1);
+    /// A tool call or result no later assistant message follows: the model has not read it.
+    pub const UNREAD: Protection = Protection(1 << 1);
+    /// A message of the current round (from the user's current message on).
+    pub const CURRENT_ROUND: Protection = Protection(1 << 2);
+    /// The latest final answer of the model (`protectLatestAnswer`).
+    pub const LATEST_ANSWER: Protection = Protection(1 << 3);
+    /// A message of the most recent completed round (`protectLastRound`).
+    pub const LAST_ROUND: Protection = Protection(1 << 4);
+    /// A message of the `lastKeep` tail, widened to whole exchanges.
+    pub const LAST_KEEP: Protection = Protection(1 << 5);
+    /// A message the host pinned.
+    pub const PINNED: Protection = Protection(1 << 6);
+    /// A message of an exchange that calls a tool named in `pinnedTools`.
+    pub const PINNED_TOOL: Protection = Protection(1 << 7);
+
+    /// Messages a step that replaces a span of history keeps in place, taking the span after
+    /// them: system messages and what the host pinned.
+    pub const ISLANDS: Protection = Protection(Self::SYSTEM.0 | Self::PINNED.0 | Self::PINNED_TOOL.0);
+    /// Where a span of history ends: the first unread, current-round, latest-answer or
+    /// last-round message, and everything after it, stays.
+    pub const HISTORY_END: Protection = Protection(Self::UNREAD.0 | Self::CURRENT_ROUND.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0);
+    /// What the steps that replace earlier rounds respect (offloads, the rollup, tool-run and
+    /// round summaries, turn trimming): everything but the `lastKeep` tail.
+    pub const HISTORY: Protection = Protection(Self::HISTORY_END.0 | Self::ISLANDS.0);
+    /// [`Protection::HISTORY`] and the `lastKeep` tail (the protected offload, tool-run
+    /// compression).
+    pub const HISTORY_AND_TAIL: Protection = Protection(Self::HISTORY.0 | Self::LAST_KEEP.0);
+    /// What the steps that shrink answered work of the current round respect.
+    pub const CURRENT: Protection =
+        Protection(Self::SYSTEM.0 | Self::UNREAD.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0 | Self::PINNED.0 | Self::PINNED_TOOL.0);
+    /// What the emergency step respects: it may take the current round's answered work, but
+    /// never a system message, unread work or what the host pinned. The latest answer and the
+    /// last completed round it respects too, until the pass yields them (when the target
+    /// cannot be reached without them, the pass analyses the list again without those two).
+    pub const EMERGENCY: Protection =
+        Protection(Self::SYSTEM.0 | Self::UNREAD.0 | Self::PINNED.0 | Self::PINNED_TOOL.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0);
+    /// What truncation respects (it keeps structure, head and tail, so it applies even to
+    /// unread results): only what the host pinned. Results of pinned tools are spared block by
+    /// block ([`Structure::pinned_call`]).
+    pub const TRUNCATE: Protection = Protection(Self::PINNED.0);
+    /// Where the span of a prefix step ends (the prefix summary and facts summarize answered
+    /// work of the current round too): everything from the first such message on stays.
+    pub const PREFIX_END: Protection = Protection(Self::UNREAD.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0);
+    /// Messages the engine never rewrites, not even to join one of its notes to them (turns
+    /// that must alternate): a joined message keeps its content, but not its bytes.
+    pub const NO_JOIN: Protection =
+        Protection(Self::SYSTEM.0 | Self::UNREAD.0 | Self::LATEST_ANSWER.0 | Self::PINNED.0 | Self::PINNED_TOOL.0);
+
+    const NAMES: [(Protection, &'static str); 8] = [
+        (Self::SYSTEM, "system"),
+        (Self::UNREAD, "unread"),
+        (Self::CURRENT_ROUND, "current round"),
+        (Self::LATEST_ANSWER, "latest answer"),
+        (Self::LAST_ROUND, "last round"),
+        (Self::LAST_KEEP, "lastKeep tail"),
+        (Self::PINNED, "pinned"),
+        (Self::PINNED_TOOL, "pinned tool"),
+    ];
+
+    /// Whether this set shares any reason with `mask`.
+    pub fn any(self, mask: Protection) -> bool {
+        self.0 & mask.0 != 0
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The reasons, by name, for messages and tests.
+    pub fn names(self) -> Vec<&'static str> {
+        Self::NAMES.iter().filter(|(p, _)| self.any(*p)).map(|(_, n)| *n).collect()
+    }
+}
+
+impl std::ops::BitOr for Protection {
+    type Output = Protection;
+    fn bitor(self, o: Protection) -> Protection {
+        Protection(self.0 | o.0)
+    }
+}
+
+impl std::ops::BitOrAssign for Protection {
+    fn bitor_assign(&mut self, o: Protection) {
+        self.0 |= o.0;
+    }
+}
+
+impl std::ops::Sub for Protection {
+    type Output = Protection;
+    fn sub(self, o: Protection) -> Protection {
+        Protection(self.0 & !o.0)
+    }
+}
+
+/// The options the analysis reads.
+#[derive(Debug, Clone, Default)]
+pub struct Rules<'a> {
+    /// Messages of protected tail (`lastKeep`).
+    pub last_keep: usize,
+    /// Protect the latest final answer (`protectLatestAnswer`).
+    pub protect_latest_answer: bool,
+    /// Protect the most recent completed round (`protectLastRound`).
+    pub protect_last_round: bool,
+    /// Tools whose exchanges are protected (`pinnedTools`).
+    pub pinned_tools: &'a [String],
+}
+
+impl<'a> Rules<'a> {
+    /// The rules of a configuration.
+    pub fn of(config: &'a Config) -> Rules<'a> {
+        Rules {
+            last_keep: config.last_keep as usize,
+            protect_latest_answer: config.protect_latest_answer,
+            protect_last_round: config.protect_last_round,
+            pinned_tools: &config.pinned_tools,
+        }
+    }
+}
+
 /// The analysis of a message list.
 #[derive(Debug, Clone)]
 pub struct Structure {
@@ -29,87 +167,182 @@ pub struct Structure {
     pub units: Vec<Unit>,
     /// For each message, the index of its unit.
     pub unit_of: Vec<usize>,
-    /// Rounds: each starts at a real user message and runs to the next one. Messages before
-    /// the first real user message belong to no round.
+    /// Rounds: each starts at a real user message and runs to the next one that starts a
+    /// round. A user message that arrives while tool work is unread (the user typed while tools
+    /// ran, or a host put a note after the results) joins the round it interjects into, which
+    /// stays open until the model answers. Messages before the first round belong to none.
     pub rounds: Vec<Range<usize>>,
     /// Start of the current (last) round; the list's length when there is none.
     pub current_start: usize,
-    /// The current round has tool traffic the model has not answered yet.
+    /// The model has not read some tool work yet (see [`Protection::UNREAD`]).
     pub in_flight: bool,
     /// Start of the `lastKeep` tail, moved back to a unit boundary.
     pub keep_start: usize,
+    /// The first real user message, if any.
+    pub first_user: Option<usize>,
+    /// The latest final answer of the model, if any.
+    pub latest_answer: Option<usize>,
+    /// The most recent completed round, if any.
+    pub last_round: Option<Range<usize>>,
     /// Number of messages.
     pub len: usize,
-    system: Vec<bool>,
+    protection: Vec<Protection>,
+    /// Ids of the calls of pinned tools.
+    pinned_calls: HashSet<String>,
 }
 
 impl Structure {
-    /// Analyses `messages`, with `last_keep` messages of protected tail.
+    /// Analyses `messages` with `last_keep` messages of protected tail and the default
+    /// protections (latest answer and last round on, nothing pinned).
     pub fn analyze<M: AsRef<Message>>(messages: &[M], last_keep: usize) -> Structure {
+        let rules = Rules { last_keep, protect_latest_answer: true, protect_last_round: true, pinned_tools: &[] };
+        Structure::analyze_with(messages, &rules, &|_| false)
+    }
+
+    /// Analyses `messages` under `rules`; `pinned(i)` says whether the host pinned message `i`.
+    pub fn analyze_with<M: AsRef<Message>>(messages: &[M], rules: &Rules<'_>, pinned: &dyn Fn(usize) -> bool) -> Structure {
         let n = messages.len();
         let msg = |i: usize| messages[i].as_ref();
-        let mut units = Vec::new();
-        let mut unit_of = vec![0; n];
-        let mut i = 0;
-        while i < n {
+        let (units, unit_of) = units(messages);
+
+        // Round starts: real user messages, unless tool work before them is still unread (no
+        // assistant message since the last call or result).
+        let mut starts = Vec::new();
+        let mut unread_work = false;
+        let mut first_user = None;
+        for i in 0..n {
             let m = msg(i);
-            if m.role == Role::Assistant && m.has_calls() {
-                let mut pending: HashSet<&str> = m.call_ids().collect();
-                let mut j = i + 1;
-                while j < n && !pending.is_empty() {
-                    let r = msg(j);
-                    // A tool message without results (an AI SDK approval response) stays in.
-                    let answers = r.has_results() || r.role == Role::Tool;
-                    if !answers || r.has_calls() || !r.result_ids().all(|id| pending.contains(id)) {
-                        break;
-                    }
-                    for id in r.result_ids() {
-                        pending.remove(id);
-                    }
-                    j += 1;
+            if m.role == Role::Assistant {
+                unread_work = m.has_calls();
+            } else if m.has_results() || m.role == Role::Tool {
+                unread_work = true;
+            } else if m.is_real_user() {
+                first_user.get_or_insert(i);
+                if !unread_work {
+                    starts.push(i);
                 }
-                unit_of[i..j].fill(units.len());
-                units.push(Unit { span: i..j, exchange: true, complete: pending.is_empty() });
-                i = j;
-            } else {
-                unit_of[i] = units.len();
-                units.push(Unit { span: i..i + 1, exchange: false, complete: true });
-                i += 1;
             }
         }
-
-        let starts: Vec<usize> = (0..n).filter(|&i| msg(i).is_real_user()).collect();
-        let mut rounds: Vec<Range<usize>> = Vec::new();
-        for (k, &s) in starts.iter().enumerate() {
-            let e = starts.get(k + 1).copied().unwrap_or(n);
-            rounds.push(s..e);
-        }
+        let rounds: Vec<Range<usize>> = starts.iter().enumerate().map(|(k, &s)| s..starts.get(k + 1).copied().unwrap_or(n)).collect();
         let current_start = match starts.last() {
             Some(&s) => s,
             // No user turn at all (the task lives in the system prompt): everything after the
             // system messages is the current round.
             None => (0..n).find(|&i| msg(i).role != Role::System).unwrap_or(n),
         };
+        let last_round = rounds.iter().rev().find(|r| r.end <= current_start && r.start < current_start).cloned();
 
-        // In flight: the current round's last tool traffic has not been answered by a final
-        // assistant message yet.
-        let last_tool = (current_start..n).rev().find(|&i| msg(i).has_calls() || msg(i).has_results());
-        let in_flight = match last_tool {
-            Some(t) => !(t + 1..n).any(|i| msg(i).is_final_assistant()),
-            None => false,
-        };
-
-        let mut keep_start = n.saturating_sub(last_keep);
+        let mut keep_start = n.saturating_sub(rules.last_keep);
         if keep_start < n {
             keep_start = units[unit_of[keep_start]].span.start;
         }
-        let system = (0..n).map(|i| msg(i).role == Role::System).collect();
-        Structure { units, unit_of, rounds, current_start, in_flight, keep_start, len: n, system }
+
+        let mut protection = vec![Protection::NONE; n];
+        // Unread: the calls of the last assistant message and every result after it.
+        let last_assistant = (0..n).rev().find(|&i| msg(i).role == Role::Assistant);
+        let unread_from = match last_assistant {
+            Some(a) if msg(a).has_calls() => Some(a),
+            Some(a) => Some(a + 1),
+            None => Some(0),
+        };
+        let mut in_flight = false;
+        for (i, p) in protection.iter_mut().enumerate() {
+            let m = msg(i);
+            if m.role == Role::System {
+                *p |= Protection::SYSTEM;
+            }
+            let tool_work = m.has_calls() || m.has_results() || m.role == Role::Tool;
+            if tool_work && unread_from.is_some_and(|u| i >= u) {
+                *p |= Protection::UNREAD;
+                in_flight = true;
+            }
+            if i >= current_start {
+                *p |= Protection::CURRENT_ROUND;
+            }
+            if i >= keep_start {
+                *p |= Protection::LAST_KEEP;
+            }
+            if pinned(i) {
+                *p |= Protection::PINNED;
+            }
+        }
+        let latest_answer = (0..n).rev().find(|&i| msg(i).is_final_assistant());
+        if let (true, Some(a)) = (rules.protect_latest_answer, latest_answer) {
+            protection[a] |= Protection::LATEST_ANSWER;
+        }
+        if let (true, Some(r)) = (rules.protect_last_round, &last_round) {
+            for p in &mut protection[r.clone()] {
+                *p |= Protection::LAST_ROUND;
+            }
+        }
+        let mut pinned_calls = HashSet::new();
+        if !rules.pinned_tools.is_empty() {
+            for u in units.iter().filter(|u| u.exchange) {
+                let mut any = false;
+                for b in &msg(u.span.start).blocks {
+                    if let Block::ToolCall { id, name, .. } = b {
+                        if rules.pinned_tools.iter().any(|t| t == name) {
+                            pinned_calls.insert(id.clone());
+                            any = true;
+                        }
+                    }
+                }
+                if any {
+                    for p in &mut protection[u.span.clone()] {
+                        *p |= Protection::PINNED_TOOL;
+                    }
+                }
+            }
+        }
+        Structure {
+            units,
+            unit_of,
+            rounds,
+            current_start,
+            in_flight,
+            keep_start,
+            first_user,
+            latest_answer,
+            last_round,
+            len: n,
+            protection,
+            pinned_calls,
+        }
+    }
+
+    /// Why message `i` is protected.
+    pub fn protection(&self, i: usize) -> Protection {
+        self.protection[i]
+    }
+
+    /// Whether a step that respects `mask` may replace message `i`.
+    pub fn free(&self, i: usize, mask: Protection) -> bool {
+        !self.protection[i].any(mask)
+    }
+
+    /// Whether a step that respects `mask` may replace every message of `span`.
+    pub fn span_free(&self, span: &Range<usize>, mask: Protection) -> bool {
+        self.protection[span.clone()].iter().all(|p| !p.any(mask))
+    }
+
+    /// Whether the model has read message `i` (it is no unread tool work).
+    pub fn read(&self, i: usize) -> bool {
+        !self.protection[i].any(Protection::UNREAD)
+    }
+
+    /// The first message of `range` that a step respecting `mask` may not replace.
+    pub fn first_protected(&self, range: Range<usize>, mask: Protection) -> Option<usize> {
+        range.into_iter().find(|&i| self.protection[i].any(mask))
     }
 
     /// Whether message `i` is a system message.
     pub fn is_system(&self, i: usize) -> bool {
-        self.system[i]
+        self.protection[i].any(Protection::SYSTEM)
+    }
+
+    /// Whether the tool call `id` calls a tool named in `pinnedTools`.
+    pub fn pinned_call(&self, id: &str) -> bool {
+        self.pinned_calls.contains(id)
     }
 
     /// Whether message `i` belongs to the current round.
@@ -135,6 +368,42 @@ impl Structure {
         let cur = self.current_start;
         self.rounds.iter().filter(move |r| r.start < cur)
     }
+}
+
+/// The list partitioned into atomic units, and each message's unit.
+fn units<M: AsRef<Message>>(messages: &[M]) -> (Vec<Unit>, Vec<usize>) {
+    let n = messages.len();
+    let msg = |i: usize| messages[i].as_ref();
+    let mut units = Vec::new();
+    let mut unit_of = vec![0; n];
+    let mut i = 0;
+    while i < n {
+        let m = msg(i);
+        if m.role == Role::Assistant && m.has_calls() {
+            let mut pending: HashSet<&str> = m.call_ids().collect();
+            let mut j = i + 1;
+            while j < n && !pending.is_empty() {
+                let r = msg(j);
+                // A tool message without results (an AI SDK approval response) stays in.
+                let answers = r.has_results() || r.role == Role::Tool;
+                if !answers || r.has_calls() || !r.result_ids().all(|id| pending.contains(id)) {
+                    break;
+                }
+                for id in r.result_ids() {
+                    pending.remove(id);
+                }
+                j += 1;
+            }
+            unit_of[i..j].fill(units.len());
+            units.push(Unit { span: i..j, exchange: true, complete: pending.is_empty() });
+            i = j;
+        } else {
+            unit_of[i] = units.len();
+            units.push(Unit { span: i..i + 1, exchange: false, complete: true });
+            i += 1;
+        }
+    }
+    (units, unit_of)
 }
 
 impl AsRef<Message> for Message {
@@ -182,6 +451,12 @@ mod tests {
         assert!(s.is_whole(&(2..5)));
         assert!(!s.is_whole(&(2..4)));
         assert_eq!(s.previous_rounds().count(), 1);
+        assert_eq!(s.last_round, Some(1..6));
+        assert_eq!(s.latest_answer, Some(5));
+        assert_eq!(s.protection(0).names(), ["system"]);
+        assert_eq!(s.protection(5).names(), ["latest answer", "last round"]);
+        assert_eq!(s.protection(7).names(), ["unread", "current round", "lastKeep tail"]);
+        assert!(s.free(3, Protection::CURRENT - Protection::LAST_ROUND) && !s.free(3, Protection::HISTORY));
     }
 
     #[test]
@@ -201,7 +476,55 @@ mod tests {
             {"role": "tool", "tool_call_id": "a", "content": "1"},
             {"role": "assistant", "content": "done"}
         ]));
-        assert!(!Structure::analyze(&m, 0).in_flight);
+        let s = Structure::analyze(&m, 0);
+        assert!(!s.in_flight);
+        assert!((0..4).all(|i| s.read(i)));
+    }
+
+    #[test]
+    fn a_user_message_after_unread_results_joins_the_open_round() {
+        let m = msgs(json!([
+            {"role": "user", "content": "q1"},
+            {"role": "assistant", "content": "a1"},
+            {"role": "user", "content": "q2"},
+            {"role": "assistant", "tool_calls": [call("a")]},
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "user", "content": "also check the tests"},
+            {"role": "user", "content": "and the docs"}
+        ]));
+        let s = Structure::analyze(&m, 0);
+        assert_eq!(s.rounds, vec![0..2, 2..7], "the interjections do not open rounds");
+        assert_eq!(s.current_start, 2);
+        assert_eq!(s.last_round, Some(0..2));
+        assert!(!s.read(3) && !s.read(4), "the call and its result are unread");
+        assert!(s.read(5), "a user message is no tool work");
+        // Once the model answers, the next user message opens a round again.
+        let mut more = m.clone();
+        more.extend(msgs(json!([{"role": "assistant", "content": "done"}, {"role": "user", "content": "q3"}])));
+        let s = Structure::analyze(&more, 0);
+        assert_eq!(s.rounds, vec![0..2, 2..8, 8..9]);
+        assert!((0..9).all(|i| s.read(i)));
+        assert_eq!(s.latest_answer, Some(7));
+    }
+
+    #[test]
+    fn pins_and_pinned_tools_protect_whole_exchanges() {
+        let m = msgs(json!([
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "tool_calls": [call("a"), {"id": "p", "type": "function", "function": {"name": "plan", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "tool", "tool_call_id": "p", "content": "2"},
+            {"role": "assistant", "content": "done"}
+        ]));
+        let tools = ["plan".to_string()];
+        let rules = Rules { last_keep: 0, protect_latest_answer: false, protect_last_round: false, pinned_tools: &tools };
+        let s = Structure::analyze_with(&m, &rules, &|i| i == 0);
+        assert_eq!(s.protection(0).names(), ["current round", "pinned"]);
+        for i in 1..4 {
+            assert!(s.protection(i).any(Protection::PINNED_TOOL), "message {i}");
+        }
+        assert!(s.pinned_call("p") && !s.pinned_call("a"));
+        assert!(s.protection(4).names() == ["current round"], "latest answer protection is off");
     }
 
     #[test]
@@ -210,5 +533,6 @@ mod tests {
         let s = Structure::analyze(&m, 0);
         assert_eq!(s.current_start, 1);
         assert!(s.rounds.is_empty());
+        assert_eq!(s.last_round, None);
     }
 }

@@ -215,8 +215,10 @@ fn summaries_run_at_most_max_concurrent_summaries_at_once() {
     for (limit, want) in [(2u32, 2usize), (4, 4), (16, 6)] {
         let mut cfg = config(&format!("bound{limit}"), window_for(tokens_of(&msgs) / 2));
         cfg.max_concurrent_summaries = limit;
-        // All six rounds' exchanges lie before a one-message tail: one step, six summaries.
+        // All six rounds' exchanges lie before a one-message tail: one step, six summaries (the
+        // most recent round too, unprotected here).
         cfg.last_keep = 1;
+        cfg.protect_last_round = false;
         let summarizer = FakeSummarizer::fixed("summary").with_rendezvous(6);
         let m = memory(cfg, Some(summarizer.clone()));
         m.add(&Value::Array(msgs.clone())).unwrap();

@@ -64,6 +64,8 @@ fn a_run_below_the_token_threshold_is_skipped_and_the_next_qualifying_run_is_com
     assert!(a_tokens * 4 < b_tokens);
     let mut cfg = config("cursor", window_for(tokens_of(&msgs) - b_tokens / 2));
     cfg.last_keep = 1;
+    // The runs lie in the most recent completed round, which is protected by default.
+    cfg.protect_last_round = false;
     // Both runs are long enough (8 > 6 messages); only the second is worth a summary.
     cfg.min_compression_token_threshold = (b_tokens / 2) as u32;
     let summarizer = FakeSummarizer::fixed("read four large files; the crash is in parse()");
@@ -102,6 +104,7 @@ fn a_run_must_be_strictly_longer_than_min_consecutive_tool_messages() {
         msgs.push(user("and now?"));
         let mut cfg = config("run-length", window_for(tokens_of(&msgs) / 2));
         cfg.last_keep = 1;
+        cfg.protect_last_round = false;
         cfg.min_consecutive_tool_messages = 6;
         cfg.min_compression_token_threshold = 100;
         let summarizer = FakeSummarizer::fixed("ran the tools");
@@ -138,6 +141,7 @@ fn a_parallel_exchange_cut_by_last_keep_ends_the_run_before_it() {
     for (last_keep, run_len) in [(n - (parallel + 2), parallel - 2), (1, parallel + 4 - 2)] {
         let mut cfg = config("cut", window_for(tokens_of(&msgs) / 4));
         cfg.last_keep = last_keep as u32;
+        cfg.protect_last_round = false;
         cfg.min_compression_token_threshold = 100;
         let summarizer = FakeSummarizer::fixed("read the modules");
         let m = memory(cfg, &summarizer).with_ladder(&[Strategy::ToolRunCompress]);

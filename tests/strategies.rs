@@ -271,7 +271,11 @@ fn round_summary_runs_once_per_eligible_round_concurrently_and_keeps_the_user_tu
     let msgs = summary_conversation();
     let total = tokens_of(&msgs);
     let summarizer = FakeSummarizer::fixed("The assistant read ten files and found the bug in parser.rs.").with_rendezvous(3);
-    let m = memory(config("rounds", window_for(total / 2)), Some(summarizer.clone()));
+    let mut cfg = config("rounds", window_for(total / 2));
+    // All three big rounds, the most recent one too (protected by default).
+    cfg.protect_last_round = false;
+    cfg.protect_latest_answer = false;
+    let m = memory(cfg, Some(summarizer.clone()));
     m.add(&Value::Array(msgs.clone())).unwrap();
     let r = block_on(m.compress_if_needed()).unwrap();
     assert!(r.compressed && r.under_target, "{r:?}");
@@ -373,7 +377,10 @@ fn summary_text_cannot_forge_an_offload_marker() {
 fn summaries_of_a_previous_pass_are_not_summarized_again() {
     let msgs = summary_conversation();
     let summarizer = FakeSummarizer::fixed("summary of the round");
-    let m = memory(config("again", window_for(tokens_of(&msgs) / 2)), Some(summarizer.clone()));
+    let mut cfg = config("again", window_for(tokens_of(&msgs) / 2));
+    cfg.protect_last_round = false;
+    cfg.protect_latest_answer = false;
+    let m = memory(cfg, Some(summarizer.clone()));
     m.add(&Value::Array(msgs)).unwrap();
     block_on(m.compress_if_needed()).unwrap();
     let calls = summarizer.calls();

@@ -13,6 +13,7 @@ use super::llm::{self, Job, Outcome};
 use super::offload::shrink;
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::host::Summarizer;
+use crate::structure::Protection;
 
 /// Results shorter than this are not worth a summarize call.
 const MIN_RESULT_CHARS: usize = 600;
@@ -27,7 +28,7 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
             break;
         }
         let m = &ctx.working[i].msg;
-        if !m.has_results() || m.synthetic.is_some() || !ctx.answered(i) || m.payload_chars() < MIN_RESULT_CHARS {
+        if !m.has_results() || m.synthetic.is_some() || !ctx.st.free(i, Protection::CURRENT) || m.payload_chars() < MIN_RESULT_CHARS {
             continue;
         }
         need = need.saturating_sub((ctx.working[i].tokens as f64 * (1.0 - ratio)) as u64);

@@ -13,6 +13,7 @@ use super::offload::shrink;
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::host::Summarizer;
 use crate::message::{offload_marker, Block, Role, Synthetic};
+use crate::structure::Protection;
 
 pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let kind = Strategy::CurrentRoundLargeMessage.event_type();
@@ -26,7 +27,7 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
         }
         let m = &ctx.working[i].msg;
         let eligible = matches!(m.role, Role::Assistant | Role::Tool) || m.has_results();
-        if !eligible || m.synthetic.is_some() || !ctx.answered(i) || m.payload_chars() <= threshold {
+        if !eligible || m.synthetic.is_some() || !ctx.st.free(i, Protection::CURRENT) || m.payload_chars() <= threshold {
             continue;
         }
         need = need.saturating_sub((ctx.working[i].tokens as f64 * (1.0 - ratio)) as u64);

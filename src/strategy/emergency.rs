@@ -3,8 +3,10 @@
 //! When everything else has run and the request is still over the target, whole spans are
 //! offloaded behind one short notice, oldest first and only as far as needed: first the
 //! complete earlier rounds, then, inside the current round, the oldest work the model has
-//! already answered. System messages, the first user message, the current round's user message
-//! and everything the model has not answered yet stay. A notice already there is absorbed into
+//! already answered. System messages, the first user message, the current round's user message,
+//! everything the model has not read yet and what the host pinned (messages, exchanges of
+//! `pinnedTools`) stay; so do the latest answer and the last completed round, until the pass
+//! yields them because the target cannot be reached otherwise (see the engine's sweep). A notice already there is absorbed into
 //! the next one, so its marker stays reachable. Only spans of whole units move, so pairing
 //! holds; the notice lists the user requests and tools it stands for, so the model knows what to
 //! reload.
@@ -14,6 +16,7 @@ use std::ops::Range;
 
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::message::{head_chars, offload_marker, strip_markers, Block, Role, Synthetic};
+use crate::structure::Protection;
 
 /// Tokens a notice is assumed to cost when planning how far to go.
 const NOTICE_TOKENS: u64 = 120;
@@ -24,9 +27,10 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let mut need = ctx.excess();
     let mut edits = Vec::new();
 
-    // Phase 1: earlier rounds, after the first user message. A system message is never
-    // offloaded: the span before it gets its own notice and the next one starts after it.
-    let first_user = (0..st.current_start).find(|&i| ctx.working[i].msg.is_real_user());
+    // Phase 1: earlier rounds, after the first user message. A system or pinned message (or a
+    // pinned tool's exchange) is never offloaded: the span before it gets its own notice and the
+    // next one starts after it.
+    let first_user = st.first_user.filter(|&u| u < st.current_start);
     if let Some(fu) = first_user {
         let need0 = need;
         let mut spans = Vec::new();
@@ -41,12 +45,13 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
                 continue;
             }
             for i in end.max(r.start)..r.end {
-                if st.is_system(i) {
-                    if start < i {
-                        freed += gain(ctx, start..i);
-                        spans.push(start..i);
+                if i >= start && !st.free(i, Protection::EMERGENCY) {
+                    let island = st.unit(i).span.clone();
+                    if start < island.start {
+                        freed += gain(ctx, start..island.start);
+                        spans.push(start..island.start);
                     }
-                    start = i + 1;
+                    start = island.end;
                 }
             }
             end = r.end;
@@ -73,9 +78,8 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
             if u.span.start < start {
                 continue;
             }
-            let last = u.span.end - 1;
             // Stop at what the model has not answered yet, and keep the newest message.
-            if u.span.end >= n || !ctx.answered(last) || (u.exchange && !u.complete) || st.is_system(u.span.start) {
+            if u.span.end >= n || !st.span_free(&u.span, Protection::EMERGENCY) || (u.exchange && !u.complete) {
                 break;
             }
             end = u.span.end;

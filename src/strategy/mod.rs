@@ -36,7 +36,7 @@ use crate::host::Summarizer;
 use crate::message::Message;
 use crate::plan::Plan;
 use crate::prepare::Summaries;
-use crate::structure::Structure;
+use crate::structure::{Protection, Structure};
 
 pub(crate) use facts::read_concepts as facts_concepts;
 pub use facts::{Concept, FactType};
@@ -49,6 +49,15 @@ pub struct Entry {
     pub msg: Rc<Message>,
     /// Its tokens, counted once.
     pub tokens: u32,
+    /// The host pinned it: no step replaces it.
+    pub pinned: bool,
+}
+
+impl Entry {
+    /// An unpinned entry.
+    pub fn new(msg: Rc<Message>, tokens: u32) -> Entry {
+        Entry { msg, tokens, pinned: false }
+    }
 }
 
 impl AsRef<Message> for Entry {
@@ -115,9 +124,8 @@ pub(crate) struct Ctx<'a> {
     pub config: &'a Config,
     pub format: Format,
     pub working: &'a [Entry],
+    /// The analysis of `working`: units, rounds, what is unread, what protects each message.
     pub st: &'a Structure,
-    /// Index of the last assistant message.
-    pub last_assistant: Option<usize>,
     /// Tokens of the whole request now.
     pub total: u64,
     /// The pass's target.
@@ -142,24 +150,18 @@ impl Ctx<'_> {
         (self.total + 1).saturating_sub(self.target)
     }
 
-    /// Whether the model has already answered message `i`: an assistant message comes after
-    /// it. Results the model has not answered yet are in flight and never summarized.
-    pub fn answered(&self, i: usize) -> bool {
-        self.last_assistant.is_some_and(|a| a > i)
-    }
-
     /// The span a rolling summary of `kind` replaces when it covers `start..end`, and the
-    /// summary's generation: the span starts after the last system message in the range, takes
+    /// summary's generation: the span starts after the last message in the range that a step
+    /// respecting `mask` may not replace (a system or pinned message stays where it is), takes
     /// in a summary of the same kind just before it (rolling it forward), and the generation is
     /// one above every summary of that kind it holds (one that joined the turn after it in the
     /// alternating formats lies inside).
-    pub fn rolling_span(&self, mut start: usize, end: usize, kind: &str) -> (Range<usize>, u32) {
+    pub fn rolling_span(&self, mut start: usize, end: usize, kind: &str, mask: Protection) -> (Range<usize>, u32) {
         let of_kind = |i: usize| self.working[i].msg.synthetic.as_ref().filter(|s| s.kind == kind).map(|s| s.generation.unwrap_or(1));
-        // Never roll a system message in: start after the last one in the range.
-        if let Some(s) = (start..end).rev().find(|&i| self.st.is_system(i)) {
+        if let Some(s) = (start..end).rev().find(|&i| !self.st.free(i, mask)) {
             start = s + 1;
         }
-        if start > 0 && of_kind(start - 1).is_some() {
+        if start > 0 && of_kind(start - 1).is_some() && self.st.free(start - 1, mask) {
             start -= 1;
         }
         let generation = (start..end).filter_map(of_kind).map(|g| g + 1).max().unwrap_or(1);

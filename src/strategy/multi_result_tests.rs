@@ -20,7 +20,7 @@ use crate::structure::Structure;
 fn entry(role: Role, blocks: Vec<Block>) -> Entry {
     let m = Message { role, blocks, wire: Value::Null, synthetic: None };
     let tokens = (m.payload_chars() / 4 + 4) as u32;
-    Entry { msg: Rc::new(m), tokens }
+    Entry::new(Rc::new(m), tokens)
 }
 
 fn text(role: Role, t: &str) -> Entry {
@@ -63,7 +63,6 @@ fn with_ctx<R>(working: &[Entry], config: &Config, excess: u64, f: impl FnOnce(&
         format: Format::OpenAi,
         working,
         st: &st,
-        last_assistant: working.iter().rposition(|e| e.msg.role == Role::Assistant),
         total,
         target: (total + 1).saturating_sub(excess),
         plan: None,

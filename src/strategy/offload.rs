@@ -1,23 +1,26 @@
 //! Large-message offload, with and without the `lastKeep` protection (no LLM).
 //!
-//! A message before the protected zone whose text or tool-result content is larger than
-//! `largePayloadThreshold` characters is replaced by a preview of `offloadSinglePreview`
-//! characters and an offload marker. Tool results keep their call id and tool calls keep their
-//! calls, so pairing survives; system messages and the current round are never touched. The
-//! reference refused to run on lists shorter than `lastKeep` (its issue 1260); here the
-//! protected tail simply covers the whole list then, and the unprotected variant still runs.
+//! A message whose text or tool-result content is larger than `largePayloadThreshold`
+//! characters is replaced by a preview of `offloadSinglePreview` characters and an offload
+//! marker. Tool results keep their call id and tool calls keep their calls, so pairing
+//! survives. What the history steps respect is never touched (system messages, the current
+//! round, unread work, the latest answer, the last completed round, pinned messages and tools),
+//! nor, in the protected variant, the `lastKeep` tail. The reference refused to run on lists
+//! shorter than `lastKeep` (its issue 1260); here the protected tail simply covers the whole
+//! list then, and the unprotected variant still runs.
 
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::message::{head_chars, offload_marker, Block, Synthetic};
+use crate::structure::Protection;
 
 pub(super) fn plan(ctx: &Ctx<'_>, protect: bool) -> Vec<Edit> {
     let st = ctx.st;
-    let end = if protect { st.current_start.min(st.keep_start) } else { st.current_start };
+    let mask = if protect { Protection::HISTORY_AND_TAIL } else { Protection::HISTORY };
     let threshold = ctx.config.large_payload_threshold as usize;
     let kind = if protect { Strategy::LargeMessageOffloadWithProtection } else { Strategy::LargeMessageOffload };
     let mut edits = Vec::new();
-    for i in 0..end.min(ctx.working.len()) {
-        if st.is_system(i) {
+    for i in 0..ctx.working.len() {
+        if !st.free(i, mask) {
             continue;
         }
         let m = &ctx.working[i].msg;

@@ -24,6 +24,7 @@ use super::structured::{self, Parsed};
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::host::{SummarizeRequest, Summarizer};
 use crate::message::{offload_marker, Block, Message, Role, Synthetic};
+use crate::structure::Protection;
 
 /// A span shorter than this many characters is not worth a summary.
 const MIN_SPAN_CHARS: usize = 1000;
@@ -48,8 +49,9 @@ pub(super) struct PrefixSpan {
     pub generation: u32,
 }
 
-/// The first index a prefix strategy may not replace: the last unit, results the model has not
-/// answered yet, and exchanges still waiting for results stay.
+/// The first index a prefix strategy may not replace: the last unit, exchanges still waiting
+/// for results, and everything from the first message that ends a prefix span on (unread work,
+/// the latest answer, the last completed round) stay.
 fn hard_end(ctx: &Ctx<'_>) -> usize {
     let st = ctx.st;
     let n = ctx.working.len();
@@ -58,8 +60,7 @@ fn hard_end(ctx: &Ctx<'_>) -> usize {
         if u.span.start >= end {
             break;
         }
-        let unanswered = u.span.clone().any(|i| ctx.working[i].msg.has_results() && !ctx.answered(i));
-        if (u.exchange && !u.complete) || unanswered {
+        if (u.exchange && !u.complete) || !st.span_free(&u.span, Protection::PREFIX_END) {
             end = u.span.start;
             break;
         }
@@ -107,11 +108,12 @@ fn reserve_cut(ctx: &Ctx<'_>, reserve: u64, end: usize) -> usize {
     settle(ctx, cut.min(end))
 }
 
-/// The start of the span for a cut: after the last system message before it, and after the
-/// first user message when `keep_first_user` (unless, in a format whose turns alternate, the
-/// current user message is in the span too: only one user turn can stay around the note).
+/// The start of the span for a cut: after the last system or pinned message (or pinned tool's
+/// exchange) before it, and after the first user message when `keep_first_user` (unless, in a
+/// format whose turns alternate, the current user message is in the span too: only one user
+/// turn can stay around the note).
 fn span_start(ctx: &Ctx<'_>, cut: usize, keep_first_user: bool) -> usize {
-    let mut start = (0..cut).rev().find(|&i| ctx.st.is_system(i)).map_or(0, |s| s + 1);
+    let mut start = (0..cut).rev().find(|&i| !ctx.st.free(i, Protection::ISLANDS)).map_or(0, |s| ctx.st.unit(s).span.end);
     if keep_first_user {
         if let Some(u) = (0..cut).find(|&i| ctx.working[i].msg.is_real_user()) {
             let cur = ctx.st.current_start;
@@ -225,7 +227,9 @@ pub(super) fn request(ctx: &Ctx<'_>, sel: &PrefixSpan, kind: &'static str, syste
 /// The messages that replace the span: the note, and the user message that stays, on its side
 /// of the note (joined to it in formats whose turns must alternate).
 pub(super) fn place(ctx: &Ctx<'_>, sel: &PrefixSpan, note: Message) -> Vec<Message> {
-    let Some((u, note_first)) = sel.keep else { return vec![note] };
+    let Some((u, note_first)) = sel.keep else {
+        return vec![note];
+    };
     let kind = note.synthetic.as_ref().map_or("", |s| s.kind.as_str());
     let kept = without_note(ctx, u, kind);
     if ctx.format.needs_alternation() {
@@ -266,7 +270,9 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     let kind = strategy.event_type();
     // The target is known once the span is; the hint check needs an estimate first.
     let guess = target_chars(ctx, chars(ctx, 0..ctx.working.len()), 4) as u64 / 4;
-    let Some(sel) = select(ctx, strategy, false, guess) else { return Vec::new() };
+    let Some(sel) = select(ctx, strategy, false, guess) else {
+        return Vec::new();
+    };
     let replaces = chars(ctx, sel.span.clone());
     let mut req = request(ctx, &sel, "prefix", SYSTEM, structured::instruction(), target_chars(ctx, replaces, 4));
     req.schema = Some(structured::schema());

@@ -11,6 +11,7 @@ use super::llm::{self, Job, Outcome};
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::host::Summarizer;
 use crate::message::{offload_marker, Role, Synthetic};
+use crate::structure::Protection;
 
 pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let kind = Strategy::HistoryRollup.event_type();
@@ -27,9 +28,16 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
         tokens += ctx.tokens(r.clone());
         window_start = r.start;
     }
-    let Some(first) = rounds.iter().find(|r| r.end <= window_start) else { return Vec::new() };
-    let (span, generation) = ctx.rolling_span(first.start, window_start, kind);
-    if span.len() < 4 || !st.is_whole(&span) {
+    // What the history steps respect (the last completed round, the latest answer) stays in the
+    // window; a system or pinned message inside the span moves its start after it.
+    if let Some(p) = st.first_protected(0..window_start, Protection::HISTORY_END) {
+        window_start = rounds.iter().find(|r| r.contains(&p)).map_or(st.unit(p).span.start, |r| r.start);
+    }
+    let Some(first) = rounds.iter().find(|r| r.end <= window_start) else {
+        return Vec::new();
+    };
+    let (span, generation) = ctx.rolling_span(first.start, first.start.max(window_start), kind, Protection::HISTORY);
+    if span.len() < 4 || !st.is_whole(&span) || !st.span_free(&span, Protection::HISTORY) {
         return Vec::new();
     }
     let job = Job {

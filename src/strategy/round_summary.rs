@@ -4,13 +4,17 @@
 //! exchanges, intermediate text, the final answer) is replaced by one assistant message holding
 //! the summary and the marker of the offloaded originals. Rounds are summarized concurrently;
 //! rounds below `minCompressionTokenThreshold` and rounds already reduced to one summary are
-//! left alone. The current round is never touched. Unlike the reference, a round whose tool
-//! runs were compressed earlier can still be summarized: synthetic messages are not answers.
+//! left alone, and so is any round holding a message the history steps respect: the most
+//! recent completed round (the one the user's current question follows) and the latest answer
+//! by default, a pinned message or tool. The current round is never touched. Unlike the
+//! reference, a round whose tool runs were compressed earlier can still be summarized:
+//! synthetic messages are not answers.
 
 use super::llm::{self, Job, Outcome};
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::host::Summarizer;
 use crate::message::{offload_marker, Role, Synthetic};
+use crate::structure::Protection;
 
 pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let st = ctx.st;
@@ -19,7 +23,7 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     let mut spans = Vec::new();
     for r in st.previous_rounds() {
         let span = r.start + 1..r.end;
-        if span.is_empty() || span.clone().any(|i| st.is_system(i)) {
+        if span.is_empty() || !st.span_free(&span, Protection::HISTORY) {
             continue;
         }
         let only_summary = span.len() == 1 && ctx.working[span.start].msg.synthetic.as_ref().is_some_and(|s| s.kind == kind);

@@ -4,13 +4,15 @@
 //! few turns of tool work can fill the window. Each complete turn then keeps its user message
 //! and its final answer; the tool calls, results and intermediate text between them are
 //! offloaded, replaced by one assistant message holding the final answer's text, a note of what
-//! was offloaded and the marker. The current turn is never touched, so nothing in flight is.
+//! was offloaded and the marker. The current turn is never touched, so nothing in flight is,
+//! nor a turn holding what the history steps respect (the last completed turn by default).
 
 use std::collections::BTreeMap;
 
 use super::turn_trim::MIN_TURNS_TO_TRIM;
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::message::{offload_marker, strip_markers, Block, Role, Synthetic};
+use crate::structure::Protection;
 
 pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let kind = Strategy::TurnTextOnly.event_type();
@@ -22,7 +24,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let mut edits = Vec::new();
     for r in complete {
         let span = r.start + 1..r.end;
-        if span.is_empty() || span.clone().any(|i| st.is_system(i)) || !st.is_whole(&span) {
+        if span.is_empty() || !st.span_free(&span, Protection::HISTORY) || !st.is_whole(&span) {
             continue;
         }
         let msgs = &ctx.working[span.clone()];

@@ -1,8 +1,7 @@
 //! Historical tool-run compression (LLM): long runs of tool exchanges become one summary each.
 //!
-//! A run is a sequence of whole, complete tool exchanges before the protected zone (the
-//! `lastKeep` tail and the current round) with more than `minConsecutiveToolMessages`
-//! messages. Runs worth less than `minCompressionTokenThreshold` tokens are skipped and the
+//! A run is a sequence of whole, complete tool exchanges that no history protection covers
+//! (nor the `lastKeep` tail) with more than `minConsecutiveToolMessages` messages. Runs worth less than `minCompressionTokenThreshold` tokens are skipped and the
 //! search goes on past them (the reference once reported a skip as success and starved the
 //! ladder). Because runs are built from whole exchanges, no cut can orphan a call or a result.
 
@@ -12,6 +11,7 @@ use super::llm::{self, Job, Outcome};
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::host::Summarizer;
 use crate::message::{offload_marker, Role, Synthetic};
+use crate::structure::Protection;
 
 pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let kind = Strategy::ToolRunCompress.event_type();
@@ -49,10 +49,9 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     edits
 }
 
-/// Runs of whole complete exchanges before the protected zone, worth compressing.
+/// Runs of whole complete exchanges no protection covers, worth compressing.
 pub(super) fn find_runs(ctx: &Ctx<'_>) -> Vec<Range<usize>> {
     let st = ctx.st;
-    let end = st.current_start.min(st.keep_start);
     let min_len = ctx.config.min_consecutive_tool_messages as usize;
     let mut runs = Vec::new();
     let mut run: Option<Range<usize>> = None;
@@ -64,10 +63,7 @@ pub(super) fn find_runs(ctx: &Ctx<'_>) -> Vec<Range<usize>> {
         }
     };
     for u in &st.units {
-        if u.span.end > end {
-            break;
-        }
-        if u.exchange && u.complete {
+        if u.exchange && u.complete && st.span_free(&u.span, Protection::HISTORY_AND_TAIL) {
             run = Some(match run.take() {
                 Some(r) => r.start..u.span.end,
                 None => u.span.clone(),

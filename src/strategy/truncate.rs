@@ -3,23 +3,28 @@
 //! A tool result longer than `toolResultLimit` characters keeps its first 60% and last 30% of
 //! that limit, with a notice and an offload marker between them; the whole result goes to the
 //! store. The message keeps its role and call id, so even a result the model has not read yet
-//! may shrink this way: its structure is untouched and the rest is one reload away.
+//! may shrink this way: its structure is untouched and the rest is one reload away. It is the
+//! only step that touches unread work; what the host pinned, and the results of `pinnedTools`,
+//! it leaves whole.
 
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::message::{chars_over, head_chars, offload_marker, tail_chars, Block, Synthetic};
+use crate::structure::Protection;
 
 pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let limit = ctx.config.tool_result_limit as usize;
+    let st = ctx.st;
     let mut edits = Vec::new();
     for (i, e) in ctx.working.iter().enumerate() {
         let m = &e.msg;
         // A message the engine already shrank has its original one reload away; with a small
         // limit its head, tail, notice and marker exceed the limit again, and truncating it
         // once more would only nest offloads, pass after pass.
-        if m.synthetic.is_some() {
+        if m.synthetic.is_some() || !st.free(i, Protection::TRUNCATE) {
             continue;
         }
-        let over = m.blocks.iter().any(|b| matches!(b, Block::ToolResult { content, .. } if chars_over(content, limit)));
+        let cut = |call_id: &str, content: &str| chars_over(content, limit) && !st.pinned_call(call_id);
+        let over = m.blocks.iter().any(|b| matches!(b, Block::ToolResult { call_id, content, .. } if cut(call_id, content)));
         if !over {
             continue;
         }
@@ -28,7 +33,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
             .blocks
             .iter()
             .map(|b| match b {
-                Block::ToolResult { call_id, content, is_error } if chars_over(content, limit) => Block::ToolResult {
+                Block::ToolResult { call_id, content, is_error } if cut(call_id, content) => Block::ToolResult {
                     call_id: call_id.clone(),
                     content: shorten(content, limit, &uuid),
                     is_error: *is_error,

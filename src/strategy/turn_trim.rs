@@ -17,6 +17,7 @@ use super::llm::{self, Job, Outcome};
 use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::host::Summarizer;
 use crate::message::{head_chars, offload_marker, strip_markers, Role, Synthetic};
+use crate::structure::Protection;
 
 /// Below this many complete turns, token pressure is left to the text-only step.
 pub(crate) const MIN_TURNS_TO_TRIM: usize = 5;
@@ -29,17 +30,21 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     let strategy = Strategy::TurnTrim;
     let kind = strategy.event_type();
     let st = ctx.st;
-    let complete: Vec<_> = st.previous_rounds().cloned().collect();
+    // Complete turns, up to the first that holds what ends a span of history (the last
+    // completed turn and the latest answer, by default).
+    let complete: Vec<_> =
+        st.previous_rounds().take_while(|r| st.first_protected((*r).clone(), Protection::HISTORY_END).is_none()).cloned().collect();
     let turns = st.rounds.len();
     let max = ctx.config.max_context_turns as usize;
     let turn_pressure = turns > max;
-    let token_pressure = ctx.total >= ctx.target && complete.len() >= MIN_TURNS_TO_TRIM;
+    // The split with the text-only step counts every complete turn, trimmable or not.
+    let token_pressure = ctx.total >= ctx.target && st.previous_rounds().count() >= MIN_TURNS_TO_TRIM;
     if complete.is_empty() || !(turn_pressure || token_pressure) {
         return Vec::new();
     }
     // The first turn to keep: half of the complete turns are trimmed, or as many as the
     // preparation trimmed when that still relieves the pressure.
-    let fresh = (complete.len() / 2).max(turns.saturating_sub(max)).clamp(1, complete.len());
+    let fresh = (st.previous_rounds().count() / 2).max(turns.saturating_sub(max)).clamp(1, complete.len());
     let over_tokens = ctx.total >= ctx.target;
     let relieves = |k: usize| -> bool {
         let freed = ctx.tokens(complete[0].start..complete[k - 1].end);
@@ -52,7 +57,7 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
         .filter(|&k| k >= 1 && k <= fresh && relieves(k));
     let k = hinted.unwrap_or(fresh);
     let end = complete[k - 1].end;
-    let (span, generation) = ctx.rolling_span(complete[0].start, end, kind);
+    let (span, generation) = ctx.rolling_span(complete[0].start, end, kind, Protection::HISTORY);
     if span.is_empty() || !st.is_whole(&span) {
         return Vec::new();
     }

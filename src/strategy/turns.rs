@@ -22,12 +22,14 @@
 //! strategy moved (a kept user turn joined to the note that replaces the turns before it) and
 //! that lands next to a message of its side is joined with that message ([`Format::join`]), the
 //! edit growing by it as above. An edit that could only be fitted by joining a neighbour
-//! another edit of the same step already takes is dropped: the ladder goes on, and a list that
-//! alternated keeps alternating.
+//! another edit of the same step already takes, or a neighbour the engine never rewrites (unread
+//! work, the latest answer, what the host pinned: [`Protection::NO_JOIN`]), is dropped: the
+//! ladder goes on, and a list that alternated keeps alternating.
 
 use super::{Edit, Entry};
 use crate::format::{Format, Turn};
 use crate::message::{Message, Role};
+use crate::structure::{Protection, Structure};
 
 fn other(t: Turn) -> Turn {
     match t {
@@ -50,7 +52,7 @@ enum Side {
     Edge,
     /// A message no edit touches, which a note may join.
     Free(usize, Turn),
-    /// A message of another edit.
+    /// A message of another edit, or one the engine never rewrites.
     Taken(Turn),
 }
 
@@ -63,8 +65,9 @@ impl Side {
     }
 }
 
-/// Fits the edits of one strategy step to the format's turns (see the module docs).
-pub(crate) fn fit(format: Format, work: &[Entry], mut edits: Vec<Edit>) -> Vec<Edit> {
+/// Fits the edits of one strategy step to the format's turns (see the module docs); `st` is the
+/// analysis of `work`.
+pub(crate) fn fit(format: Format, work: &[Entry], st: &Structure, mut edits: Vec<Edit>) -> Vec<Edit> {
     if !format.needs_alternation() || edits.is_empty() {
         return edits;
     }
@@ -80,6 +83,8 @@ pub(crate) fn fit(format: Format, work: &[Entry], mut edits: Vec<Edit>) -> Vec<E
     let side = |i: usize, taken: &[bool], fallback: Option<Turn>| -> Side {
         if taken[i] {
             Side::Taken(fallback.unwrap_or_else(|| turn(&work[i].msg)))
+        } else if !st.free(i, Protection::NO_JOIN) {
+            Side::Taken(turn(&work[i].msg))
         } else {
             Side::Free(i, turn(&work[i].msg))
         }
@@ -150,7 +155,9 @@ pub(crate) fn fit(format: Format, work: &[Entry], mut edits: Vec<Edit>) -> Vec<E
                 _ => None,
             })
             .min_by_key(|&(_, t, _)| t != mine);
-        let Some((i, _, neighbour_after)) = target else { continue };
+        let Some((i, _, neighbour_after)) = target else {
+            continue;
+        };
         let joined = format.merge(&work[i].msg, note, neighbour_after);
         taken[i] = true;
         if neighbour_after {
@@ -172,12 +179,7 @@ mod tests {
     use std::rc::Rc;
 
     fn entries(v: Value) -> Vec<Entry> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .enumerate()
-            .map(|(i, m)| Entry { msg: Rc::new(Format::Anthropic.parse(i, m).unwrap()), tokens: 10 })
-            .collect()
+        v.as_array().unwrap().iter().enumerate().map(|(i, m)| Entry::new(Rc::new(Format::Anthropic.parse(i, m).unwrap()), 10)).collect()
     }
 
     fn note(role: Role, span: std::ops::Range<usize>) -> Edit {
@@ -215,25 +217,26 @@ mod tests {
             {"role": "user", "content": "q2"},
             {"role": "assistant", "content": "ok"}
         ]));
+        let st = Structure::analyze(&work, 0);
         // Between two user turns, a user note becomes the assistant's.
-        let out = fit(Format::Anthropic, &work, vec![note(Role::User, 1..4)]);
+        let out = fit(Format::Anthropic, &work, &st, vec![note(Role::User, 1..4)]);
         assert_eq!(out[0].span, 1..4);
         assert_eq!(out[0].replacement[0].role, Role::Assistant);
         assert!(alternates(&roles(&work, &out)));
         // Tool work (assistant ... user) between q1 and "done": the assistant summary joins "done".
-        let out = fit(Format::Anthropic, &work, vec![note(Role::Assistant, 1..3)]);
+        let out = fit(Format::Anthropic, &work, &st, vec![note(Role::Assistant, 1..3)]);
         assert_eq!(out[0].span, 1..4);
         assert_eq!(out[0].replacement[0].wire["content"], json!([{"type": "text", "text": "[note]"}, {"type": "text", "text": "done"}]));
         assert!(out[0].replacement[0].synthetic.as_ref().unwrap().in_place);
         assert!(alternates(&roles(&work, &out)));
         // A user note after q1 and before tool work joins q1, after its text.
-        let out = fit(Format::Anthropic, &work, vec![note(Role::User, 1..3)]);
+        let out = fit(Format::Anthropic, &work, &st, vec![note(Role::User, 1..3)]);
         assert_eq!(out[0].span, 0..3);
         assert_eq!(out[0].replacement[0].wire["content"], json!([{"type": "text", "text": "q1"}, {"type": "text", "text": "[note]"}]));
         assert!(out[0].replacement[0].is_real_user(), "q1 still opens its round");
         assert!(alternates(&roles(&work, &out)));
         // At the start, a rolled-up history joins the first kept user turn.
-        let out = fit(Format::Anthropic, &work, vec![note(Role::User, 0..4)]);
+        let out = fit(Format::Anthropic, &work, &st, vec![note(Role::User, 0..4)]);
         assert_eq!(out[0].span, 0..5);
         assert_eq!(out[0].replacement[0].wire["role"], "user");
         assert!(alternates(&roles(&work, &out)));
@@ -241,14 +244,26 @@ mod tests {
         // q1: q1 joins it, so the user side stays one turn.
         let moved = Format::Anthropic.merge(&work[4].msg, &note(Role::User, 1..4).replacement[0], true);
         let edit = Edit { span: 1..5, replacement: vec![moved], offload: Some("u".into()), usage: (None, None), ms: None };
-        let out = fit(Format::Anthropic, &work, vec![edit]);
+        let out = fit(Format::Anthropic, &work, &st, vec![edit]);
         assert_eq!(out[0].span, 0..5);
         assert_eq!(
             out[0].replacement[0].wire["content"],
             json!([{"type": "text", "text": "q1"}, {"type": "text", "text": "[note]"}, {"type": "text", "text": "q2"}])
         );
         assert!(alternates(&roles(&work, &out)));
+        // A note never joins what the engine does not rewrite: here the latest answer ("done"),
+        // so the assistant summary of the tool work joins q1 instead.
+        let short = entries(json!([
+            {"role": "user", "content": "q1"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "r"}]},
+            {"role": "assistant", "content": "done"}
+        ]));
+        let short_st = Structure::analyze(&short, 0);
+        let out = fit(Format::Anthropic, &short, &short_st, vec![note(Role::Assistant, 1..3)]);
+        assert_eq!(out[0].span, 0..3);
+        assert!(alternates(&roles(&short, &out)));
         // Other formats are left alone.
-        assert_eq!(fit(Format::OpenAi, &work, vec![note(Role::User, 1..3)])[0].span, 1..3);
+        assert_eq!(fit(Format::OpenAi, &work, &st, vec![note(Role::User, 1..3)])[0].span, 1..3);
     }
 }

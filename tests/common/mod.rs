@@ -4,10 +4,15 @@
 //! Each test file includes this module with `mod common;` and uses only part of it.
 #![allow(dead_code)]
 
+mod convert;
 mod corpus;
 mod rng;
-#[allow(unused_imports)] // not every test reads the corpus or draws random inputs
-pub use {corpus::corpus_dir, rng::Rng};
+#[allow(unused_imports)] // not every test converts, reads the corpus or draws random inputs
+pub use {
+    convert::{anthropic_to_openai, convert, to_ai_sdk, to_anthropic},
+    corpus::corpus_dir,
+    rng::Rng,
+};
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -386,7 +391,9 @@ impl Pool {
     }
     /// Takes one unused value byte-exact equal to `v`.
     fn take(&mut self, v: &Value) -> bool {
-        let Some(bucket) = self.buckets.get_mut(&fingerprint(v)) else { return false };
+        let Some(bucket) = self.buckets.get_mut(&fingerprint(v)) else {
+            return false;
+        };
         match bucket.iter_mut().find(|(x, used)| !*used && same_wire(x, v)) {
             Some(slot) => {
                 slot.1 = true;

@@ -8,8 +8,17 @@ import { MemoryStore } from 'autocontext/stores/memory';
 import { markers, round } from './helpers.mjs';
 
 // Two earlier rounds of small tool results (nothing large enough to offload alone), each well
-// over minCompressionTokenThreshold, and a short current round: only summaries can help.
-const OPTIONS = { maxToken: 2000, minCompressionTokenThreshold: 200, minConsecutiveToolMessages: 1000, sessionId: 'sum-1' };
+// over minCompressionTokenThreshold, and a short current round: only summaries can help. The
+// most recent round and the latest answer are protected by default (promises.test.mjs tests
+// that); here every earlier round is summarized.
+const OPTIONS = {
+  maxToken: 2000,
+  minCompressionTokenThreshold: 200,
+  minConsecutiveToolMessages: 1000,
+  protectLastRound: false,
+  protectLatestAnswer: false,
+  sessionId: 'sum-1',
+};
 const CONVERSATION = () => [...round(1), ...round(2), { role: 'user', content: 'Now compare them.' }];
 
 function recorder(answer = (req) => `SUMMARY of ${req.messages[0].content.slice(0, 11)}`) {

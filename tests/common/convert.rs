@@ -1,0 +1,207 @@
+//! Converters of OpenAI chat-completions conversations to the Anthropic Messages and AI SDK
+//! shapes, so every format sees the same traffic, and of Anthropic conversations to the OpenAI
+//! shape (the Anthropic traces of the shared corpus).
+
+use std::collections::HashMap;
+
+use autocontext::Format;
+use serde_json::{json, Value};
+
+fn text_of(m: &Value) -> String {
+    m["content"].as_str().unwrap_or("").to_string()
+}
+
+fn call_input(args: &str) -> Value {
+    match serde_json::from_str::<Value>(args) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({"arguments": args}),
+    }
+}
+
+/// OpenAI messages as Anthropic `messages`: system messages stay with the host (dropped), tool
+/// messages become `tool_result` blocks of a user message, consecutive same-side messages join
+/// into one, so the result alternates and a turn after parallel calls carries several results.
+/// Every third assistant message with calls opens with a signed thinking block; every seventh
+/// message carries an unknown field and a `cache_control` on its last block.
+pub fn to_anthropic(msgs: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut assistants = 0;
+    for m in msgs {
+        let (side, blocks): (&str, Vec<Value>) = match m["role"].as_str().unwrap_or("") {
+            "system" => continue,
+            "user" => {
+                let t = text_of(m);
+                ("user", vec![json!({"type": "text", "text": if t.is_empty() { "(empty)".to_string() } else { t }})])
+            }
+            "tool" => ("user", vec![json!({"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": text_of(m)})]),
+            _ => {
+                let mut b = Vec::new();
+                let calls = m["tool_calls"].as_array().cloned().unwrap_or_default();
+                if !calls.is_empty() {
+                    assistants += 1;
+                    if assistants % 3 == 0 {
+                        b.push(json!({"type": "thinking", "thinking": format!("Step {assistants}: what to run next."), "signature": format!("sig-{assistants}")}));
+                    }
+                }
+                let t = text_of(m);
+                if !t.is_empty() {
+                    b.push(json!({"type": "text", "text": t}));
+                }
+                for c in calls {
+                    b.push(json!({"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
+                        "input": call_input(c["function"]["arguments"].as_str().unwrap_or(""))}));
+                }
+                if b.is_empty() {
+                    b.push(json!({"type": "text", "text": "(no content)"}));
+                }
+                ("assistant", b)
+            }
+        };
+        match out.last_mut() {
+            Some(last) if last["role"] == side => {
+                let content = last["content"].as_array_mut().unwrap();
+                // Thinking only opens a message.
+                content.extend(blocks.into_iter().filter(|b| b["type"] != "thinking"));
+            }
+            _ => out.push(json!({"role": side, "content": blocks})),
+        }
+    }
+    for (i, m) in out.iter_mut().enumerate() {
+        if i % 7 == 3 {
+            m["x_trace"] = json!({"i": i});
+            if let Some(last) = m["content"].as_array_mut().unwrap().last_mut() {
+                last["cache_control"] = json!({"type": "ephemeral"});
+            }
+        }
+        // A lone short text goes as a plain string, as hosts often send it.
+        let plain = m["content"].as_array().unwrap().len() == 1 && m["content"][0]["type"] == "text" && i % 7 != 3;
+        if plain {
+            m["content"] = m["content"][0]["text"].clone();
+        }
+    }
+    out
+}
+
+/// OpenAI messages as AI SDK `ModelMessage`s: consecutive tool messages join into one, results
+/// of JSON objects become `json` outputs, every third assistant message with calls opens with a
+/// signed reasoning part, and some messages use part lists and `providerOptions`.
+pub fn to_ai_sdk(msgs: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut assistants = 0;
+    for (i, m) in msgs.iter().enumerate() {
+        let role = m["role"].as_str().unwrap_or("");
+        match role {
+            "system" => out.push(json!({"role": "system", "content": text_of(m)})),
+            "user" if i % 3 == 0 => out.push(json!({"role": "user", "content": [{"type": "text", "text": text_of(m)}]})),
+            "user" => out.push(json!({"role": "user", "content": text_of(m)})),
+            "tool" => {
+                let id = m["tool_call_id"].as_str().unwrap_or("").to_string();
+                let t = text_of(m);
+                let output = match serde_json::from_str::<Value>(&t) {
+                    Ok(v @ Value::Object(_)) => json!({"type": "json", "value": v}),
+                    _ => json!({"type": "text", "value": t}),
+                };
+                let mut part = json!({"type": "tool-result", "toolCallId": id, "toolName": names.get(&id).cloned().unwrap_or_default(), "output": output});
+                if i % 5 == 0 {
+                    part["providerOptions"] = json!({"test": {"i": i}});
+                }
+                match out.last_mut() {
+                    Some(last) if last["role"] == "tool" => last["content"].as_array_mut().unwrap().push(part),
+                    _ => out.push(json!({"role": "tool", "content": [part]})),
+                }
+            }
+            _ => {
+                let calls = m["tool_calls"].as_array().cloned().unwrap_or_default();
+                let t = text_of(m);
+                if calls.is_empty() {
+                    out.push(json!({"role": "assistant", "content": t}));
+                    continue;
+                }
+                assistants += 1;
+                let mut parts = Vec::new();
+                if assistants % 3 == 0 {
+                    parts.push(json!({"type": "reasoning", "text": format!("Step {assistants}."),
+                        "providerOptions": {"anthropic": {"signature": format!("sig-{assistants}")}}}));
+                }
+                if !t.is_empty() {
+                    parts.push(json!({"type": "text", "text": t}));
+                }
+                for c in calls {
+                    let id = c["id"].as_str().unwrap_or("").to_string();
+                    let name = c["function"]["name"].as_str().unwrap_or("").to_string();
+                    names.insert(id.clone(), name.clone());
+                    parts.push(json!({"type": "tool-call", "toolCallId": id, "toolName": name,
+                        "input": call_input(c["function"]["arguments"].as_str().unwrap_or(""))}));
+                }
+                out.push(json!({"role": "assistant", "content": parts}));
+            }
+        }
+    }
+    out
+}
+
+/// `msgs` (OpenAI shape) in `format`.
+pub fn convert(format: Format, msgs: &[Value]) -> Vec<Value> {
+    match format {
+        Format::OpenAi => msgs.to_vec(),
+        Format::Anthropic => to_anthropic(msgs),
+        Format::AiSdk => to_ai_sdk(msgs),
+    }
+}
+
+/// Anthropic `messages` (with the request's `system`, if any) as OpenAI chat messages: text
+/// blocks join into the content, `tool_use` blocks become tool calls, each `tool_result` a tool
+/// message, and the other text of a user turn that carries results a user message after them
+/// (as the AI SDK shapes such a turn). Thinking, images and documents are left out.
+pub fn anthropic_to_openai(system: Option<&Value>, msgs: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    match system {
+        Some(Value::String(s)) if !s.is_empty() => out.push(json!({"role": "system", "content": s})),
+        Some(Value::Array(parts)) => {
+            let text: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+            if !text.is_empty() {
+                out.push(json!({"role": "system", "content": text.join("\n")}));
+            }
+        }
+        _ => {}
+    }
+    for m in msgs {
+        let role = m["role"].as_str().unwrap_or("user");
+        let blocks: Vec<Value> = match &m["content"] {
+            Value::String(s) => vec![json!({"type": "text", "text": s})],
+            Value::Array(a) => a.clone(),
+            _ => Vec::new(),
+        };
+        let text = |b: &[Value]| -> String {
+            b.iter().filter(|x| x["type"] == "text").filter_map(|x| x["text"].as_str()).collect::<Vec<_>>().join("\n")
+        };
+        if role == "assistant" {
+            let calls: Vec<Value> = blocks
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| json!({"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": b["input"].to_string()}}))
+                .collect();
+            let t = text(&blocks);
+            let mut msg = json!({"role": "assistant", "content": if t.is_empty() && !calls.is_empty() { Value::Null } else { json!(t) }});
+            if !calls.is_empty() {
+                msg["tool_calls"] = json!(calls);
+            }
+            out.push(msg);
+        } else {
+            for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
+                let content = match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => text(parts),
+                    _ => String::new(),
+                };
+                out.push(json!({"role": "tool", "tool_call_id": b["tool_use_id"], "content": content}));
+            }
+            let t = text(&blocks);
+            if !t.is_empty() || !blocks.iter().any(|b| b["type"] == "tool_result") {
+                out.push(json!({"role": "user", "content": if t.is_empty() { "(attachment)".to_string() } else { t }}));
+            }
+        }
+    }
+    out
+}

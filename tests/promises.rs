@@ -1,0 +1,295 @@
+//! The package's promises on conversation shapes beyond a plain agent loop, each in every wire
+//! format: a user message that arrives while tool results are unread, the latest answer and
+//! the most recent round the user's question follows, pinned messages and pinned tools, count
+//! pressure, summarize requests a provider accepts, and reloads that take one hop.
+//!
+//! The conversations are built in the OpenAI shape and converted (`common::convert`): in the
+//! Anthropic shape a user message after tool results joins their user turn
+//! (`[tool_result…, text]`), in the AI SDK shape it follows the `tool` message.
+
+mod common;
+
+use autocontext::strategy::Strategy;
+use autocontext::{AutoContextMemory, Config, Format, MemoryStore, TokenCounter, Tokenizer};
+use common::*;
+use serde_json::{json, Value};
+
+type Mem = AutoContextMemory<FakeSummarizer, MemoryStore>;
+
+fn memory(format: Format, cfg: Config, summarizer: Option<FakeSummarizer>) -> Mem {
+    let mut cfg = cfg;
+    cfg.format = format;
+    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), summarizer, MemoryStore::new()).unwrap()
+}
+
+/// Whether wire message `v` (of any format) carries the result of call `id`.
+fn holds_result(v: &Value, id: &str) -> bool {
+    v["tool_call_id"] == id
+        || v["content"].as_array().is_some_and(|parts| {
+            parts
+                .iter()
+                .any(|p| (p["type"] == "tool_result" && p["tool_use_id"] == id) || (p["type"] == "tool-result" && p["toolCallId"] == id))
+        })
+}
+
+/// The message holding the result of `id` in `list`.
+fn result_message<'a>(list: &'a [Value], id: &str) -> &'a Value {
+    list.iter().find(|v| holds_result(v, id)).unwrap_or_else(|| panic!("no result of {id}"))
+}
+
+/// Every text a summarize request shows (its prompt and its wire messages).
+fn shown(q: &autocontext::SummarizeRequest) -> String {
+    format!("{}{}", q.prompt, Value::Array(q.messages.clone()))
+}
+
+fn event_types(m: &Mem) -> Vec<String> {
+    m.events().into_iter().map(|e| e.event_type).collect()
+}
+
+fn check(m: &Mem, what: &str) {
+    assert_valid(m, what);
+    check_recoverable(m, what);
+    assert_untouched_are_identical(m, what);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unread results stay unread whatever user messages follow them
+// ---------------------------------------------------------------------------------------------
+
+/// Three rounds, then a call whose 15,000-character result the model has not answered, then the
+/// user typing while it ran.
+fn interjection() -> Vec<Value> {
+    let mut msgs = vec![system("You are a coding agent.")];
+    for r in 0..3 {
+        msgs.extend(tool_round(&format!("r{r}"), 2, 3_000));
+    }
+    msgs.push(user("now look at the parser"));
+    msgs.push(assistant_calls(&["cz"]));
+    msgs.push(tool_result("cz", 15_000));
+    msgs.push(user("also check the tests"));
+    msgs
+}
+
+#[test]
+fn an_unread_result_followed_by_a_user_message_is_never_replaced_or_summarized() {
+    let cz = filler("cz", 15_000);
+    for format in Format::ALL {
+        let msgs = convert(format, &interjection());
+        for ladder in [
+            None,
+            Some(vec![Strategy::PreviousRoundSummary]),
+            Some(vec![Strategy::CurrentRoundLargeMessage, Strategy::CurrentRoundCompress]),
+        ] {
+            let what = format!("{} {ladder:?}", format.name());
+            let summarizer = FakeSummarizer::digest();
+            let mut m = memory(format, config("unread", 8_000), Some(summarizer.clone()));
+            if let Some(l) = &ladder {
+                m = m.with_ladder(l);
+            }
+            m.add(&Value::Array(msgs.clone())).unwrap();
+            assert!(m.needs_compression(), "{what}");
+            block_on(m.compress_if_needed()).unwrap();
+            let working = m.messages();
+            assert!(
+                same_wire(result_message(&working, "cz"), result_message(&msgs, "cz")),
+                "{what}: the unread result was rewritten: {:?}",
+                m.events()
+            );
+            let typed = working.iter().any(|v| v.to_string().contains("also check the tests"));
+            assert!(typed, "{what}: the user's interjection is still there");
+            for q in summarizer.requests.borrow().iter() {
+                assert!(!shown(q).contains(&cz[..400]), "{what}: a {} request shows the unread result", q.kind);
+            }
+            check(&m, &what);
+        }
+    }
+}
+
+#[test]
+fn once_the_model_answers_the_interjected_round_is_history_like_any_other() {
+    for format in Format::ALL {
+        let mut openai = interjection();
+        openai.push(answer("The parser and the tests agree now."));
+        openai.extend(tool_round("r4", 1, 200));
+        openai.push(user("thanks; what next?"));
+        let msgs = convert(format, &openai);
+        let mut cfg = config("after", 8_000);
+        cfg.protect_last_round = false;
+        let m = memory(format, cfg, None);
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        block_on(m.compress_if_needed()).unwrap();
+        assert!(
+            !same_wire(result_message(&m.messages(), "cz"), result_message(&msgs, "cz")),
+            "{}: the answered result may be offloaded now: {:?}",
+            format.name(),
+            event_types(&m)
+        );
+        check(&m, format.name());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The latest answer and the most recent completed round
+// ---------------------------------------------------------------------------------------------
+
+/// Rounds with long answers; the last one is what the user's new question is about.
+fn long_answers() -> Vec<Value> {
+    let mut msgs = vec![system("You are a research assistant.")];
+    for r in 0..4 {
+        msgs.extend(tool_round(&format!("q{r}"), 2, 2_500));
+        msgs.push(user(&format!("go on about q{r}")));
+        msgs.push(answer(&format!("ANSWER-q{r}. Point one. Point two. {}", filler(&format!("long{r}"), 7_000))));
+    }
+    msgs.push(user("explain your second point"));
+    msgs
+}
+
+#[test]
+fn the_latest_answer_and_the_last_round_stay_verbatim_unless_turned_off() {
+    for format in Format::ALL {
+        let msgs = convert(format, &long_answers());
+        let latest = msgs.iter().rposition(|v| v.to_string().contains("ANSWER-q3")).unwrap();
+        // The last completed round: from its user message to the latest answer.
+        let round_start = msgs.iter().rposition(|v| v.to_string().contains("go on about q3")).unwrap();
+        for protect in [true, false] {
+            let what = format!("{} protect={protect}", format.name());
+            let mut cfg = config("latest", 14_000);
+            cfg.protect_latest_answer = protect;
+            cfg.protect_last_round = protect;
+            let summarizer = FakeSummarizer::digest();
+            let m = memory(format, cfg, Some(summarizer.clone()));
+            m.add(&Value::Array(msgs.clone())).unwrap();
+            let r = block_on(m.compress_if_needed()).unwrap();
+            assert!(r.under_target, "{what}: {r:?}");
+            let working = m.messages();
+            let kept = |v: &Value| working.iter().any(|w| same_wire(w, v));
+            if protect {
+                assert!(kept(&msgs[latest]), "{what}: the latest answer was replaced: {:?}", event_types(&m));
+                for (i, v) in msgs[round_start..latest].iter().enumerate() {
+                    assert!(kept(v), "{what}: message {} of the last round was replaced", round_start + i);
+                }
+                for q in summarizer.requests.borrow().iter() {
+                    assert!(!shown(q).contains("ANSWER-q3"), "{what}: a {} request covers the latest answer", q.kind);
+                }
+                assert!(!event_types(&m).iter().any(|t| t == "EMERGENCY_OFFLOAD"), "{what}");
+            } else {
+                assert!(!kept(&msgs[latest]), "{what}: unprotected, the large latest answer goes like any other");
+            }
+            check(&m, &what);
+        }
+    }
+}
+
+#[test]
+fn the_last_round_yields_to_gentle_steps_before_the_emergency_step_would_take_it() {
+    for format in Format::ALL {
+        // One earlier round of tool work too large for the window; the user asks about it.
+        let mut openai = vec![system("agent"), user("audit the repository")];
+        openai.extend(tool_round("big", 6, 6_000).into_iter().skip(1));
+        openai.push(user("what did you find?"));
+        let msgs = convert(format, &openai);
+        let what = format.name();
+        let m = memory(format, config("yield", 8_000), Some(FakeSummarizer::digest()));
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(r.under_target, "{what}: {r:?}");
+        assert!(!event_types(&m).iter().any(|t| t == "EMERGENCY_OFFLOAD"), "{what}: {:?}", event_types(&m));
+        let working = m.messages();
+        assert!(working.iter().any(|w| same_wire(w, &msgs[msgs.len() - 2])), "{what}: the answer stays");
+        check(&m, what);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pinned messages and pinned tools
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn pinned_tools_keep_their_whole_exchange_through_every_step() {
+    for format in Format::ALL {
+        let mut openai = vec![system("agent"), user("plan, then do it")];
+        openai.push(json!({"role": "assistant", "content": null, "tool_calls": [call("plan1", "write_plan"), call("ls1", "list_files")]}));
+        openai.push(json!({"role": "tool", "tool_call_id": "plan1", "content": filler("plan", 30_000)}));
+        openai.push(tool_result("ls1", 30_000));
+        openai.push(answer("planned"));
+        for r in 0..6 {
+            openai.extend(tool_round(&format!("w{r}"), 3, 4_000));
+        }
+        openai.push(user("status?"));
+        let msgs = convert(format, &openai);
+        let mut cfg = config("pin-tool", 24_000);
+        cfg.pinned_tools = vec!["write_plan".into()];
+        let m = memory(format, cfg, Some(FakeSummarizer::digest()));
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        let what = format!("{}: {:?}", format.name(), event_types(&m));
+        assert!(r.under_target, "{what}: {r:?}");
+        let working = m.messages();
+        // The call message and the plan's result are byte-identical; in the formats that keep
+        // parallel results in one message the sibling result stays whole with it.
+        let call_msg = msgs.iter().find(|v| v.to_string().contains("write_plan")).unwrap();
+        assert!(working.iter().any(|w| same_wire(w, call_msg)), "{what}: the pinned exchange's call was replaced");
+        // In the formats that carry parallel results in one message, the sibling result may be
+        // truncated around the pinned one, which stays whole.
+        let block = |v: &Value| match v["content"].as_array() {
+            Some(parts) => parts.iter().find(|p| p["tool_use_id"] == "plan1" || p["toolCallId"] == "plan1").cloned().unwrap(),
+            None => v.clone(),
+        };
+        let (now, then) = (block(result_message(&working, "plan1")), block(result_message(&msgs, "plan1")));
+        assert!(same_wire(&now, &then), "{what}: the pinned result changed");
+        check(&m, &what);
+    }
+}
+
+#[test]
+fn pinned_messages_survive_every_step_and_the_state() {
+    for format in Format::ALL {
+        let mut openai = vec![user("start")];
+        openai.push(answer("understood"));
+        for r in 0..8 {
+            openai.extend(tool_round(&format!("p{r}"), 3, 3_000));
+            if r == 2 {
+                openai.push(user("write down the plan"));
+                openai.push(answer(&format!("THE PLAN: {}", filler("plan", 9_000))));
+            }
+        }
+        openai.push(user("keep going"));
+        let msgs = convert(format, &openai);
+        let plan = msgs.iter().position(|v| v.to_string().contains("THE PLAN")).unwrap();
+        for (ladder, pinned) in [(None, true), (None, false), (Some(vec![Strategy::Emergency]), true)] {
+            let what = format!("{} {ladder:?} pinned={pinned}", format.name());
+            let mut m = memory(format, config("pin", 10_000), None);
+            if let Some(l) = &ladder {
+                m = m.with_ladder(l);
+            }
+            m.add(&Value::Array(msgs[..plan].to_vec())).unwrap();
+            m.add_with(&msgs[plan], pinned).unwrap();
+            m.add(&Value::Array(msgs[plan + 1..].to_vec())).unwrap();
+            let r = block_on(m.compress_if_needed()).unwrap();
+            let what = format!("{what}: {:?}", event_types(&m));
+            assert!(r.under_target, "{what}: {r:?}");
+            let kept = m.messages().iter().any(|w| same_wire(w, &msgs[plan]));
+            assert_eq!(kept, pinned, "{what}: the large plan goes unless pinned");
+            if ladder.is_some() {
+                assert!(event_types(&m).iter().all(|t| t == "EMERGENCY_OFFLOAD") && r.compressed, "{what}");
+            }
+            check(&m, &what);
+            if !pinned {
+                continue;
+            }
+            // The pin lives in the state, never in the message.
+            let at = m.pinned();
+            assert_eq!(at.len(), 1, "{what}");
+            let state = m.to_json();
+            assert_eq!(state["working"][at[0]]["pinned"], json!(true));
+            assert!(same_wire(&state["working"][at[0]]["message"], &msgs[plan]));
+            let restored = Mem::from_json(&state, None, MemoryStore::new(), None).unwrap();
+            assert_eq!(restored.pinned(), at);
+            m.unpin(at[0]).unwrap();
+            assert!(m.pinned().is_empty());
+            m.pin(at[0]).unwrap();
+            assert_eq!(m.pinned(), at);
+            assert_eq!(m.pin(10_000).unwrap_err().code(), autocontext::ErrorCode::InvalidArgument);
+        }
+    }
+}
