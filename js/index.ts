@@ -25,6 +25,7 @@ import { MemoryStore } from './stores/memory.js';
 import { DEFAULT_STORE_TIMEOUT_MS, timedStore } from './timed-store.js';
 import { wireReplacer } from './wire.js';
 import type {
+  AddOptions,
   AutoContextOptions,
   CompressOutput,
   CompressResult,
@@ -46,6 +47,7 @@ import type {
   TokenizerName,
   UsageInput,
   UsageReport,
+  ValidateOptions,
   ValidationProblem,
 } from './types.js';
 
@@ -218,6 +220,29 @@ function splitOptions(options: unknown): { json: string; host: HostOptions<never
   return { json: toJson(engine, 'INVALID_CONFIG', 'options', optionsReplacer), host };
 }
 
+/** Whether `add` pins what it adds: `{ pinned?: boolean }`, checked. */
+function readAddOptions(options: unknown): boolean {
+  if (options === undefined) return false;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new AutoContextError('INVALID_ARGUMENT', `add's options must be an object like { pinned: true }, got ${describe(options)}`, {
+      field: 'options',
+    });
+  }
+  const { pinned } = options as { pinned?: unknown };
+  if (pinned !== undefined && typeof pinned !== 'boolean') {
+    throw new AutoContextError('INVALID_ARGUMENT', `option \`pinned\` must be true or false, got ${describe(pinned)}`, { field: 'pinned' });
+  }
+  return pinned === true;
+}
+
+/** A working-list index, checked. */
+function workingIndex(index: unknown): number {
+  if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index > 0xffff_ffff) {
+    throw new AutoContextError('INVALID_ARGUMENT', `index must be a non-negative integer, got ${describe(index)}`, { field: 'index' });
+  }
+  return index;
+}
+
 let restoring: { wasm: WasmMemory; store: OffloadStore } | null = null;
 
 /** Frees a memory's WebAssembly side at once (for `compress()`, whose memory nobody else sees). */
@@ -298,14 +323,17 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   /**
    * Adds one message or an array of them, in the memory's wire format. All or nothing: if any
    * message is invalid (bad shape, a tool result that answers no call, a reused call id),
-   * nothing is added.
+   * nothing is added. With `{ pinned: true }` every message added is pinned (see
+   * {@link AutoContextMemory.pin}).
    *
-   * @throws {@link AutoContextError} `INVALID_MESSAGE` with the message's `index` and `field`.
+   * @throws {@link AutoContextError} `INVALID_MESSAGE` with the message's `index` and `field`;
+   *   `INVALID_ARGUMENT` for malformed options.
    */
-  add(message: M | readonly M[]): void {
+  add(message: M | readonly M[], options?: AddOptions): void {
+    const pinned = readAddOptions(options);
     const json = toJson(message, 'INVALID_MESSAGE', 'messages', wireReplacer);
     try {
-      call(() => this.#wasm.add(json));
+      call(() => this.#wasm.add(json, pinned));
     } catch (e) {
       // JSON.stringify writes valid JSON except for lone surrogates, which the engine's strings
       // cannot hold; it cannot tell where one was, so name the message here.
@@ -321,6 +349,35 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     // With `prepareOnAdd`, the summaries the next pass needs are prepared in the background;
     // a failure there only means the pass summarizes for itself.
     if (this.#wasm.shouldPrepare()) this.prepare().catch(() => undefined);
+  }
+
+  /**
+   * Pins working message `index` (an index of {@link AutoContextMemory.messages}): no step
+   * replaces it, not even the emergency one, so it stays exactly as you added it. The pin is kept
+   * in {@link AutoContextMemory.toJSON}'s state, never in the message. Indices move when a pass
+   * replaces earlier messages; {@link AutoContextMemory.pinned} says where pinned messages are.
+   *
+   * @throws {@link AutoContextError} `INVALID_ARGUMENT` for an index outside the working list;
+   *   `LIMIT_EXCEEDED` while a pass runs (pin after it).
+   */
+  pin(index: number): void {
+    const at = workingIndex(index);
+    call(() => this.#wasm.pin(at));
+  }
+
+  /**
+   * Unpins working message `index`.
+   *
+   * @throws {@link AutoContextError} like {@link AutoContextMemory.pin}.
+   */
+  unpin(index: number): void {
+    const at = workingIndex(index);
+    call(() => this.#wasm.unpin(at));
+  }
+
+  /** The indices of the pinned working messages, in order. */
+  pinned(): number[] {
+    return JSON.parse(this.#wasm.pinned()) as number[];
   }
 
   /**
@@ -536,10 +593,16 @@ export async function compress<F extends FormatName = 'openai', M extends object
  * broken tool pairing (every format), turns that do not alternate, tool results not first in
  * their message, assistant messages of only thinking, empty content (Anthropic), approval
  * responses nobody asked for (AI SDK). Empty when the list is valid.
+ *
+ * By default the calls of the last exchange may still wait for their results (a working list
+ * whose tools are running). With `{ request: true }` the list is checked as a complete request
+ * body, as you send it: every call answered, and, for Anthropic, the user's turn first
+ * (`FIRST_NOT_USER`). A summarize request's `messages` with your instruction appended passes it.
  */
-export function validate(messages: readonly unknown[], format: FormatName = 'openai'): ValidationProblem[] {
+export function validate(messages: readonly unknown[], format: FormatName = 'openai', options: ValidateOptions = {}): ValidationProblem[] {
   const json = toJson(messages, 'INVALID_MESSAGE', 'messages', wireReplacer);
-  return JSON.parse(call(() => validateMessages(json, String(format)))) as ValidationProblem[];
+  const request = options !== null && typeof options === 'object' && options.request === true;
+  return JSON.parse(call(() => validateMessages(json, String(format), request))) as ValidationProblem[];
 }
 
 /**

@@ -47,7 +47,11 @@ export interface SummarizeRequest<M = AnyMessage> {
   system: string;
   /** The span to compress, serialized as text inside tags, plus any hint. */
   prompt: string;
-  /** The same span in the memory's wire format, for hosts that prefer it (valid for the provider). */
+  /**
+   * The same span in the memory's wire format, for hosts that prefer it: a valid request body
+   * once you append your own instruction as a user message (every call answered, a partial
+   * exchange rendered as text; for Anthropic, user first and alternating).
+   */
   messages: M[];
   /** The length the summary should stay under, in characters. */
   targetChars?: number;
@@ -489,14 +493,31 @@ export interface OffloadInfo {
   digest?: string;
 }
 
+/** Options of {@link AutoContextMemory.add}. */
+export interface AddOptions {
+  /** Pin every message added: no step replaces it (default false). */
+  pinned?: boolean;
+}
+
+/** Options of {@link validate}. */
+export interface ValidateOptions {
+  /**
+   * Check the list as a complete request body: every tool call answered (the last exchange's
+   * too) and, for Anthropic, the user's turn first. Default false: the last exchange's calls may
+   * still wait for their results, as in a working list whose tools are running.
+   */
+  request?: boolean;
+}
+
 /** One reason a provider would reject a message list. */
 export interface ValidationProblem {
   /** Index of the message at fault. */
   index: number;
   /**
    * `INVALID_MESSAGE`, `ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT` or `DUPLICATE_CALL`
-   * (every format); `ROLES_NOT_ALTERNATING`, `TOOL_RESULT_NOT_FIRST`, `THINKING_ONLY` or
-   * `EMPTY_CONTENT` (Anthropic); `APPROVAL_WITHOUT_REQUEST` (AI SDK).
+   * (every format); `ROLES_NOT_ALTERNATING`, `TOOL_RESULT_NOT_FIRST`, `THINKING_ONLY`,
+   * `EMPTY_CONTENT` or, for a request body, `FIRST_NOT_USER` (Anthropic);
+   * `APPROVAL_WITHOUT_REQUEST` (AI SDK).
    */
   code: string;
   /** What is wrong, for people. */

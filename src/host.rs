@@ -25,7 +25,10 @@ pub struct SummarizeRequest {
     pub system: String,
     /// The span to compress, serialized as text inside tags, plus any hint.
     pub prompt: String,
-    /// The same span in the host's wire format.
+    /// The same span in the host's wire format, as a valid request body once the host appends
+    /// its own instruction as a user message: whole exchanges stay, a partial one is rendered as
+    /// text, and where turns alternate the body opens with the user and closes with the
+    /// assistant ([`crate::Format::validate_request`] accepts it).
     pub messages: Vec<Value>,
     /// The length the summary should stay under, in characters.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -293,3 +293,84 @@ fn pinned_messages_survive_every_step_and_the_state() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Summarize requests a provider accepts
+// ---------------------------------------------------------------------------------------------
+
+/// Earlier rounds with runs of parallel exchanges, then a current round whose first exchange
+/// (two parallel calls) and second are answered, and whose last is not.
+fn every_kind() -> Vec<Value> {
+    let mut msgs = vec![system("You are a coding agent.")];
+    for r in 0..4 {
+        let tag = format!("h{r}");
+        msgs.push(user(&format!("question {tag}")));
+        for step in 0..2 {
+            let ids: Vec<String> = (0..3).map(|k| format!("{tag}s{step}c{k}")).collect();
+            let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+            msgs.push(assistant_calls(&refs));
+            msgs.extend(ids.iter().map(|id| tool_result(id, 2_500)));
+        }
+        msgs.push(answer(&format!("answer to {tag}")));
+    }
+    msgs.push(user("now the parser"));
+    msgs.push(assistant_calls(&["p1", "p2"]));
+    msgs.push(tool_result("p1", 8_000));
+    msgs.push(tool_result("p2", 8_000));
+    msgs.push(json!({"role": "assistant", "content": "Reading more.", "tool_calls": [call("p3", "read_file")]}));
+    msgs.push(tool_result("p3", 8_000));
+    msgs.push(assistant_calls(&["p4"]));
+    msgs.push(tool_result("p4", 1_000));
+    msgs
+}
+
+/// Every request `s` received, with the host's instruction appended, is a valid request body.
+fn assert_requests_valid(format: Format, s: &FakeSummarizer, what: &str) -> Vec<String> {
+    let mut kinds = Vec::new();
+    for (k, q) in s.requests.borrow().iter().enumerate() {
+        let mut body = q.messages.clone();
+        body.push(json!({"role": "user", "content": "Summarize the conversation above."}));
+        let parsed: Vec<autocontext::Message> = body
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format.parse(i, v).unwrap_or_else(|e| panic!("{what}: request {k} ({}) message {i}: {e:?}", q.kind)))
+            .collect();
+        let problems = format.validate_request(&parsed);
+        assert!(problems.is_empty(), "{what}: the {} request {k} is not a valid body: {problems:?}\n{}", q.kind, Value::Array(body));
+        kinds.push(q.kind.clone());
+    }
+    kinds
+}
+
+#[test]
+fn every_summarize_request_is_a_valid_body_in_every_format() {
+    let cases: Vec<(&str, Value)> = vec![
+        ("tool_calls", json!({"strategies": ["tool-run-compress"], "lastKeep": 2, "protectLastRound": false, "minCompressionTokenThreshold": 500, "minConsecutiveToolMessages": 2})),
+        ("round", json!({"strategies": ["previous-round-summary"], "minCompressionTokenThreshold": 500})),
+        ("large_message", json!({"strategies": ["current-round-large-message"]})),
+        ("current_round", json!({"strategies": ["current-round-compress"]})),
+        ("rollup", json!({"strategies": ["history-rollup"], "msgThreshold": 20, "lastKeep": 2, "historyRollupKeepRecentRounds": 1})),
+        ("prefix", json!({"preset": "prefix-summary", "protectLastRound": false, "protectLatestAnswer": false})),
+        ("facts", json!({"preset": "facts", "protectLastRound": false, "protectLatestAnswer": false,
+            "concepts": [{"keyword": "file", "description": "files read", "factType": "multiple"}]})),
+        ("turns", json!({"preset": "turns", "maxContextTurns": 2})),
+    ];
+    for format in Format::ALL {
+        let msgs = convert(format, &every_kind());
+        for (kind, options) in &cases {
+            let what = format!("{} {kind}", format.name());
+            let mut opts = options.clone();
+            opts["maxToken"] = json!(8_000);
+            opts["format"] = json!(format.name());
+            opts["sessionId"] = json!("bodies");
+            let cfg = Config::from_json(&opts).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            let summarizer = FakeSummarizer::digest();
+            let m = memory(format, cfg, Some(summarizer.clone()));
+            m.add(&Value::Array(msgs.clone())).unwrap();
+            block_on(m.compress_if_needed()).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            let kinds = assert_requests_valid(format, &summarizer, &what);
+            assert!(kinds.iter().any(|k| k == kind), "{what}: no {kind} request was made: {kinds:?} {:?}", event_types(&m));
+            assert_valid(&m, &what);
+        }
+    }
+}

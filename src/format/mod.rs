@@ -14,6 +14,7 @@
 
 pub mod ai_sdk;
 pub mod anthropic;
+pub(crate) mod body;
 pub mod depth;
 pub mod openai;
 
@@ -222,13 +223,38 @@ impl Format {
     }
 
     /// Problems a provider would reject the list for (empty when valid): tool pairing for
-    /// every format, then the format's own rules (each format's `validate` lists them).
+    /// every format, then the format's own rules (each format's `validate` lists them). The
+    /// calls of the last exchange may still wait for their results (a working list whose tools
+    /// are running); [`Format::validate_request`] checks a complete request body.
     pub fn validate<M: AsRef<Message>>(self, messages: &[M]) -> Vec<Problem> {
-        let mut problems = validate_tool_pairing(messages);
+        self.problems(messages, false)
+    }
+
+    /// Problems a provider would reject the list for as a complete request body: the rules of
+    /// [`Format::validate`], and every call answered, the last exchange's too (`MISSING_RESULT`),
+    /// and, where turns alternate, the user's turn first (`FIRST_NOT_USER`).
+    pub fn validate_request<M: AsRef<Message>>(self, messages: &[M]) -> Vec<Problem> {
+        self.problems(messages, true)
+    }
+
+    fn problems<M: AsRef<Message>>(self, messages: &[M], request: bool) -> Vec<Problem> {
+        let mut problems = pairing(messages, request);
         match self {
             Format::OpenAi => {}
             Format::Anthropic => problems.extend(anthropic::validate(messages)),
             Format::AiSdk => problems.extend(ai_sdk::validate(messages)),
+        }
+        if request && self.needs_alternation() {
+            if let Some(first) = messages.first().map(AsRef::as_ref).filter(|m| self.turn(m.role) != Turn::User) {
+                problems.push(Problem {
+                    index: 0,
+                    code: "FIRST_NOT_USER",
+                    message: format!("the request starts with a{} message; the first turn must be the user's", match first.role {
+                        Role::Assistant => "n assistant",
+                        _ => " non-user",
+                    }),
+                });
+            }
         }
         problems.sort_by_key(|p| p.index);
         problems
@@ -290,7 +316,8 @@ pub struct Problem {
     pub index: usize,
     /// Stable problem code: `ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT` or
     /// `DUPLICATE_CALL` (every format); `ROLES_NOT_ALTERNATING`, `TOOL_RESULT_NOT_FIRST`,
-    /// `THINKING_ONLY` or `EMPTY_CONTENT` (Anthropic); `APPROVAL_WITHOUT_REQUEST` (AI SDK).
+    /// `THINKING_ONLY`, `EMPTY_CONTENT` or, for a request body, `FIRST_NOT_USER` (Anthropic);
+    /// `APPROVAL_WITHOUT_REQUEST` (AI SDK).
     pub code: &'static str,
     /// What is wrong, for people.
     pub message: String,
@@ -303,6 +330,11 @@ pub struct Problem {
 /// results (Anthropic, the AI SDK); a tool message without results (an AI SDK approval
 /// response) stays inside the exchange.
 pub fn validate_tool_pairing<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> {
+    pairing(messages, false)
+}
+
+/// Tool pairing; with `complete`, the last exchange must be answered too.
+fn pairing<M: AsRef<Message>>(messages: &[M], complete: bool) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut open: Option<(usize, Vec<String>, Vec<bool>)> = None;
     let mut seen_calls = std::collections::HashSet::new();
@@ -363,8 +395,11 @@ pub fn validate_tool_pairing<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> 
             open = Some((i, ids, vec![false; n]));
         }
     }
-    // The last exchange may be in flight: its missing results are not a problem yet.
-    let _ = open;
+    // The last exchange may be in flight: its missing results are not a problem yet, unless
+    // the list is a complete request.
+    if complete {
+        close(&mut open, &mut problems);
+    }
     problems
 }
 
@@ -396,6 +431,26 @@ mod tests {
         ]));
         let codes: Vec<_> = Format::OpenAi.validate(&bad).iter().map(|p| p.code).collect();
         assert_eq!(codes, vec!["MISSING_RESULT", "ORPHAN_RESULT"]);
+    }
+
+    #[test]
+    fn a_request_body_answers_every_call_and_opens_with_the_user() {
+        let open = msgs(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{}"}}]}
+        ]));
+        assert!(Format::OpenAi.validate(&open).is_empty(), "a working list may wait for results");
+        let codes: Vec<_> = Format::OpenAi.validate_request(&open).iter().map(|p| (p.index, p.code)).collect();
+        assert_eq!(codes, vec![(1, "MISSING_RESULT")]);
+        let anthropic: Vec<Message> = [json!({"role": "assistant", "content": "hi"}), json!({"role": "user", "content": "go"})]
+            .iter()
+            .enumerate()
+            .map(|(i, m)| Format::Anthropic.parse(i, m).unwrap())
+            .collect();
+        assert!(Format::Anthropic.validate(&anthropic).is_empty());
+        let codes: Vec<_> = Format::Anthropic.validate_request(&anthropic).iter().map(|p| p.code).collect();
+        assert_eq!(codes, vec!["FIRST_NOT_USER"]);
+        assert!(Format::OpenAi.validate_request(&msgs(json!([{"role": "assistant", "content": "hi"}]))).is_empty());
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub(crate) struct Failure {
     pub ms: f64,
 }
 
+/// The request for a job: the span as a tagged transcript, the instruction, the length asked
+/// for and the plan hint in the prompt; the span as a valid request body in `messages`
+/// ([`crate::format::body`]).
 pub(crate) fn request(ctx: &Ctx<'_>, job: &Job) -> SummarizeRequest {
     let msgs: Vec<&Message> = ctx.working[job.show.clone()].iter().map(|e| e.msg.as_ref()).collect();
     let mut prompt = format!("<conversation>\n{}</conversation>\n\n{}", transcript(&msgs), job.instruction);
@@ -79,7 +82,7 @@ pub(crate) fn request(ctx: &Ctx<'_>, job: &Job) -> SummarizeRequest {
         kind: job.kind.into(),
         system: job.system.clone(),
         prompt,
-        messages: msgs.iter().map(|m| m.wire.clone()).collect(),
+        messages: crate::format::body::request_body(ctx.format, &msgs),
         target_chars: job.target_chars,
         timeout_ms: Some(ctx.config.summarize_timeout_ms),
         schema: None,

@@ -219,7 +219,9 @@ pub(super) fn request(ctx: &Ctx<'_>, sel: &PrefixSpan, kind: &'static str, syste
         if let Some(body) = req.prompt.strip_prefix("<conversation>\n") {
             req.prompt = format!("<conversation>\n{prev}{body}");
         }
-        req.messages.insert(0, ctx.working[p].msg.wire.clone());
+        let mut shown: Vec<&Message> = vec![&ctx.working[p].msg];
+        shown.extend(ctx.working[sel.show.clone()].iter().map(|e| e.msg.as_ref()));
+        req.messages = crate::format::body::request_body(ctx.format, &shown);
     }
     req
 }

@@ -67,10 +67,26 @@ impl WasmMemory {
         Ok(WasmMemory { inner: Rc::new(inner) })
     }
 
-    /// Adds one wire message or an array of them (JSON text); all or nothing.
-    pub fn add(&self, messages_json: &str) -> Result<(), JsValue> {
+    /// Adds one wire message or an array of them (JSON text); all or nothing. With `pinned`,
+    /// every message added is pinned.
+    pub fn add(&self, messages_json: &str, pinned: bool) -> Result<(), JsValue> {
         let value = convert::parse(messages_json, ErrorCode::InvalidMessage, "messages")?;
-        self.inner.add(&value).map_err(to_js)
+        self.inner.add_with(&value, pinned).map_err(to_js)
+    }
+
+    /// Pins working message `index`: no step replaces it.
+    pub fn pin(&self, index: u32) -> Result<(), JsValue> {
+        self.inner.pin(index as usize).map_err(to_js)
+    }
+
+    /// Unpins working message `index`.
+    pub fn unpin(&self, index: u32) -> Result<(), JsValue> {
+        self.inner.unpin(index as usize).map_err(to_js)
+    }
+
+    /// The indices of the pinned working messages (JSON text of an array).
+    pub fn pinned(&self) -> String {
+        convert::to_text(&self.inner.pinned())
     }
 
     /// The working list (JSON text of an array), ready to send.
@@ -230,12 +246,13 @@ impl WasmMemory {
 }
 
 /// Problems a provider would reject a list of wire messages for (JSON text of an array of
-/// `{index, code, message}`; empty when valid).
+/// `{index, code, message}`; empty when valid). With `request`, the list is checked as a
+/// complete request body: every call answered, and the user's turn first where turns alternate.
 #[wasm_bindgen(js_name = validateMessages)]
-pub fn validate_messages(messages_json: &str, format: &str) -> Result<String, JsValue> {
+pub fn validate_messages(messages_json: &str, format: &str, request: bool) -> Result<String, JsValue> {
     let format = convert::format(format)?;
     let messages = convert::parse(messages_json, ErrorCode::InvalidMessage, "messages")?;
-    Ok(convert::to_text(&convert::validate(&messages, format)))
+    Ok(convert::to_text(&convert::validate(&messages, format, request)))
 }
 
 /// Tokens in a text with a built-in tokenizer (`o200k_base`, `cl100k_base` or `estimate`), or

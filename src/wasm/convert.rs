@@ -75,7 +75,7 @@ pub(crate) fn summary(text: &str) -> Result<Summary, HostError> {
 
 /// Problems a provider would reject a wire list for: messages that cannot be read, then the
 /// tool pairing of the messages that can (their indices and texts are those of the whole list).
-pub(crate) fn validate(messages: &Value, format: Format) -> Vec<Problem> {
+pub(crate) fn validate(messages: &Value, format: Format, request: bool) -> Vec<Problem> {
     let items: Vec<&Value> = match messages {
         Value::Array(a) => a.iter().collect(),
         other => vec![other],
@@ -92,7 +92,8 @@ pub(crate) fn validate(messages: &Value, format: Format) -> Vec<Problem> {
             Err(e) => problems.push(Problem { index: i, code: "INVALID_MESSAGE", message: e.message().to_string() }),
         }
     }
-    for mut p in format.validate(&parsed) {
+    let found = if request { format.validate_request(&parsed) } else { format.validate(&parsed) };
+    for mut p in found {
         let real = index_of.get(p.index).copied().unwrap_or(p.index);
         if real != p.index {
             p.message = p.message.replacen(&format!("message {}", p.index), &format!("message {real}"), 1);

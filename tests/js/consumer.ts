@@ -25,6 +25,11 @@ const working: ChatMessage[] = memory.messages();
 const pass: Promise<CompressResult> = memory.compressIfNeeded();
 const events: CompressionEvent[] = memory.events();
 const problems: ValidationProblem[] = validate(working);
+const bodyProblems: ValidationProblem[] = validate(working, 'openai', { request: true });
+memory.add({ role: 'user', content: 'the task' }, { pinned: true });
+memory.pin(0);
+memory.unpin(0);
+const pinnedAt: number[] = memory.pinned();
 const restored: AutoContextMemory<'openai', ChatMessage> = AutoContextMemory.fromJSON<'openai', ChatMessage>(memory.toJSON(), { store, summarize });
 const n: number = countTokens('hello', 'estimate') + restored.tokenCount();
 const name: string = memory.reloadTool().function.name;
@@ -61,4 +66,4 @@ new AutoContextMemory({ maxToken: '8000' });
 // @ts-expect-error not a message of this memory's type
 memory.add({ role: 'robot', content: 'beep' });
 
-export { pass, events, problems, n, name, reloaded, answer, once, kvStore, kvKeys, denoStore };
+export { pass, events, problems, bodyProblems, pinnedAt, n, name, reloaded, answer, once, kvStore, kvKeys, denoStore };

@@ -67,3 +67,54 @@ export async function rejected(promise) {
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * OpenAI-shaped messages in `format`: for Anthropic, system messages dropped, tool results as
+ * `tool_result` blocks and neighbours of one side joined into one turn (so a user message after
+ * tool results joins their turn, `[tool_result…, text]`); for the AI SDK, tool messages joined
+ * and results as `{ type: 'text', value }` outputs.
+ */
+export function toFormat(format, messages) {
+  if (format === 'openai') return messages;
+  const out = [];
+  const names = new Map();
+  for (const m of messages) {
+    const text = typeof m.content === 'string' ? m.content : '';
+    if (format === 'anthropic') {
+      if (m.role === 'system') continue;
+      const side = m.role === 'assistant' ? 'assistant' : 'user';
+      let blocks;
+      if (m.role === 'tool') blocks = [{ type: 'tool_result', tool_use_id: m.tool_call_id, content: text }];
+      else if (m.role === 'assistant') {
+        blocks = text ? [{ type: 'text', text }] : [];
+        for (const c of m.tool_calls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) });
+      } else blocks = [{ type: 'text', text }];
+      const last = out.at(-1);
+      if (last?.role === side) last.content.push(...blocks);
+      else out.push({ role: side, content: blocks });
+    } else {
+      if (m.role === 'tool') {
+        const part = { type: 'tool-result', toolCallId: m.tool_call_id, toolName: names.get(m.tool_call_id) ?? 'tool', output: { type: 'text', value: text } };
+        const last = out.at(-1);
+        if (last?.role === 'tool') last.content.push(part);
+        else out.push({ role: 'tool', content: [part] });
+      } else if (m.role === 'assistant' && m.tool_calls) {
+        const parts = text ? [{ type: 'text', text }] : [];
+        for (const c of m.tool_calls) {
+          names.set(c.id, c.function.name);
+          parts.push({ type: 'tool-call', toolCallId: c.id, toolName: c.function.name, input: JSON.parse(c.function.arguments) });
+        }
+        out.push({ role: 'assistant', content: parts });
+      } else out.push({ role: m.role, content: text });
+    }
+  }
+  return out;
+}
+
+/** Whether wire message `m` (any format) carries the result of call `id`. */
+export function holdsResult(m, id) {
+  if (m.tool_call_id === id) return true;
+  return Array.isArray(m.content) && m.content.some((p) => (p.type === 'tool_result' && p.tool_use_id === id) || (p.type === 'tool-result' && p.toolCallId === id));
+}
+
+export const FORMATS = ['openai', 'anthropic', 'ai-sdk'];
