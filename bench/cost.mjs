@@ -18,12 +18,13 @@
 //   --md        also write the report's markdown there (it is printed either way)
 //   --jobs      systems replayed at once (default 1: the machine is shared, and CPU time is
 //               measured per process anyway)
-//   --reuse     an earlier results file: every system not picked by --systems is taken from it
-//               (on the same traces) instead of being replayed again, so the targets and the
+//   --reuse     an earlier results file (this command's JSON, or npm run bench's
+//               target/bench/results.json): every system not picked by --systems is taken from
+//               it (on the same traces) instead of being replayed again, so the targets and the
 //               ratios against the peers come with a run of one preset
 //
 // Examples: `node bench/cost.mjs --systems default,langchain-summarization-4k --traces astroid`;
-// after one full run, `node bench/cost.mjs --systems default --reuse target/bench/cost-all.json`.
+// after `npm run bench`, `node bench/cost.mjs --systems default --reuse target/bench/results.json`.
 // Needs `npm run build` first (it imports the package from dist/).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -148,7 +149,8 @@ export async function runCost({ systems = [], traces = [], jobs = 1, reuse = nul
   machine.loadEnd = loadavg();
   machine.seconds = (Date.now() - started) / 1000;
   if (reuse !== null) {
-    const previous = JSON.parse(readFileSync(reuse, 'utf8'));
+    const saved = JSON.parse(readFileSync(reuse, 'utf8'));
+    const previous = saved.cost ?? saved; // npm run bench's results.json holds it under `cost`
     const taken = await reusedSystems(previous, new Set(picked.map((p) => p.id)), selected.map((t) => t.name));
     log(`reused from ${reuse}: ${taken.map((x) => x.id).join(', ') || 'nothing (no system there covers these traces)'}`);
     results.push(...taken);
