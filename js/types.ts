@@ -338,11 +338,11 @@ export interface CompressResult {
   messagesAfter: number;
   /** The target the pass compressed towards: `maxToken × tokenRatio` (corrected by `observeUsage`), lowered by `minFreedTokens`. */
   targetTokens: number;
-  /** Whether the request now fits under the target. */
+  /** Whether the request now fits under the target, in fewer than `msgThreshold` messages. */
   underTarget: boolean;
   /** Whether the pass stopped over the target because nothing more could be compressed. */
   exhausted: boolean;
-  /** Why a triggered pass could not reach the target, if it could not. */
+  /** Why a triggered pass could not reach the target (tokens, or the message count), if it could not. */
   reason?: string;
   /** The changes made, in order. */
   events: CompressionEvent[];

@@ -52,7 +52,7 @@ pub struct CompressResult {
     /// (corrected by [`AutoContextMemory::observe_usage`]), lowered so a token-triggered pass
     /// frees at least `minFreedTokens`; for [`AutoContextMemory::handle_overflow`], its own.
     pub target_tokens: u64,
-    /// Whether the request now fits under the target.
+    /// Whether the request now fits under the target, in fewer than `msgThreshold` messages.
     pub under_target: bool,
     /// Whether the pass stopped over the target because nothing more could be compressed.
     pub exhausted: bool,
@@ -456,23 +456,32 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         if !failed.is_empty() {
             events.splice(0..0, failed);
         }
+        let rollup_failed = failures.iter().any(|f| f.event_type == Strategy::HistoryRollup.event_type());
         let failures: Vec<Error> = failures.into_iter().enumerate().map(|(k, f)| failure_error(k, f)).collect();
 
         let tokens_after = request_tokens(sum_tokens(&work), &self.config);
         result.tokens_after = tokens_after;
-        result.under_target = tokens_after < target;
+        let over_count = work.len() >= self.config.msg_threshold as usize;
+        result.under_target = tokens_after < target && !over_count;
         if !result.under_target {
             result.exhausted = true;
-            result.reason = Some(if self.summarizer.is_none() {
-                "over the target after every step that needs no summarize function: what remains is protected \
-                 (system messages, the first and the current user message, results the model has not answered yet), \
-                 or needs a summarize function"
-                    .into()
-            } else {
-                "over the target after every step: what remains is protected (system messages, the first and the \
-                 current user message, results the model has not answered yet)"
-                    .into()
-            });
+            let mut why = Vec::new();
+            if tokens_after >= target {
+                why.push(if self.summarizer.is_none() {
+                    "over the target after every step that needs no summarize function: what remains is protected \
+                     (system messages, the first and the current user message, results the model has not answered yet, \
+                     what is pinned), or needs a summarize function"
+                        .to_string()
+                } else {
+                    "over the target after every step: what remains is protected (system messages, the first and the \
+                     current user message, results the model has not answered yet, what is pinned)"
+                        .to_string()
+                });
+            }
+            if over_count {
+                why.push(self.count_reason(work.len(), rollup_failed));
+            }
+            result.reason = Some(why.join("; "));
         }
         if events.is_empty() {
             return Ok(result);
@@ -507,6 +516,24 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         result.events = events;
         result.failures = failures;
         Ok(result)
+    }
+
+    /// Why a pass ended with `n` messages, at or over `msgThreshold`.
+    fn count_reason(&self, n: usize, rollup_failed: bool) -> String {
+        let at = format!("{n} messages remain, at or over msgThreshold ({})", self.config.msg_threshold);
+        if !self.ladder.contains(&Strategy::HistoryRollup) {
+            format!("{at}: the ladder has no step that reduces the message count (history-rollup)")
+        } else if rollup_failed {
+            format!("{at}: the summary that rolls older rounds up failed (see the SUMMARIZE_FAILED event)")
+        } else if self.summarizer.is_none() {
+            format!("{at}: rolling older rounds into a summary (history-rollup) needs a summarize function")
+        } else {
+            format!(
+                "{at}: the current round, the work the model has not read, the last completed round and the {} most recent \
+                 rounds (historyRollupKeepRecentRounds) stay whole, and what is before them is already rolled up or protected",
+                self.config.history_rollup_keep_recent_rounds
+            )
+        }
     }
 
     /// Runs the ladder on `work` until it is under `target` (and the count and turn limits).

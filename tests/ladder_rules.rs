@@ -209,7 +209,9 @@ fn the_focus_window_keeps_three_rounds_and_eight_thousand_tokens_both() {
         }
 
         let mut cfg = config(&format!("window-{tag}"), 100_000_000);
-        cfg.msg_threshold = 10;
+        // Just above what the rollup leaves (system, summary, window): the count allows the
+        // whole window, so the window's own rule decides.
+        cfg.msg_threshold = (msgs.len() - expected + 3) as u32;
         cfg.last_keep = 2;
         assert_eq!((cfg.history_rollup_keep_recent_rounds, cfg.history_rollup_keep_recent_tokens), (3, 8_000), "the defaults");
         let summarizer = FakeSummarizer::digest();
@@ -224,8 +226,22 @@ fn the_focus_window_keeps_three_rounds_and_eight_thousand_tokens_both() {
         let out = m.messages();
         assert_eq!(out[0], msgs[0]);
         assert_eq!(&out[2..], &msgs[expected..], "{tag}: the focus window stays verbatim");
+        assert!(r.under_target, "{tag}: {r:?}");
         assert_valid(&m, tag);
         check_recoverable(&m, tag);
+
+        // When the window's tokens would keep the list at msgThreshold, the token allowance
+        // yields: three rounds and the current one stay, and the list ends below it.
+        if by_tokens {
+            let mut cfg = config("window-yields", 100_000_000);
+            cfg.msg_threshold = 10;
+            cfg.last_keep = 2;
+            let m = memory(cfg, &FakeSummarizer::digest());
+            m.add(&Value::Array(msgs.clone())).unwrap();
+            let r = block_on(m.compress_if_needed()).unwrap();
+            assert!(r.under_target && m.messages().len() < 10, "{r:?}");
+            assert_eq!(&m.messages()[2..], &msgs[current - 6..], "three rounds and the current question stay");
+        }
     }
 }
 
@@ -348,7 +364,9 @@ fn count_pressure_alone_never_touches_the_current_round() {
         m.add(&Value::Array(msgs.clone())).unwrap();
         assert!(m.needs_compression() && m.token_count() < m.config().trigger_tokens());
         let r = block_on(m.compress_if_needed()).unwrap();
-        assert!(r.under_target && !r.exhausted, "{name}: {r:?}");
+        // The current round alone holds more than msgThreshold messages: the pass says so.
+        assert!(!r.under_target && r.exhausted, "{name}: {r:?}");
+        assert!(r.reason.as_deref().is_some_and(|w| w.contains("msgThreshold (60)")), "{name}: {r:?}");
         let out = m.messages();
         assert_eq!(&out[out.len() - (msgs.len() - cur)..], &msgs[cur..], "{name}: the current round is untouched");
         let k = kinds(&summarizer);

@@ -374,3 +374,63 @@ fn every_summarize_request_is_a_valid_body_in_every_format() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Count pressure
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn count_pressure_ends_below_msg_threshold_or_says_why() {
+    let mut openai = vec![system("You are a helpful assistant.")];
+    for r in 0..60 {
+        openai.extend(tool_round(&format!("c{r}"), 1, 60));
+    }
+    for format in Format::ALL {
+        let msgs = convert(format, &openai);
+        assert!(msgs.len() >= 240, "{}", msgs.len());
+        for summarize in [true, false] {
+            let what = format!("{} summarize={summarize}", format.name());
+            let mut cfg = config("count", 131_072);
+            cfg.msg_threshold = 40;
+            cfg.last_keep = 20;
+            let m = memory(format, cfg, summarize.then(FakeSummarizer::digest));
+            m.add(&Value::Array(msgs.clone())).unwrap();
+            assert!(m.token_count() < 20_000 && m.needs_compression(), "{what}: far under the tokens, over the count");
+            let r = block_on(m.compress_if_needed()).unwrap();
+            if summarize {
+                assert!(r.compressed && r.under_target && r.reason.is_none(), "{what}: {r:?}");
+                assert!(m.messages().len() < 40, "{what}: {} messages", m.messages().len());
+                assert!(event_types(&m).iter().all(|t| t == "RECENT_FOCUS_WINDOW_COMPACT"), "{what}: {:?}", event_types(&m));
+                // The last four rounds (three kept and the current one) are whole at the end.
+                let tail = &msgs[msgs.len() - 16..];
+                assert_eq!(&m.messages()[m.messages().len() - 16..], tail, "{what}");
+            } else {
+                assert!(!r.under_target && r.exhausted, "{what}: {r:?}");
+                let reason = r.reason.unwrap_or_default();
+                assert!(reason.contains("msgThreshold (40)") && reason.contains("summarize function"), "{what}: {reason}");
+            }
+            check(&m, &what);
+        }
+    }
+}
+
+#[test]
+fn count_pressure_never_reaches_into_the_current_round_and_says_so() {
+    let mut openai = vec![system("agent"), user("fix every module")];
+    for k in 0..30 {
+        openai.push(assistant_calls(&[&format!("m{k}")]));
+        openai.push(tool_result(&format!("m{k}"), 100));
+    }
+    for format in Format::ALL {
+        let msgs = convert(format, &openai);
+        let mut cfg = config("count-current", 131_072);
+        cfg.msg_threshold = 20;
+        cfg.last_keep = 5;
+        let m = memory(format, cfg, Some(FakeSummarizer::digest()));
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(!r.compressed && !r.under_target && r.exhausted, "{}: {r:?}", format.name());
+        assert!(r.reason.as_deref().is_some_and(|w| w.contains("msgThreshold (20)") && w.contains("current round")), "{r:?}");
+        assert_eq!(m.messages(), msgs);
+    }
+}

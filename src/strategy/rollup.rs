@@ -3,9 +3,13 @@
 //! The focus window is the current round plus the most recent complete rounds, widened until it
 //! holds at least `historyRollupKeepRecentRounds` rounds and `historyRollupKeepRecentTokens`
 //! tokens. The complete rounds before it roll into one rolling summary; a rollup already there
-//! is absorbed and the new one's generation is one higher. Unlike the reference's PR, the older
-//! rollup's offload is kept: the new rollup's offload holds the older rollup message, whose
-//! marker still reloads its own originals.
+//! is absorbed and the new one's generation is one higher. The step runs when the list reaches
+//! `msgThreshold` messages, and its purpose is to end below it: the recent-token allowance
+//! yields (a round it would keep stays only if the list still ends below `msgThreshold`), while
+//! the current round, unread work, the last completed round and the `historyRollupKeepRecentRounds`
+//! rounds always stay. Unlike the reference's PR, the older rollup's offload is kept: the new
+//! rollup's offload holds the older rollup message, whose marker still reloads its own
+//! originals.
 
 use super::llm::{self, Job, Outcome};
 use super::{new_uuid, Ctx, Edit, Strategy};
@@ -17,13 +21,22 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     let kind = Strategy::HistoryRollup.event_type();
     let st = ctx.st;
     let rounds: Vec<_> = st.previous_rounds().cloned().collect();
+    let threshold = ctx.config.msg_threshold as usize;
     let mut window_start = st.current_start;
     let mut tokens = ctx.tokens(st.current_start..st.len);
     for (kept, r) in rounds.iter().rev().enumerate() {
-        if kept as u64 >= ctx.config.history_rollup_keep_recent_rounds as u64
-            && tokens >= ctx.config.history_rollup_keep_recent_tokens
-        {
+        let rounds_due = (kept as u64) < ctx.config.history_rollup_keep_recent_rounds as u64;
+        if !rounds_due && tokens >= ctx.config.history_rollup_keep_recent_tokens {
             break;
+        }
+        if !rounds_due {
+            // Kept only for the token allowance: not when the list would still reach
+            // msgThreshold with this round outside the rollup.
+            let first = rounds.first().map_or(r.start, |f| f.start);
+            let (span, _) = ctx.rolling_span(first, r.start, kind, Protection::HISTORY);
+            if st.len - span.len() + 1 >= threshold {
+                break;
+            }
         }
         tokens += ctx.tokens(r.clone());
         window_start = r.start;

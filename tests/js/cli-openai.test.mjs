@@ -80,7 +80,9 @@ test('openai: a server error is counted, and the engine falls back to a step wit
   assert.ok(r.summarizer.calls > 0);
   assert.equal(r.summarizer.errors, r.summarizer.calls);
   assert.equal(r.summarizer.failed, r.summarizer.calls);
-  assert.equal(r.after.underTarget, true, 'compressed without the summaries');
+  assert.ok(r.after.tokens < r.budget.target, 'compressed without the summaries');
+  // Without the rollup's summary the list stays at msgThreshold messages or more, and says so.
+  if (!r.after.underTarget) assert.match(r.reason, /msgThreshold \(100\): the summary that rolls older rounds up failed/);
   const text = await cli(args, { env: env() });
   assert.match(text.stdout, /\d+ failed \(fell back to offload\)/);
 });

@@ -253,3 +253,28 @@ test('pinnedTools: the exchange of a pinned tool stays, its result whole', async
   const e = thrown(() => new AutoContextMemory({ pinnedTools: 'write_plan' }));
   assert.ok(isAutoContextError(e, 'INVALID_CONFIG') && e.field === 'pinnedTools', String(e));
 });
+
+test('count pressure: a pass ends below msgThreshold, or says why it cannot', async () => {
+  const chat = [{ role: 'system', content: 'You are a helpful assistant.' }];
+  for (let r = 0; r < 60; r++) chat.push(...round(r, { calls: 1, resultChars: 60 }));
+  for (const format of FORMATS) {
+    const messages = toFormat(format, chat);
+    for (const withModel of [true, false]) {
+      const what = `${format} summarize=${withModel}`;
+      const options = { format, msgThreshold: 40, summarize: withModel ? () => 'SUMMARY of the earlier rounds' : undefined };
+      const memory = new AutoContextMemory(options);
+      memory.add(messages);
+      assert.ok(memory.tokenCount() < 20_000 && memory.needsCompression(), what);
+      const result = await memory.compressIfNeeded();
+      if (withModel) {
+        assert.ok(result.compressed && result.underTarget && result.reason === undefined, `${what}: ${JSON.stringify(result)}`);
+        assert.ok(memory.messages().length < 40, `${what}: ${memory.messages().length}`);
+        assert.ok(result.events.every((e) => e.type === 'RECENT_FOCUS_WINDOW_COMPACT'), what);
+      } else {
+        assert.ok(!result.underTarget && result.exhausted, what);
+        assert.match(result.reason, /msgThreshold \(40\).*summarize function/, what);
+      }
+      assert.deepStrictEqual(memory.validate(), [], what);
+    }
+  }
+});
