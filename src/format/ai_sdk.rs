@@ -303,10 +303,16 @@ fn write_output(orig: Option<&Value>, text: &str, is_error: bool, nested: Vec<Va
     out
 }
 
-/// A message written by the engine: its text as string content.
+/// A message written by the engine. A user or assistant note carries its text as one `text`
+/// part, the shape every layer of the AI SDK accepts: `ModelMessage` takes a string too, but
+/// the provider-level prompt (`LanguageModelV2Prompt` and later, what a Mastra processor's
+/// `processLLMRequest` and AI SDK middleware see) takes only part lists for those roles, and
+/// a string there fails in the provider's conversion. A system note keeps string content, the
+/// only shape a system message has.
 pub(crate) fn synthesize(role: Role, text: String, synthetic: Synthetic) -> Message {
     let role = if role == Role::Tool { Role::User } else { role };
-    finish(json!({"role": role_name(role), "content": text}), role, synthetic)
+    let content = if role == Role::System { Value::String(text) } else { json!([{"type": "text", "text": text}]) };
+    finish(json!({"role": role_name(role), "content": content}), role, synthetic)
 }
 
 fn finish(wire: Value, role: Role, synthetic: Synthetic) -> Message {
@@ -361,6 +367,20 @@ mod tests {
 
     fn syn() -> Synthetic {
         Synthetic::in_place("TEST", "u-1")
+    }
+
+    #[test]
+    fn notes_are_part_lists_except_for_the_system() {
+        // The provider-level prompt (what Mastra processors and AI SDK middleware see) takes
+        // only part lists for user and assistant content.
+        for (role, want) in [(Role::User, "user"), (Role::Tool, "user"), (Role::Assistant, "assistant")] {
+            let m = synthesize(role, "note".into(), syn());
+            assert_eq!(m.wire, json!({"role": want, "content": [{"type": "text", "text": "note"}]}));
+            assert_eq!(m.blocks, vec![Block::Text("note".into())]);
+            assert!(m.synthetic.is_some());
+        }
+        let s = synthesize(Role::System, "rules".into(), syn());
+        assert_eq!(s.wire, json!({"role": "system", "content": "rules"}));
     }
 
     #[test]
