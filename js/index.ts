@@ -17,8 +17,8 @@
  * @module
  */
 
-import { WasmMemory, countTokens as wasmCountTokens, validateMessages } from './wasm/autocontext.js';
-import type { WasmHost } from './wasm/autocontext.js';
+import { WasmMemory, countTokens as wasmCountTokens, handleReloadCallIn, reloadOffload, validateMessages } from './wasm/autocontext.js';
+import type { WasmHost, WasmStore } from './wasm/autocontext.js';
 import { AutoContextError, call, callAsync, describe, fromWasm, isAutoContextError, type ErrorCode } from './errors.js';
 import { findLoneSurrogate } from './lone-surrogate.js';
 import { MemoryStore } from './stores/memory.js';
@@ -42,6 +42,7 @@ import type {
   ReloadCallFor,
   ReloadToolFor,
   SummarizeFn,
+  StandaloneReloadOptions,
   SummarizeRequest,
   TokenCounterFn,
   TokenizerName,
@@ -579,13 +580,74 @@ export async function compress<F extends FormatName = 'openai', M extends object
   try {
     memory.add(messages);
     const result = await memory.compressIfNeeded();
-    return { ...result, messages: memory.messages(), store: memory.store, sessionId: memory.sessionId };
+    return { ...result, messages: memory.messages(), store: memory.store, sessionId: memory.sessionId, offloads: memory.offloads() };
   } finally {
     // Freed now rather than by a finalizer at some later, unrelated moment: a request handler
     // calling compress() on every request would otherwise grow the module's memory until the
     // garbage collector runs, and pay for the frees inside later requests.
     release(memory as unknown as AutoContextMemory<FormatName, never>);
   }
+}
+
+/** The options of the standalone {@link reload} and {@link handleReloadCall}. */
+function reloadParts(store: unknown, sessionId: unknown, options: unknown): { store: WasmStore; json: string } {
+  if (typeof sessionId !== 'string') {
+    throw new AutoContextError('INVALID_ARGUMENT', `sessionId must be a string, got ${describe(sessionId)}`, { field: 'sessionId' });
+  }
+  const { json } = splitOptions(options ?? {});
+  const { wasm } = makeHost({ store: store as OffloadStore }, () => storeTimeout(options));
+  return { store: wasm.store, json };
+}
+
+function storeTimeout(options: unknown): number {
+  const ms = (options as { storeTimeoutMs?: unknown } | null | undefined)?.storeTimeoutMs;
+  return typeof ms === 'number' && ms >= 0 ? ms : DEFAULT_STORE_TIMEOUT_MS;
+}
+
+/**
+ * The original messages of an offload, from the store alone: for offloads {@link compress}
+ * wrote, when no memory is left to ask. The payload under `<sessionId>/<uuid>` must name this
+ * session and uuid, be in `options.format` when given, and hold messages that read in it; with
+ * `options.offloads` (what `compress()` returned) the uuid must be one of them and the payload
+ * must be byte for byte the one written, as a memory checks it.
+ *
+ * @throws {@link AutoContextError} `INVALID_ARGUMENT` for a malformed uuid, `NOT_FOUND` when
+ *   there is no such offload, `STORE_FAILED` when the store fails or holds anything else there.
+ */
+export async function reload<F extends FormatName = 'openai', M extends object = MessageFor<F>>(
+  store: OffloadStore,
+  sessionId: string,
+  uuid: string,
+  options: StandaloneReloadOptions<F> = {},
+): Promise<M[]> {
+  if (typeof uuid !== 'string') {
+    throw new AutoContextError('INVALID_ARGUMENT', `uuid must be a string, got ${describe(uuid)}`, { field: 'uuid' });
+  }
+  const { store: wasmStore, json } = reloadParts(store, sessionId, options);
+  const text = await callAsync(() => reloadOffload(wasmStore as never, sessionId, uuid, json));
+  return JSON.parse(text) as M[];
+}
+
+/**
+ * Executes the model's `context_reload` call from the store alone, as
+ * {@link AutoContextMemory.handleReloadCall} does for a memory: for request handlers that
+ * compress with {@link compress} and keep no memory. Pass the options given to `compress()`
+ * (their `format` reads the call's shape; `offloadReloadLimit` sizes the pages) and, to have
+ * each payload checked against its digest, the `offloads` it returned. An unknown uuid is
+ * answered in the text, for the model to read.
+ *
+ * @throws {@link AutoContextError} `STORE_FAILED` when the store fails or holds something else
+ *   under the key; `INVALID_CONFIG` for bad options.
+ */
+export async function handleReloadCall<F extends FormatName = 'openai'>(
+  store: OffloadStore,
+  sessionId: string,
+  toolCall: ReloadCallFor<F>,
+  options: StandaloneReloadOptions<F> = {},
+): Promise<string> {
+  const { store: wasmStore, json } = reloadParts(store, sessionId, options);
+  const call = toJson(toolCall, 'INVALID_ARGUMENT', 'the reload call');
+  return callAsync(() => handleReloadCallIn(wasmStore as never, sessionId, call, json));
 }
 
 /**

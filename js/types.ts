@@ -478,6 +478,23 @@ export interface CompressOutput<M = AnyMessage> extends CompressResult {
   store: OffloadStore;
   /** The session id that prefixes the store keys. */
   sessionId: string;
+  /** The offloads the pass wrote; give them to the standalone `reload` / `handleReloadCall` to have each payload checked against its digest. */
+  offloads: OffloadInfo[];
+}
+
+/**
+ * Options of the standalone `reload` and `handleReloadCall`: the options given to `compress()`
+ * (`format` reads the call's shape and checks the payload's; `offloadReloadLimit` and
+ * `toolResultLimit` size the pages; `storeTimeoutMs` bounds the store call), plus the offload
+ * records it returned.
+ */
+export interface StandaloneReloadOptions<F extends FormatName = FormatName> extends EngineOptions, Omit<HostOptions<never>, 'summarize'> {
+  /** The format of the offloaded messages and of the model's call (default: the one the payload names; `'openai'` for calls). */
+  format?: F;
+  /** What `compress()` returned as `offloads`: the uuid must be one of them and the payload must match its digest. */
+  offloads?: readonly OffloadInfo[];
+  /** Ignored here (the options given to `compress()` may carry it). */
+  summarize?: unknown;
 }
 
 /** An offload this session created. */

@@ -22,7 +22,8 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::events::CompressionEvent;
 use crate::format::Format;
 use crate::host::{OffloadStore, Summarizer};
-use crate::message::{transcript, Message};
+use crate::message::Message;
+pub use crate::offload::OffloadRecord;
 use crate::plan::Plan;
 use crate::prepare::{Cache, Summaries};
 use crate::strategy::llm::Failure;
@@ -73,20 +74,6 @@ pub struct CompressResult {
     /// Summaries this pass took from a preparation ([`AutoContextMemory::prepare`]) instead of
     /// calling the host.
     pub prepared_used: usize,
-}
-
-/// An offload this session created.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OffloadRecord {
-    /// Its uuid.
-    pub uuid: String,
-    /// How many messages it holds.
-    pub message_count: usize,
-    /// Digest of the payload written to the store, checked on reload (absent in states made
-    /// before digests were kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub digest: Option<String>,
 }
 
 #[derive(Default)]
@@ -689,31 +676,17 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         format!("{}/{}", self.config.session_id, uuid)
     }
 
-    /// The original messages of an offload this session created, in wire format.
+    /// The original messages of an offload this session created, in wire format: the payload
+    /// must be the one this session wrote (its digest, envelope and message count are checked,
+    /// see [`crate::reload`]).
     pub async fn reload(&self, uuid: &str) -> Result<Vec<Value>> {
-        if !is_uuid(uuid) {
-            return Err(Error::new(ErrorCode::InvalidArgument, format!("{uuid:?} is not an offload uuid (expected 8-4-4-4-12 hex digits)")).at_field("uuid"));
-        }
+        crate::reload::check_uuid(uuid)?;
         let record = self.state.borrow().offloads.iter().find(|o| o.uuid == uuid).cloned();
         let Some(record) = record else {
             return Err(Error::new(ErrorCode::NotFound, format!("no offload {uuid} in session {:?}", self.config.session_id)));
         };
-        let raw = self
-            .store
-            .get(&self.key(uuid))
-            .await
-            .map_err(|e| Error::host(ErrorCode::StoreFailed, "the offload store failed to get an offload", e))?
-            .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("offload {uuid} is missing from the store")))?;
-        crate::offload::open(
-            &raw,
-            &crate::offload::Expected {
-                session_id: &self.config.session_id,
-                uuid,
-                format: self.config.format,
-                message_count: record.message_count,
-                digest: record.digest.as_deref(),
-            },
-        )
+        let (session, format) = (&self.config.session_id, Some(self.config.format));
+        crate::reload::fetch(&self.store, session, uuid, format, record.message_count, record.digest.as_deref()).await
     }
 
     /// Executes a `context_reload` call of the model (in the format's call shape) and returns
@@ -723,106 +696,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// argument). An unknown or malformed uuid or page is answered in the text, for the model
     /// to read; a failing store is an error for the host.
     pub async fn handle_reload_call(&self, call: &Value) -> Result<String> {
-        use crate::format::{RELOAD_PAGE_PARAM, RELOAD_TOOL_PARAM};
-        let args = self.config.format.reload_call_args(call);
-        let Some(uuid) = args.as_ref().and_then(|a| a.get(RELOAD_TOOL_PARAM)).and_then(Value::as_str) else {
-            return Ok(format!(
-                "context_reload needs one string argument `{RELOAD_TOOL_PARAM}`: the uuid from a <!-- CONTEXT_OFFLOAD: uuid=... --> marker \
-                 (and optionally `{RELOAD_PAGE_PARAM}`, a page number from 1)."
-            ));
-        };
-        let page = match args.as_ref().and_then(|a| a.get(RELOAD_PAGE_PARAM)) {
-            None | Some(Value::Null) => Some(1),
-            Some(Value::Number(n)) => n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0).map(|f| f as u64)),
-            Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
-            Some(_) => None,
-        };
-        let Some(page) = page.filter(|&p| p >= 1) else {
-            return Ok(format!("context_reload: `{RELOAD_PAGE_PARAM}` must be a whole number from 1."));
-        };
-        match self.reload(uuid).await {
-            Ok(values) => {
-                let mut msgs = Vec::with_capacity(values.len());
-                for (i, v) in values.iter().enumerate() {
-                    msgs.push(self.config.format.parse(i, v)?);
-                }
-                let refs: Vec<&Message> = msgs.iter().collect();
-                Ok(reload_page(uuid, msgs.len(), &transcript(&refs), page, self.config.offload_reload_limit as usize))
-            }
-            Err(e) if matches!(e.code(), ErrorCode::NotFound | ErrorCode::InvalidArgument) => {
-                Ok(format!("No offloaded context with uuid {} exists in this conversation.", quote_short(uuid)))
-            }
-            Err(e) => Err(e),
-        }
+        let limit = self.config.offload_reload_limit as usize;
+        crate::reload::answer_call(self.config.format, call, limit, |uuid| async move { self.reload(&uuid).await }).await
     }
-}
-
-/// `s` quoted for an answer to the model, cut to its first characters when it is longer than
-/// any uuid: the answer about an argument stays short whatever the model sent.
-fn quote_short(s: &str) -> String {
-    const SHOWN: usize = 40;
-    let n = s.chars().count();
-    if n <= SHOWN {
-        format!("{s:?}")
-    } else {
-        format!("{:?}… ({n} characters)", crate::message::head_chars(s, SHOWN))
-    }
-}
-
-/// Room a page keeps for its header and its note, in characters.
-const PAGE_FRAME: usize = 240;
-
-/// Page `page` of a reload's transcript, the whole answer at most `limit` characters (when
-/// the limit leaves room for any content at all).
-fn reload_page(uuid: &str, count: usize, body: &str, page: u64, limit: usize) -> String {
-    let plural = if count == 1 { "" } else { "s" };
-    let header = format!("Original content of offload {uuid} ({count} message{plural}):\n");
-    if page == 1 && header.chars().count() + body.chars().count() <= limit {
-        return format!("{header}{body}");
-    }
-    let pages = split_pages(body, limit.saturating_sub(PAGE_FRAME).max(100));
-    let total = pages.len() as u64;
-    let Some(chunk) = usize::try_from(page - 1).ok().and_then(|k| pages.get(k)) else {
-        return format!(
-            "Offload {uuid} has {total} page{} of content; there is no page {page}. Call context_reload with a page from 1 to {total}.",
-            if total == 1 { "" } else { "s" }
-        );
-    };
-    let note = if page < total {
-        format!(
-            "\n[Page {page} of {total}. For the next part, call context_reload with {} \"{uuid}\" and page {}.]",
-            crate::format::RELOAD_TOOL_PARAM,
-            page + 1
-        )
-    } else {
-        format!("\n[Page {page} of {total}: the end of offload {uuid}.]")
-    };
-    format!("Original content of offload {uuid} ({count} message{plural}), page {page} of {total}:\n{chunk}{note}")
-}
-
-/// Splits `text` into pieces of at most `size` characters, cutting after a line break in the
-/// second half of a piece when there is one, never inside a character.
-fn split_pages(text: &str, size: usize) -> Vec<&str> {
-    let mut pages = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        let cut = match rest.char_indices().nth(size) {
-            None => rest.len(),
-            Some((end, _)) => {
-                let half = rest[..end].char_indices().nth(size / 2).map_or(0, |(i, _)| i);
-                match rest[half..end].rfind('\n') {
-                    Some(nl) => half + nl + 1,
-                    None => end,
-                }
-            }
-        };
-        pages.push(&rest[..cut]);
-        rest = &rest[cut..];
-    }
-    if pages.is_empty() {
-        pages.push("");
-    }
-    pages
 }
 
 fn apply(work: &mut Vec<Entry>, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy, events: &mut Vec<CompressionEvent>) {
@@ -905,10 +781,6 @@ pub(crate) fn sum_tokens(work: &[Entry]) -> u64 {
 
 pub(crate) fn request_tokens(messages: u64, config: &Config) -> u64 {
     messages + REQUEST_OVERHEAD + config.reserved_tokens
-}
-
-pub(crate) fn is_uuid(s: &str) -> bool {
-    uuid::Uuid::try_parse(s).is_ok_and(|u| u.hyphenated().to_string() == s.to_ascii_lowercase()) && s.len() == 36
 }
 
 /// The calls of the exchange still open at the end of `working`, and which are answered.

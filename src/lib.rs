@@ -40,6 +40,7 @@ pub mod overflow;
 pub mod plan;
 pub mod prepare;
 pub mod prompts;
+pub mod reload;
 pub mod state;
 pub mod strategy;
 pub mod structure;

@@ -7,10 +7,26 @@
 //! value, another session's offload, or a payload edited in place. Each of those is a
 //! `STORE_FAILED` error; a reload never returns messages the engine did not offload.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::Format;
+
+/// An offload a session created, as its memory records it (and `compress()` returns it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OffloadRecord {
+    /// Its uuid.
+    pub uuid: String,
+    /// How many messages it holds.
+    pub message_count: usize,
+    /// Digest of the payload written to the store, checked on reload (absent in states made
+    /// before digests were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
 
 /// The text stored for an offload of `messages`: written straight from the messages (no copy
 /// of them into a new JSON tree), in the field order readers see.
@@ -56,7 +72,8 @@ pub(crate) fn is_digest(s: &str) -> bool {
 pub(crate) struct Expected<'a> {
     pub session_id: &'a str,
     pub uuid: &'a str,
-    pub format: Format,
+    /// The format its messages must be in; `None` takes the one the payload names.
+    pub format: Option<Format>,
     /// Messages the offload holds (0 when unknown).
     pub message_count: usize,
     /// The digest recorded when the payload was written (absent in states made before digests).
@@ -65,7 +82,7 @@ pub(crate) struct Expected<'a> {
 
 /// The original messages in `raw`, after checking that it is exactly the payload this session
 /// wrote for this uuid: the digest when one was recorded, then the envelope (session, uuid,
-/// format), the message count and that every message reads in the format.
+/// format), the message count when known and that every message reads in the format.
 pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Vec<Value>> {
     let uuid = want.uuid;
     let bad = |why: String| Error::new(ErrorCode::StoreFailed, format!("offload {uuid} in the store {why}; it was not reloaded"));
@@ -83,9 +100,13 @@ pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Vec<Value>> {
     if field("sessionId") != Some(want.session_id) {
         return Err(bad(format!("belongs to session {:?}, not {:?}", field("sessionId"), want.session_id)));
     }
-    if field("format") != Some(want.format.name()) {
-        return Err(bad(format!("holds {:?} messages, not {:?}", field("format"), want.format.name())));
-    }
+    let format = match want.format {
+        Some(f) if field("format") == Some(f.name()) => f,
+        Some(f) => return Err(bad(format!("holds {:?} messages, not {:?}", field("format"), f.name()))),
+        None => field("format")
+            .and_then(Format::from_name)
+            .ok_or_else(|| bad(format!("names no format this build reads ({:?})", field("format"))))?,
+    };
     let Some(Value::Array(messages)) = body.get("messages") else {
         return Err(bad("has no message list".into()));
     };
@@ -93,7 +114,7 @@ pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Vec<Value>> {
         return Err(bad(format!("holds {} messages, not the {} offloaded", messages.len(), want.message_count)));
     }
     for (i, m) in messages.iter().enumerate() {
-        want.format.parse(i, m).map_err(|e| bad(format!("holds an unreadable message: {}", e.message())))?;
+        format.parse(i, m).map_err(|e| bad(format!("holds an unreadable message: {}", e.message())))?;
     }
     match body {
         Value::Object(mut o) => match o.remove("messages") {
@@ -146,9 +167,13 @@ mod tests {
         let uuid = "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
         let raw = payload("s", uuid, Format::OpenAi, &[&m]);
         let d = digest(&raw);
-        let want = |digest| Expected { session_id: "s", uuid, format: Format::OpenAi, message_count: 1, digest };
+        let want = |digest| Expected { session_id: "s", uuid, format: Some(Format::OpenAi), message_count: 1, digest };
         assert_eq!(open(&raw, &want(Some(&d))).unwrap(), vec![m.clone()]);
         assert_eq!(open(&raw, &want(None)).unwrap(), vec![m.clone()], "states from before digests still reload");
+        let any_format = Expected { format: None, ..want(Some(&d)) };
+        assert_eq!(open(&raw, &any_format).unwrap(), vec![m.clone()], "without a format, the payload's own is read");
+        let unknown = raw.replace("\"format\":\"openai\"", "\"format\":\"telex\"");
+        assert_eq!(open(&unknown, &Expected { digest: None, ..any_format }).unwrap_err().code(), ErrorCode::StoreFailed);
         let legacy = legacy_digest(&raw);
         assert_eq!(open(&raw, &want(Some(&legacy))).unwrap(), vec![m.clone()], "states with FNV-1a digests still reload");
         let other = |s: &str, u: &str, f: Format, ms: &[&Value]| payload(s, u, f, ms);

@@ -85,7 +85,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             .map_err(|e| bad(format!("state.offloads: {e}")))?;
         let mut offload_ids = HashSet::new();
         for o in &offloads {
-            if !crate::engine::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
+            if !crate::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
                 return Err(bad(format!("state.offloads: {:?} is not a valid, unique offload uuid", o.uuid)));
             }
             if o.digest.as_deref().is_some_and(|d| !crate::offload::is_digest(d)) {

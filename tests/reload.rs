@@ -137,3 +137,50 @@ fn all_pages(m: &Mem, uuid: &str) -> String {
     }
     panic!("no last page");
 }
+
+#[test]
+fn offloads_reload_from_the_store_alone() {
+    // What compress() leaves behind: a store, a session id, offload records; no memory.
+    let store = MemoryStore::new();
+    let (m, uuid, big) = with_offload("stateless", &store, "a");
+    let records = m.offloads();
+    let fresh = AutoContextMemory::new(config("stateless", 16_000), FakeSummarizer::fixed("s"), store.clone()).unwrap();
+    assert_eq!(block_on(fresh.reload(&uuid)).unwrap_err().code(), ErrorCode::NotFound, "a new memory's index is empty");
+
+    use autocontext::reload::{handle_call, reload};
+    use autocontext::Format;
+    for (format, records) in [(None, None), (Some(Format::OpenAi), None), (Some(Format::OpenAi), Some(&records[..]))] {
+        assert_eq!(block_on(reload(&store, "stateless", &uuid, format, records)).unwrap(), vec![big.clone()]);
+    }
+    // The model's call reads the same whether the memory answers it or the store alone.
+    let limit = m.config().offload_reload_limit as usize;
+    for page in [1, 2, 9] {
+        let call = json!({"id": "r", "type": "function", "function": {"name": "context_reload",
+            "arguments": json!({"working_context_offload_uuid": uuid, "page": page}).to_string()}});
+        let want = block_on(m.handle_reload_call(&call)).unwrap();
+        assert_eq!(block_on(handle_call(&store, "stateless", &call, Format::OpenAi, limit, None)).unwrap(), want);
+        assert_eq!(block_on(handle_call(&store, "stateless", &call, Format::OpenAi, limit, Some(&records))).unwrap(), want);
+    }
+
+    // Another session, another format, a uuid outside the records: not this offload.
+    assert_eq!(block_on(reload(&store, "other", &uuid, None, None)).unwrap_err().code(), ErrorCode::NotFound);
+    assert_eq!(block_on(reload(&store, "stateless", &uuid, Some(Format::Anthropic), None)).unwrap_err().code(), ErrorCode::StoreFailed);
+    assert_eq!(block_on(reload(&store, "stateless", &uuid, None, Some(&[]))).unwrap_err().code(), ErrorCode::NotFound);
+    assert_eq!(block_on(reload(&store, "stateless", "../x", None, None)).unwrap_err().code(), ErrorCode::InvalidArgument);
+    let args = json!({"working_context_offload_uuid": uuid});
+    let text = block_on(handle_call(&store, "stateless", &args, Format::OpenAi, limit, Some(&[]))).unwrap();
+    assert!(text.starts_with("No offloaded context"), "{text}");
+    let text = block_on(handle_call(&store, "other", &args, Format::OpenAi, limit, None)).unwrap();
+    assert!(text.starts_with("No offloaded context"), "{text}");
+
+    // A payload edited in place still reads without the records (the envelope holds), and is
+    // refused with them: the digest is what tells.
+    let key = format!("stateless/{uuid}");
+    let raw = block_on(autocontext::OffloadStore::get(&store, &key)).unwrap().unwrap();
+    let edited = raw.replacen("a-c0", "a-c9", 1);
+    assert_ne!(raw, edited);
+    block_on(autocontext::OffloadStore::put(&store, &key, &edited)).unwrap();
+    assert!(block_on(reload(&store, "stateless", &uuid, None, None)).is_ok());
+    assert_eq!(block_on(reload(&store, "stateless", &uuid, None, Some(&records))).unwrap_err().code(), ErrorCode::StoreFailed);
+    assert_eq!(block_on(handle_call(&store, "stateless", &args, Format::OpenAi, limit, Some(&records))).unwrap_err().code(), ErrorCode::StoreFailed);
+}

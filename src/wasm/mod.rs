@@ -10,6 +10,7 @@ mod class;
 mod convert;
 mod error;
 mod host;
+mod reload;
 mod summarize;
 
 /// Milliseconds since the Unix epoch, from the JavaScript clock.

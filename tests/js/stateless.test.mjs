@@ -1,9 +1,10 @@
-// The stateless helpers: compress(), validate() and countTokens().
+// The stateless helpers: compress(), validate(), countTokens(), and reload() and
+// handleReloadCall() for what compress() offloaded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compress, validate, countTokens, AutoContextError } from 'autocontext';
+import { AutoContextMemory, compress, validate, countTokens, AutoContextError, reload, handleReloadCall } from 'autocontext';
 import { MemoryStore } from 'autocontext/stores/memory';
-import { bigToolResult, call, markers, thrown } from './helpers.mjs';
+import { bigToolResult, call, markers, rejected, thrown } from './helpers.mjs';
 
 test('compress() compresses a list in one call and returns the store holding the originals', async () => {
   const input = bigToolResult();
@@ -74,4 +75,54 @@ test('countTokens() counts with each built-in tokenizer and with a function (cl1
   assert.equal(thrown(() => countTokens('x', 'gpt2')).code, 'INVALID_CONFIG');
   assert.equal(thrown(() => countTokens(5)).code, 'INVALID_ARGUMENT');
   assert.equal(thrown(() => countTokens('x', () => -1)).code, 'TOKENIZER_FAILED');
+});
+
+test("reload() and handleReloadCall() read what compress() offloaded, with no memory left", async () => {
+  const store = new MemoryStore();
+  const options = { maxToken: 4000, toolResultLimit: 2000, sessionId: 'handler-7', store };
+  const input = bigToolResult();
+  const out = await compress(input, options);
+  const [uuid] = markers(out.messages[2].content);
+  assert.deepStrictEqual(out.offloads, [{ uuid, messageCount: 1, digest: out.offloads[0].digest }]);
+
+  // A later request: a new memory on the same store knows nothing of it...
+  const fresh = new AutoContextMemory({ ...options });
+  await assert.rejects(fresh.reload(uuid), { code: 'NOT_FOUND' });
+  // ...the store alone is enough.
+  assert.deepStrictEqual(await reload(store, 'handler-7', uuid), [input[2]]);
+  assert.deepStrictEqual(await reload(store, 'handler-7', uuid, { format: 'openai', offloads: out.offloads }), [input[2]]);
+  const call = { id: 'r1', type: 'function', function: { name: 'context_reload', arguments: JSON.stringify({ working_context_offload_uuid: uuid }) } };
+  const text = await handleReloadCall(store, 'handler-7', call, options);
+  assert.match(text, new RegExp(`^Original content of offload ${uuid}`));
+  assert.ok(text.includes(input[2].content.slice(0, 200)), 'the original is in the answer');
+  // It reads as the memory that wrote it would answer.
+  const memory = new AutoContextMemory({ ...options, sessionId: 'handler-8' });
+  memory.add(input);
+  await memory.compressIfNeeded();
+  const [own] = memory.offloads();
+  const ownCall = { ...call, function: { ...call.function, arguments: JSON.stringify({ working_context_offload_uuid: own.uuid, page: 1 }) } };
+  assert.equal(await handleReloadCall(store, 'handler-8', ownCall, { ...options, offloads: memory.offloads() }), await memory.handleReloadCall(ownCall));
+
+  // What is not this session's offload is not returned.
+  await assert.rejects(reload(store, 'handler-8', uuid), { code: 'NOT_FOUND' });
+  await assert.rejects(reload(store, 'handler-7', uuid, { format: 'anthropic' }), { code: 'STORE_FAILED' });
+  await assert.rejects(reload(store, 'handler-7', '../../etc/passwd'), { code: 'INVALID_ARGUMENT' });
+  await assert.rejects(reload(store, 'handler-7', uuid, { offloads: memory.offloads() }), { code: 'NOT_FOUND' });
+  assert.match(await handleReloadCall(store, 'handler-8', call, options), /^No offloaded context/);
+  // A payload edited in the store fails its digest.
+  const key = `handler-7/${uuid}`;
+  await store.put(key, (await store.get(key)).replace('"role":"tool"', '"role":"tool","x":1'));
+  await assert.rejects(reload(store, 'handler-7', uuid, { offloads: out.offloads }), { code: 'STORE_FAILED' });
+  await assert.rejects(handleReloadCall(store, 'handler-7', call, { offloads: out.offloads }), { code: 'STORE_FAILED' });
+  // Bad arguments are typed.
+  await assert.rejects(reload(store, 7, uuid), { code: 'INVALID_ARGUMENT', field: 'sessionId' });
+  await assert.rejects(reload({}, 'handler-7', uuid), { code: 'INVALID_CONFIG', field: 'store' });
+  await assert.rejects(handleReloadCall(store, 'handler-7', call, { format: 'telex' }), { code: 'INVALID_CONFIG', field: 'format' });
+  await assert.rejects(reload(store, 'handler-7', uuid, { offloads: 'all' }), { code: 'INVALID_ARGUMENT', field: 'offloads' });
+  // A failing store passes its error through as the cause.
+  const boom = new Error('disk gone');
+  const failing = { get: async () => { throw boom; }, put: async () => {}, delete: async () => {} };
+  const e = await rejected(reload(failing, 'handler-7', uuid));
+  assert.equal(e.code, 'STORE_FAILED');
+  assert.equal(e.cause, boom);
 });
