@@ -468,6 +468,15 @@ export interface UsageReport {
   samples: number;
   /** The trigger in the estimate's units, as passes now use it. */
   triggerTokens: number;
+  /**
+   * `'accepted'`; `'clamped'` when the report's ratio to the estimate was past what any
+   * tokenizer or framing explains and only the plausible bound was folded in; `'refused'` when
+   * the provider counted less than half the estimate (the usage of another call, output
+   * tokens, a cached share) and nothing was folded in, the trigger left as it was.
+   */
+  status: 'accepted' | 'clamped' | 'refused';
+  /** Why a report was clamped or refused, for people. */
+  warning?: string;
 }
 
 /** What the stateless {@link compress} returns. */

@@ -10,6 +10,14 @@
 //! units, so the real request still fits. The report says how far the estimate drifted, and how
 //! much of the prompt the provider served from its cache, so a host can see what compactions
 //! cost it.
+//!
+//! A wrong report is worse than none: the usage of another call (the summarizer's), the output
+//! tokens, or only the cached share, fed in as the prompt, would lower the factor and push the
+//! trigger past the window, so every later request overflows. So a report is checked before it
+//! counts. Below half the estimate no tokenizer explains it: it is refused and changes nothing.
+//! Otherwise the factor stays between `tokenRatio` (below it the calibrated trigger would pass
+//! `maxToken` itself) and 4 (tokens sent besides the messages belong in `reservedTokens`), and a
+//! report outside that range is folded in at the bound. Either way the report says so.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,6 +31,20 @@ const MIN_FACTOR: f64 = 0.25;
 const MAX_FACTOR: f64 = 4.0;
 /// Weight of a new observation in the smoothed factor.
 const WEIGHT: f64 = 0.3;
+/// A report counting less than this share of the estimate is refused.
+const MIN_PLAUSIBLE: f64 = 0.5;
+
+/// What became of a usage report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UsageStatus {
+    /// Folded into the correction as it came.
+    Accepted,
+    /// Outside the plausible range: folded in at its bound.
+    Clamped,
+    /// Implausibly low: not folded in; the correction is unchanged.
+    Refused,
+}
 
 /// The correction factor and how many observations made it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -50,7 +72,8 @@ impl Calibration {
         }
     }
 
-    /// Folds in one observation of `ratio` (provider / estimate).
+    /// Folds in one observation of `ratio` (provider / estimate), which the caller has
+    /// already bounded (see [`AutoContextMemory::observe_usage`]).
     pub(crate) fn observe(&mut self, ratio: f64) {
         let ratio = ratio.clamp(MIN_FACTOR, MAX_FACTOR);
         self.factor = if self.samples == 0 { ratio } else { (1.0 - WEIGHT) * self.factor + WEIGHT * ratio };
@@ -103,6 +126,11 @@ pub struct UsageReport {
     pub samples: u64,
     /// The trigger (`maxToken × tokenRatio`) in the estimate's units, as passes now use it.
     pub trigger_tokens: u64,
+    /// Whether the report was folded in as it came, at a bound, or not at all.
+    pub status: UsageStatus,
+    /// Why a report was clamped or refused, for people.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// Reads a usage report: `{ promptTokens, cachedTokens? }`, or a provider's own usage object as
@@ -164,7 +192,10 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// Reports the provider's count of the last request, made from the working list as it is
     /// now (call it after the model call, before adding the reply): `prompt_tokens` the
     /// provider counted, `cached_tokens` it served from its cache. Updates the correction
-    /// factor applied to the trigger and reports the drift.
+    /// factor applied to the trigger and reports the drift. A count below half the estimate is
+    /// refused (the factor is unchanged); one whose ratio to the estimate is below `tokenRatio`
+    /// or above 4 is folded in at that bound, so the calibrated trigger never passes the
+    /// window; the report's `status` and `warning` say which.
     ///
     /// # Errors
     /// `INVALID_ARGUMENT` when `prompt_tokens` is 0 or `cached_tokens` exceeds it.
@@ -177,8 +208,35 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         let estimated = self.token_count().max(1);
         let ratio = prompt_tokens as f64 / estimated as f64;
+        let trigger = self.config().trigger_tokens();
+        let floor = self.config().token_ratio.clamp(MIN_PLAUSIBLE, 1.0);
         let mut st = self.state.borrow_mut();
-        st.calibration.observe(ratio);
+        let (status, warning) = if ratio < MIN_PLAUSIBLE {
+            let why = format!(
+                "refused: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated}, less than half, \
+                 which no tokenizer explains (the usage of another call, the output tokens or only the cached share?); \
+                 the trigger stays at {} estimated tokens",
+                st.calibration.estimate_of(trigger)
+            );
+            (UsageStatus::Refused, Some(why))
+        } else if ratio < floor {
+            st.calibration.observe(floor);
+            let why = format!(
+                "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({ratio:.2}x); \
+                 folded in as {floor:.2}x (tokenRatio), since a lower factor would move the trigger past maxToken"
+            );
+            (UsageStatus::Clamped, Some(why))
+        } else if ratio > MAX_FACTOR {
+            st.calibration.observe(MAX_FACTOR);
+            let why = format!(
+                "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({ratio:.1}x); \
+                 folded in as {MAX_FACTOR}x; tokens sent besides the messages (system prompt, tool schemas) belong in reservedTokens"
+            );
+            (UsageStatus::Clamped, Some(why))
+        } else {
+            st.calibration.observe(ratio);
+            (UsageStatus::Accepted, None)
+        };
         let c = st.calibration;
         Ok(UsageReport {
             estimated_tokens: estimated,
@@ -189,7 +247,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             drift_ratio: ratio - 1.0,
             correction: c.factor,
             samples: c.samples,
-            trigger_tokens: c.estimate_of(self.config().trigger_tokens()),
+            trigger_tokens: c.estimate_of(trigger),
+            status,
+            warning,
         })
     }
 

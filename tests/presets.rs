@@ -478,6 +478,46 @@ fn observed_usage_calibrates_the_trigger_and_reports_the_drift() {
 }
 
 #[test]
+fn implausible_usage_reports_are_refused_or_clamped_and_say_so() {
+    use autocontext::calibration::UsageStatus;
+    // A 16,000-token window: a report of 100 prompt tokens for a full request once moved the
+    // trigger to 47,976, and requests to 47,338.
+    let m = memory(with(json!({"maxToken": 16000})), None::<Scripted>);
+    m.add(&Value::Array(history(8, 2400))).unwrap();
+    let est = m.token_count();
+    let trigger = m.config().trigger_tokens();
+    let r = m.observe_usage(100, None).unwrap();
+    assert_eq!(r.status, UsageStatus::Refused);
+    assert!(r.warning.as_deref().unwrap().contains("less than half"), "{r:?}");
+    assert_eq!((r.correction, r.samples, r.trigger_tokens), (1.0, 0, trigger), "nothing folded in");
+    assert_eq!(m.calibration().samples, 0);
+
+    // Between half the estimate and tokenRatio: folded in at tokenRatio, so the calibrated
+    // trigger reaches maxToken at most.
+    let r = m.observe_usage(est * 6 / 10, None).unwrap();
+    assert_eq!(r.status, UsageStatus::Clamped);
+    assert!((r.correction - 0.75).abs() < 1e-9, "{r:?}");
+    assert!(r.trigger_tokens <= 16000, "{r:?}");
+    for _ in 0..20 {
+        let r = m.observe_usage(est * 6 / 10, None).unwrap();
+        assert!(r.trigger_tokens <= 16000 && r.correction >= 0.75 - 1e-9, "{r:?}");
+    }
+
+    // Far above: folded in at 4x, with a word on reservedTokens.
+    let m = memory(with(json!({"maxToken": 16000})), None::<Scripted>);
+    m.add(&Value::Array(history(2, 200))).unwrap();
+    let r = m.observe_usage(m.token_count() * 10, None).unwrap();
+    assert_eq!(r.status, UsageStatus::Clamped);
+    assert_eq!(r.correction, 4.0);
+    assert!(r.warning.as_deref().unwrap().contains("reservedTokens"), "{r:?}");
+    // A plausible one is accepted as it comes.
+    let m = memory(with(json!({"maxToken": 16000})), None::<Scripted>);
+    m.add(&Value::Array(history(2, 200))).unwrap();
+    let r = m.observe_usage(m.token_count() * 11 / 10, None).unwrap();
+    assert_eq!((r.status, r.warning.as_deref()), (UsageStatus::Accepted, None));
+}
+
+#[test]
 fn in_anthropic_format_a_joined_note_is_replaced_not_piled_up() {
     let answer = |r: &SummarizeRequest| Ok(if r.kind == "facts" { r#"{"facts": ["port 5433"]}"#.to_string() } else { FIELDS_JSON.to_string() });
     for (preset, needle) in [("prefix-summary", "## Task overview"), ("facts", "[CONTEXT RESTORATION]")] {

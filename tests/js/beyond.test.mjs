@@ -201,6 +201,14 @@ test('observeUsage calibrates the trigger from the provider usage object and rep
   const e = thrown(() => memory.observeUsage({ promptTokens: -3 }));
   assert.ok(isAutoContextError(e, 'INVALID_ARGUMENT'));
   assert.equal(e.field, 'promptTokens');
+  assert.equal(report.status, 'accepted');
+  // A count that no tokenizer explains (here a twentieth of the estimate) is refused: the
+  // trigger stays where it was instead of moving past the window.
+  const refused = memory.observeUsage({ promptTokens: Math.round(est / 20) });
+  assert.equal(refused.status, 'refused');
+  assert.equal(refused.correction, report.correction);
+  assert.equal(refused.triggerTokens, report.triggerTokens);
+  assert.match(refused.warning, /less than half/);
 });
 
 test('observeUsage of a response without usage observes nothing', () => {
