@@ -20,6 +20,7 @@
 import { WasmMemory, countTokens as wasmCountTokens, handleReloadCallIn, reloadOffload, validateMessages } from './wasm/autocontext.js';
 import type { WasmHost, WasmStore } from './wasm/autocontext.js';
 import { AutoContextError, call, callAsync, describe, fromWasm, isAutoContextError, type ErrorCode } from './errors.js';
+import { checkDiagnostics, count, Diagnostics } from './diagnostics.js';
 import { findLoneSurrogate } from './lone-surrogate.js';
 import { MemoryStore } from './stores/memory.js';
 import { DEFAULT_STORE_TIMEOUT_MS, timedStore } from './timed-store.js';
@@ -53,13 +54,25 @@ import type {
 } from './types.js';
 
 export type * from './types.js';
+export type {
+  AutoContextEvent,
+  CompressionNotice,
+  DiagnosticsOptions,
+  Logger,
+  LogLevel,
+  OverflowEvent,
+  PassEvent,
+  StoreFailedEvent,
+  SummarizeFailedEvent,
+  UsageEvent,
+} from './diagnostics.js';
 export { AutoContextError, isAutoContextError } from './errors.js';
 export type { AutoContextErrorOptions, ErrorCode } from './errors.js';
 export { MemoryStore } from './stores/memory.js';
 export { offlineSummarize } from './offline-summarize.js';
 export type { OfflineSummarizeRequest } from './offline-summarize.js';
 
-const HOST_KEYS = new Set(['summarize', 'store', 'tokenizer']);
+const HOST_KEYS = new Set(['summarize', 'store', 'tokenizer', 'onEvent', 'logger', 'logLevel']);
 
 /** Options may not hide bad values: NaN, Infinity, functions and BigInts reach the engine as text it names. */
 function optionsReplacer(_key: string, value: unknown): unknown {
@@ -125,7 +138,27 @@ const MAX_TIMER_MS = 2_147_483_647;
  * an AbortSignal that fires when the engine's timeout passes. What the user's function throws
  * passes through unchanged.
  */
-function adaptSummarize(fn: SummarizeFn<never>): (requestJson: string) => Promise<string> {
+function adaptSummarize(fn: SummarizeFn<never>, diag: Diagnostics): (requestJson: string) => Promise<string> {
+  const summarize = answerSummary(fn);
+  return async (requestJson) => {
+    try {
+      return await summarize(requestJson);
+    } catch (e) {
+      if (diag.active) {
+        const kind = (JSON.parse(requestJson) as { kind?: SummarizeRequest['kind'] }).kind;
+        const error = isAutoContextError(e, 'SUMMARIZE_FAILED')
+          ? e
+          : new AutoContextError('SUMMARIZE_FAILED', `summarize threw for a ${kind ?? ''} request`, { cause: e });
+        const why = e instanceof Error ? e.message : describe(e);
+        diag.emit({ type: 'summarize-failed', level: 'warn', kind, error, message: `summarize failed (${kind} request): ${why}; the span falls back to an offload or stays` });
+      }
+      throw e;
+    }
+  };
+}
+
+/** The summarize call itself: the user's function, its answer checked, bounded by the request's timeout. */
+function answerSummary(fn: SummarizeFn<never>): (requestJson: string) => Promise<string> {
   return async (requestJson) => {
     const request = JSON.parse(requestJson) as Omit<SummarizeRequest, 'signal'>;
     const controller = new AbortController();
@@ -185,7 +218,7 @@ function errorJson(error: unknown): string {
 }
 
 /** Checks the host's pieces and builds what the engine calls. */
-function makeHost(host: HostOptions<never>, storeTimeoutMs: () => number): { wasm: WasmHost; store: OffloadStore } {
+function makeHost(host: HostOptions<never>, storeTimeoutMs: () => number, diag?: Diagnostics): { wasm: WasmHost; store: OffloadStore } {
   const store = host.store ?? new MemoryStore();
   for (const method of ['get', 'put', 'delete'] as const) {
     if (typeof store !== 'object' || typeof (store as unknown as Record<string, unknown>)[method] !== 'function') {
@@ -195,8 +228,14 @@ function makeHost(host: HostOptions<never>, storeTimeoutMs: () => number): { was
   if (host.summarize != null && typeof host.summarize !== 'function') {
     throw configError('summarize', `must be a function, got ${describe(host.summarize)}`);
   }
-  const wasm: WasmHost = { store: timedStore(store, storeTimeoutMs) };
-  if (typeof host.summarize === 'function') wasm.summarize = adaptSummarize(host.summarize);
+  const storeFailed = diag?.active
+    ? (operation: 'get' | 'put' | 'delete', key: string, error: AutoContextError) => {
+        const cause = error.cause instanceof Error ? `: ${error.cause.message}` : error.cause === undefined ? '' : `: ${describe(error.cause)}`;
+        diag.emit({ type: 'store-failed', level: 'error', operation, key, error, message: `${error.message}${cause}` });
+      }
+    : undefined;
+  const wasm: WasmHost = { store: timedStore(store, storeTimeoutMs, storeFailed) };
+  if (typeof host.summarize === 'function') wasm.summarize = adaptSummarize(host.summarize, diag ?? new Diagnostics({ logLevel: 'off' }, () => ''));
   if (typeof host.tokenizer === 'function') wasm.countTokens = host.tokenizer;
   return { wasm, store };
 }
@@ -216,6 +255,10 @@ function splitOptions(options: unknown): { json: string; host: HostOptions<never
   host.summarize = o.summarize;
   host.store = o.store;
   host.tokenizer = o.tokenizer;
+  host.onEvent = o.onEvent;
+  host.logger = o.logger;
+  host.logLevel = o.logLevel;
+  checkDiagnostics(host, configError);
   if (typeof o.tokenizer === 'function') engine.tokenizer = 'custom';
   else if (o.tokenizer !== undefined) engine.tokenizer = o.tokenizer;
   return { json: toJson(engine, 'INVALID_CONFIG', 'options', optionsReplacer), host };
@@ -244,7 +287,7 @@ function workingIndex(index: unknown): number {
   return index;
 }
 
-let restoring: { wasm: WasmMemory; store: OffloadStore } | null = null;
+let restoring: { wasm: WasmMemory; store: OffloadStore; diag: Diagnostics } | null = null;
 
 /** Frees a memory's WebAssembly side at once (for `compress()`, whose memory nobody else sees). */
 let release: (memory: AutoContextMemory<FormatName, never>) => void;
@@ -261,6 +304,7 @@ let release: (memory: AutoContextMemory<FormatName, never>) => void;
 export class AutoContextMemory<F extends FormatName = 'openai', M extends object = MessageFor<F>> {
   readonly #wasm: WasmMemory;
   readonly #store: OffloadStore;
+  readonly #diag: Diagnostics;
   #pending: Promise<CompressResult> | null = null;
   #preparing: Promise<PrepareResult> | null = null;
 
@@ -277,14 +321,16 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    */
   constructor(options: AutoContextOptions<F, NoInfer<M>> = {}) {
     if (restoring !== null) {
-      ({ wasm: this.#wasm, store: this.#store } = restoring);
+      ({ wasm: this.#wasm, store: this.#store, diag: this.#diag } = restoring);
       restoring = null;
       return;
     }
     const { json, host } = splitOptions(options);
     let made: WasmMemory | undefined;
-    const { wasm, store } = makeHost(host, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS);
+    const diag = new Diagnostics(host, () => made?.sessionId() ?? '');
+    const { wasm, store } = makeHost(host, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS, diag);
     this.#store = store;
+    this.#diag = diag;
     this.#wasm = made = call(() => new WasmMemory(json, wasm));
   }
 
@@ -314,10 +360,12 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
         throw configError('tokenizer', `is ${JSON.stringify(host.tokenizer)}, but the state was made with ${JSON.stringify(made)}`);
       }
     }
+    checkDiagnostics(host, configError);
     let made: WasmMemory | undefined;
-    const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS);
+    const diag = new Diagnostics(host, () => made?.sessionId() ?? '');
+    const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS, diag);
     const wasm = (made = call(() => WasmMemory.fromJson(text, wasmHost)));
-    restoring = { wasm, store };
+    restoring = { wasm, store, diag };
     return new AutoContextMemory<F, M>();
   }
 
@@ -416,6 +464,13 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     const { result, errors } = await callAsync(() => this.#wasm.handleOverflow(json));
     const out = JSON.parse(result) as OverflowResult;
     out.errors = errors.map((e) => fromWasm(e) as AutoContextError);
+    if (out.overflow && this.#diag.active) {
+      this.#reportPass(out.events, out.errors);
+      const message =
+        `the provider refused the request as too long (${out.provider ?? 'unknown provider'}); compacted ` +
+        `${count(out.tokensBefore)} -> ${count(out.tokensAfter)} tokens; ${out.retry ? 'retry' : `no retry: ${out.reason ?? ''}`}`;
+      this.#diag.emit({ type: 'overflow', level: 'warn', retry: out.retry, tokensBefore: out.tokensBefore, tokensAfter: out.tokensAfter, message });
+    }
     return out;
   }
 
@@ -435,7 +490,11 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   observeUsage(usage: UsageInput | null | undefined): UsageReport | undefined {
     if (usage === undefined || usage === null) return undefined;
     const json = toJson(usage, 'INVALID_ARGUMENT', 'usage');
-    return JSON.parse(call(() => this.#wasm.observeUsage(json))) as UsageReport;
+    const report = JSON.parse(call(() => this.#wasm.observeUsage(json))) as UsageReport;
+    if (report.status !== 'accepted') {
+      this.#diag.emit({ type: report.status === 'refused' ? 'usage-refused' : 'usage-clamped', level: 'warn', report, message: report.warning ?? report.status });
+    }
+    return report;
   }
 
   /**
@@ -450,6 +509,24 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     const pass = callAsync(() => this.#wasm.compressIfNeeded()).then(({ result, errors }) => {
       const out = JSON.parse(result) as CompressResult;
       out.errors = errors.map((e) => fromWasm(e) as AutoContextError);
+      if (this.#diag.active && (out.events.length > 0 || !out.underTarget)) {
+        this.#reportPass(out.events, out.errors);
+        const what = out.underTarget ? '' : `; over the target: ${out.reason ?? ''}`;
+        const changes = out.events.filter((e) => e.type !== 'SUMMARIZE_FAILED').length;
+        this.#diag.emit({
+          type: 'pass',
+          level: out.underTarget ? 'info' : 'warn',
+          tokensBefore: out.tokensBefore,
+          tokensAfter: out.tokensAfter,
+          targetTokens: out.targetTokens,
+          underTarget: out.underTarget,
+          events: out.events,
+          summarizeCalls: out.summarizeCalls,
+          message:
+            `pass: ${count(out.tokensBefore)} -> ${count(out.tokensAfter)} tokens (target ${count(out.targetTokens)}), ` +
+            `${changes} change${changes === 1 ? '' : 's'}, ${out.summarizeCalls} summarize call${out.summarizeCalls === 1 ? '' : 's'}${what}`,
+        });
+      }
       return out;
     });
     this.#pending = pass;
@@ -458,6 +535,30 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     };
     pass.then(done, done);
     return pass;
+  }
+
+  /**
+   * Sends a committed pass's changes as `compression` events, and its failed summaries that
+   * threw nothing (an empty or too long answer: those that threw were sent as they happened).
+   */
+  #reportPass(events: readonly CompressionEvent[], errors: readonly AutoContextError[]): void {
+    let failure = 0;
+    for (const event of events) {
+      if (event.type === 'SUMMARIZE_FAILED') {
+        const error = errors[failure++];
+        if (error !== undefined && error.cause === undefined) {
+          this.#diag.emit({ type: 'summarize-failed', level: 'warn', error, message: error.message });
+        }
+        continue;
+      }
+      const offload = event.offloadUuid === undefined ? '' : `, offload ${event.offloadUuid}`;
+      this.#diag.emit({
+        type: 'compression',
+        level: 'debug',
+        event,
+        message: `${event.type}: ${event.messageCount} message${event.messageCount === 1 ? '' : 's'} at ${event.index}, ${count(event.tokensBefore)} -> ${count(event.tokensAfter)} tokens${offload}`,
+      });
+    }
   }
 
   /** The working list, ready to send (a fresh copy each call). */

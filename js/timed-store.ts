@@ -19,16 +19,22 @@ import type { WasmStore } from './wasm/autocontext.js';
 /** The engine's default `storeTimeoutMs`. */
 export const DEFAULT_STORE_TIMEOUT_MS = 30_000;
 
-/** The store as the engine calls it: the same methods, each bounded by `timeoutMs()`. */
-export function timedStore(store: OffloadStore, timeoutMs: () => number): WasmStore {
+/** What {@link timedStore} reports for a call that failed or timed out, as it happens. */
+export type StoreFailure = (operation: 'get' | 'put' | 'delete', key: string, error: AutoContextError) => void;
+
+/**
+ * The store as the engine calls it: the same methods, each bounded by `timeoutMs()`; a call
+ * that fails or times out is reported to `onFailure` as well.
+ */
+export function timedStore(store: OffloadStore, timeoutMs: () => number, onFailure?: StoreFailure): WasmStore {
   return {
-    get: (key: string) => bounded('get', key, () => store.get(key), timeoutMs()),
+    get: (key: string) => bounded('get', key, () => store.get(key), timeoutMs(), onFailure),
     put: (key: string, value: string) =>
-      bounded('put', key, () => store.put(key, value), timeoutMs(), () => {
+      bounded('put', key, () => store.put(key, value), timeoutMs(), onFailure, () => {
         // The pass gave up on this key before it landed; take it back out.
         void settle(() => store.delete(key)).catch(() => undefined);
       }),
-    delete: (key: string) => bounded('delete', key, () => store.delete(key), timeoutMs()),
+    delete: (key: string) => bounded('delete', key, () => store.delete(key), timeoutMs(), onFailure),
   };
 }
 
@@ -37,21 +43,32 @@ function settle<T>(op: () => T | Promise<T>): Promise<T> {
   return new Promise<T>((resolve) => resolve(op()));
 }
 
-function bounded<T>(name: string, key: string, op: () => T | Promise<T>, ms: number, late?: () => void): Promise<T> {
+function bounded<T>(
+  name: 'get' | 'put' | 'delete',
+  key: string,
+  op: () => T | Promise<T>,
+  ms: number,
+  onFailure?: StoreFailure,
+  late?: () => void,
+): Promise<T> {
   const work = settle(op);
   let timedOut = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       timedOut = true;
-      reject(new AutoContextError('STORE_FAILED', `store.${name}(${JSON.stringify(key)}) did not answer within ${ms} ms`));
+      const error = new AutoContextError('STORE_FAILED', `store.${name}(${JSON.stringify(key)}) did not answer within ${ms} ms`);
+      onFailure?.(name, key, error);
+      reject(error);
     }, ms);
   });
   work.then(
     () => {
       if (timedOut) late?.();
     },
-    () => undefined,
+    (e: unknown) => {
+      if (!timedOut) onFailure?.(name, key, new AutoContextError('STORE_FAILED', `store.${name}(${JSON.stringify(key)}) failed`, { cause: e }));
+    },
   );
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

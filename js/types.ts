@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { DiagnosticsOptions } from './diagnostics.js';
 import type { AutoContextError } from './errors.js';
 
 import type { AnyMessage, FormatName, MessageFor } from './formats.js';
@@ -267,8 +268,11 @@ export interface Concept {
   factType?: 'single' | 'multiple';
 }
 
-/** What the host supplies besides the options. */
-export interface HostOptions<M = AnyMessage> {
+/**
+ * What the host supplies besides the options: its functions, and where diagnostics go
+ * (`onEvent`, `logger`, `logLevel`; see {@link DiagnosticsOptions}).
+ */
+export interface HostOptions<M = AnyMessage> extends DiagnosticsOptions {
   /** The host's LLM call; without it the LLM strategies are skipped. */
   summarize?: SummarizeFn<M>;
   /** Where originals go (default: a new in-memory store). */

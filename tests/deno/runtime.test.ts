@@ -48,6 +48,20 @@ Deno.test('autocontext resolves through the deno condition to the web entry poin
   equal(countTokens('hello world'), 2, 'o200k count in Deno');
 });
 
+Deno.test('diagnostics in Deno without --allow-env: AUTOCONTEXT_LOG is not readable, onEvent still hears every pass', async () => {
+  equal((await Deno.permissions.query({ name: 'env', variable: 'AUTOCONTEXT_LOG' })).state === 'granted', false, 'env access is not granted');
+  const events: string[] = [];
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000, onEvent: (e) => events.push(e.type) });
+  memory.add([
+    { role: 'user', content: 'Read the log.' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'l1', type: 'function', function: { name: 'read_log', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'l1', content: 'line of the log\n'.repeat(2000) },
+  ]);
+  const result = await memory.compressIfNeeded();
+  assert(result.compressed, 'compressed');
+  equal(events.join(','), 'compression,pass', 'one change, one pass');
+});
+
 for (const { name, run } of storeContract(() => Deno.openKv(':memory:').then((kv) => new DenoKVStore(kv)), {
   close: (store) => ((store as DenoKVStore).kv as Deno.Kv).close(),
   checksKeys: true,

@@ -76,7 +76,9 @@ test('invalid options fail construction with INVALID_CONFIG naming the option', 
     [{ store: {} }, 'store', /get, put and delete/],
     [{ store: { get() {}, put() {} } }, 'store', /delete/],
     [{ summarize: 'please' }, 'summarize', /function/],
-    [{ onEvent: () => {} }, 'onEvent', /not an option/],
+    [{ onEvent: 'log it' }, 'onEvent', /function/],
+    [{ logLevel: 'verbose' }, 'logLevel', /'debug'/],
+    [{ debug: true }, 'debug', /not an option/],
   ];
   for (const [options, field, message] of cases) {
     const e = thrown(() => new AutoContextMemory(options));
