@@ -251,7 +251,12 @@ function checkArguments(value: unknown): { success: true; value: ReloadArguments
   return { success: true, value: v as ReloadArguments };
 }
 
-function inputSchemaOf(json: Record<string, unknown>): ReloadInputSchema {
+/**
+ * The `context_reload` input schema in the shapes the AI SDK (and Mastra, which takes AI SDK
+ * tools) reads, from the JSON schema of a memory's `reloadTool().inputSchema`: for building the
+ * tool around a memory looked up per call, as `autocontext/mastra` does.
+ */
+export function reloadInputSchema(json: Record<string, unknown>): ReloadInputSchema {
   return {
     [SCHEMA]: true,
     _type: undefined,
@@ -282,7 +287,7 @@ export function reloadTool<M extends object = AiSdkMessage>(memory: AiSdkMemory<
   const def = mem.reloadTool() as unknown as { description: string; inputSchema: Record<string, unknown> };
   return {
     description: def.description,
-    inputSchema: inputSchemaOf(def.inputSchema),
+    inputSchema: reloadInputSchema(def.inputSchema),
     execute: (input: ReloadArguments) => mem.handleReloadCall(input),
   };
 }

@@ -12,16 +12,18 @@ node scripts/sdk-types.mjs --check
 install_packed_app autocontext-test-app
 cp -R tests/js "$work/app/tests"
 cp -R tests/contract "$work/app/contract"
-# The chat-loop examples run against the installed package too (tests/js/examples.test.mjs).
+# The chat-loop and framework examples run against the installed package too
+# (tests/js/examples.test.mjs, langchain.test.mjs, mastra.test.mjs).
 mkdir "$work/app/examples"
-cp -R examples/openai-loop examples/anthropic-loop "$work/app/examples/"
+cp -R examples/openai-loop examples/anthropic-loop examples/langchain-agent examples/mastra-agent "$work/app/examples/"
 cd "$work/app"
 # The AI SDK integration is tested with the real `ai` package (a dev dependency, never a
 # dependency of autocontext): link it and its peer from the repository's node_modules.
 # The providers' SDKs likewise, for the TypeScript consumer tests below, and Node's types
 # outside node_modules/@types, so that only the examples' check sees them.
+# The frameworks (langchain, @langchain/*, @mastra/core) likewise, for the adapters' tests.
 mkdir node_modules/@anthropic-ai "$work/types"
-for dev in ai zod openai @anthropic-ai/sdk; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done
+for dev in ai zod openai @anthropic-ai/sdk langchain @langchain @mastra; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done
 ln -s "$root/node_modules/@types/node" "$work/types/node"
 
 # The declarations as a TypeScript user sees them, under Node and bundler module resolution.
@@ -36,6 +38,9 @@ tsc="$root/node_modules/.bin/tsc"
 node tests/readme-ts.mjs "$root/README.md" tests >/dev/null
 "$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-sdk.ts tests/readme-*.ts
 "$tsc" --noEmit --strict --skipLibCheck --allowJs --checkJs --target es2022 --lib es2022,dom --typeRoots "$work/types" --types node \
-  --module nodenext --moduleResolution nodenext examples/openai-loop/agent.mjs examples/anthropic-loop/agent.mjs
+  --module nodenext --moduleResolution nodenext examples/openai-loop/agent.mjs examples/anthropic-loop/agent.mjs \
+  examples/langchain-agent/agent.mjs examples/mastra-agent/agent.mjs
+# The framework adapters' declarations against LangChain's and Mastra's own types.
+"$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-frameworks.ts
 
 AUTOCONTEXT_README="$root/README.md" node --test tests/*.test.mjs

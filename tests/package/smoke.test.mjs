@@ -110,9 +110,16 @@ test('node: a plain import gets the node entry, every subpath loads, the engine 
     join(app, 'node-check.mjs'),
     `const specifiers = ${JSON.stringify(specifiers)};
 const out = { resolved: {}, exports: {} };
+out.missingPeer = {};
 for (const s of specifiers) {
   out.resolved[s] = import.meta.resolve(s);
-  out.exports[s] = Object.keys(await import(s)).sort();
+  try {
+    out.exports[s] = Object.keys(await import(s)).sort();
+  } catch (e) {
+    // An adapter whose framework (an optional peer dependency) this app does not have.
+    if (e.code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    out.missingPeer[s] = String(e.message.match(/Cannot find package '([^']+)'/)?.[1]);
+  }
 }
 const { countTokens, AutoContextError } = await import('autocontext');
 const { IndexedDBStore } = await import('autocontext/stores/indexeddb');
@@ -129,6 +136,10 @@ console.log(JSON.stringify(out));
   assert.ok(out.exports['autocontext/stores/fs'].includes('FsStore'));
   assert.ok(out.exports['autocontext/stores/memory'].includes('MemoryStore'));
   assert.equal(out.count, 2, 'o200k: "hello world" is 2 tokens');
+  // Only adapters miss anything, and only their optional frameworks.
+  const optional = Object.keys(pkg.peerDependenciesMeta ?? {}).filter((p) => pkg.peerDependenciesMeta[p].optional);
+  for (const [s, peer] of Object.entries(out.missingPeer)) assert.ok(optional.includes(peer), `${s} misses ${peer}, which is not an optional peer`);
+  assert.ok(out.exports['autocontext/mastra'].includes('autocontextProcessor'), 'the Mastra adapter needs no framework import');
   assert.deepEqual(out.noIndexedDB, { isAutoContextError: true, code: 'INVALID_CONFIG', field: 'indexedDB' }, 'no IndexedDB in Node: a typed error');
 });
 

@@ -1,0 +1,30 @@
+// Type-checked (never run) against the installed declarations: the framework adapters as a
+// TypeScript user writes them, with LangChain's and Mastra's own types, strict and without casts.
+import { createAgent, tool, type BaseMessage } from 'langchain';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { Agent } from '@mastra/core/agent';
+import type { MastraLanguageModel } from '@mastra/core/agent';
+import { AutoContextMemory, type CompressResult } from 'autocontext';
+import { autocontextMiddleware, fromOpenAI, toOpenAI } from 'autocontext/langchain';
+import { autocontextProcessor } from 'autocontext/mastra';
+
+declare const chatModel: BaseChatModel;
+declare const summarize: (req: { prompt: string }) => Promise<string>;
+
+// LangChain: the middleware goes straight into createAgent; its memories are typed.
+const middleware = autocontextMiddleware((threadId) => new AutoContextMemory({ maxToken: 128_000, summarize, sessionId: threadId }), {
+  onCompress: (r: CompressResult, thread: string) => void [r.tokensAfter, thread],
+});
+const search = tool(async ({ q }: { q: string }) => q, { name: 'search', description: 'Search', schema: { type: 'object', properties: { q: { type: 'string' } } } });
+const agent = createAgent({ model: chatModel, tools: [search], middleware: [middleware] });
+const langchainMemory: AutoContextMemory<'openai'> = middleware.memory('thread-1');
+const last: Promise<BaseMessage | undefined> = agent.invoke({ messages: [{ role: 'user', content: 'hi' }] }).then((s) => s.messages.at(-1));
+const roundTrip: BaseMessage = fromOpenAI(toOpenAI(fromOpenAI({ role: 'user', content: 'hi' })));
+
+// Mastra: the processor goes into inputProcessors, its tools into the agent's tools.
+declare const mastraModel: MastraLanguageModel;
+const context = autocontextProcessor((threadId) => new AutoContextMemory({ format: 'ai-sdk', maxToken: 128_000, sessionId: threadId }));
+const mastra = new Agent({ id: 'a', name: 'a', instructions: 'Be brief.', model: mastraModel, tools: { ...context.tools }, inputProcessors: [context] });
+const mastraMemory: AutoContextMemory<'ai-sdk'> = context.memory('thread-1');
+
+export { agent, last, langchainMemory, mastra, mastraMemory, roundTrip };
