@@ -24,6 +24,7 @@ use crate::format::Format;
 use crate::host::{OffloadStore, Summarizer};
 use crate::message::Message;
 pub use crate::offload::OffloadRecord;
+use crate::pass_log::PassLog;
 use crate::plan::Plan;
 use crate::prepare::{Cache, Summaries};
 use crate::strategy::llm::Failure;
@@ -426,16 +427,24 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
 
         let mut pending = Pending { state: &self.state, written: Vec::new() };
-        let mut events: Vec<CompressionEvent> = Vec::new();
         let failures = RefCell::new(Vec::new());
         let summaries = Summaries::for_pass(self.prepared.clone());
-        let outcome = self.sweep(&mut work, Some(&mut pending.written), &mut events, &failures, target, &summaries).await;
+        let snapshot = work.clone();
+        let mut log = PassLog::new(snapshot_len);
+        let outcome = self.sweep(&mut work, &mut log, &failures, target, &summaries).await;
         result.summarize_calls = summaries.calls();
         result.prepared_used = summaries.reused();
-        if let Err(e) = outcome {
-            pending.written = self.delete_quietly(&pending.written).await;
-            return Err(e);
-        }
+        outcome?;
+        // The offloads of what the pass replaced, written before anything changes: each holds
+        // originals, never a message this pass wrote.
+        let counts = match self.write_offloads(&snapshot, &log, &mut pending.written).await {
+            Ok(counts) => counts,
+            Err(e) => {
+                pending.written = self.delete_quietly(&pending.written).await;
+                return Err(e);
+            }
+        };
+        let mut events = log.events(&snapshot, &work);
         // Failed summaries are events too, placed before the changes of the pass; what the host
         // threw goes back to it as the cause of the matching error.
         let failures = failures.into_inner();
@@ -494,7 +503,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         st.working_tokens = sum_tokens(&work);
         st.working = work;
         for (uuid, digest) in std::mem::take(&mut pending.written) {
-            let count = events.iter().find(|e| e.offload_uuid.as_deref() == Some(uuid.as_str())).map_or(0, |e| e.message_count);
+            let count = counts.iter().find(|(u, _)| *u == uuid).map_or(0, |(_, c)| *c);
             st.offload_ids.insert(uuid.clone());
             st.offloads.push(OffloadRecord { uuid, message_count: count, digest: Some(digest) });
         }
@@ -523,10 +532,10 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
     }
 
-    /// Runs the ladder on `work` until it is under `target` (and the count and turn limits).
-    /// Offloads go to the store as each step's edits are applied, recorded in `written`; a
-    /// preparation passes `None` and writes nothing (its edits only measure what the pass
-    /// will need).
+    /// Runs the ladder on `work` until it is under `target` (and the count and turn limits),
+    /// recording in `log` what each replacement stands for. Nothing is written: a pass writes the
+    /// offloads once the ladder is done, a preparation never (its edits only measure what the
+    /// pass will need).
     ///
     /// The most recent completed round and the latest answer (`protectLastRound`,
     /// `protectLatestAnswer`) are kept by every step, and by the emergency step as long as it
@@ -536,8 +545,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     pub(crate) async fn sweep(
         &self,
         work: &mut Vec<Entry>,
-        mut written: Option<&mut Vec<(String, String)>>,
-        events: &mut Vec<CompressionEvent>,
+        log: &mut PassLog,
         failures: &RefCell<Vec<Failure>>,
         target: u64,
         summaries: &Summaries,
@@ -596,10 +604,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                     if edits.is_empty() {
                         continue;
                     }
-                    if let Some(written) = written.as_deref_mut() {
-                        self.write_offloads(work, &edits, written).await?;
-                    }
-                    apply(work, edits, made_by, events);
+                    apply(work, log, edits, made_by);
                     changed = true;
                 }
                 if !changed {
@@ -642,26 +647,60 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         Ok(out)
     }
 
-    /// Writes the offloads of `edits`. Every key is recorded in `written` before its put
-    /// starts: a put that fails or never answers may still have landed, so a pass that does not
-    /// commit deletes every key it tried.
-    async fn write_offloads(&self, work: &[Entry], edits: &[(Edit, Vec<u32>)], written: &mut Vec<(String, String)>) -> Result<()> {
-        let payloads: Vec<(String, String)> = edits
+    /// Writes the offloads of the replacements alive at the end of a pass, returning how many
+    /// messages each holds. An offload holds the snapshot messages its replacement stands for,
+    /// except that a message which is itself a copy of one original (truncated, previewed,
+    /// summarized in place by an earlier pass) is replaced by that original, read from the
+    /// offload that holds it: one reload of any marker gives originals (or the summaries the
+    /// model saw). If that offload cannot be read, the copy goes in; its marker still points
+    /// there. A replacement that points at an earlier pass's offload writes nothing. Every key
+    /// is recorded in `written` before its put starts: a put that fails or never answers may
+    /// still have landed, so a pass that does not commit deletes every key it tried.
+    async fn write_offloads(&self, snapshot: &[Entry], log: &PassLog, written: &mut Vec<(String, String)>) -> Result<Vec<(String, usize)>> {
+        let fresh: Vec<(&str, std::ops::Range<usize>)> = {
+            let st = self.state.borrow();
+            let mut seen = HashSet::new();
+            log.alive()
+                .filter_map(|r| Some((r.offload.as_deref()?, r.snapshot.clone())))
+                .filter(|(u, _)| !st.offload_ids.contains(*u) && seen.insert(*u))
+                .collect()
+        };
+        let mut copies: Vec<&str> = Vec::new();
+        for (_, range) in &fresh {
+            for e in &snapshot[range.clone()] {
+                if let Some(u) = e.msg.synthetic.as_ref().and_then(|s| s.copy_offload()) {
+                    if !copies.contains(&u) {
+                        copies.push(u);
+                    }
+                }
+            }
+        }
+        let originals: Vec<Option<Value>> = join_all(copies.iter().map(|u| async move {
+            match self.reload(u).await {
+                Ok(mut v) if v.len() == 1 => v.pop(),
+                _ => None,
+            }
+        }))
+        .await;
+        let original_of = |e: &Entry| -> Option<&Value> {
+            let u = e.msg.synthetic.as_ref()?.copy_offload()?;
+            originals[copies.iter().position(|c| *c == u)?].as_ref()
+        };
+        let payloads: Vec<(String, String, usize)> = fresh
             .iter()
-            .filter_map(|(e, _)| {
-                let uuid = e.offload.as_ref()?;
-                let messages: Vec<&Value> = work[e.span.clone()].iter().map(|x| &x.msg.wire).collect();
-                Some((uuid.clone(), crate::offload::payload(&self.config.session_id, uuid, self.config.format, &messages)))
+            .map(|(uuid, range)| {
+                let messages: Vec<&Value> = snapshot[range.clone()].iter().map(|e| original_of(e).unwrap_or(&e.msg.wire)).collect();
+                let body = crate::offload::payload(&self.config.session_id, uuid, self.config.format, &messages);
+                (uuid.to_string(), body, messages.len())
             })
             .collect();
-        written.extend(payloads.iter().map(|(u, body)| (u.clone(), crate::offload::digest(body))));
-        let keys: Vec<String> = payloads.iter().map(|(u, _)| self.key(u)).collect();
-        let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body))| self.store.put(k, body))).await;
-        let failure = results.into_iter().find_map(|r| r.err());
-        match failure {
-            Some(e) => Err(Error::host(ErrorCode::StoreFailed, "the offload store failed to put an offload; nothing was changed", e)),
-            None => Ok(()),
+        written.extend(payloads.iter().map(|(u, body, _)| (u.clone(), crate::offload::digest(body))));
+        let keys: Vec<String> = payloads.iter().map(|(u, _, _)| self.key(u)).collect();
+        let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body, _))| self.store.put(k, body))).await;
+        if let Some(e) = results.into_iter().find_map(|r| r.err()) {
+            return Err(Error::host(ErrorCode::StoreFailed, "the offload store failed to put an offload; nothing was changed", e));
         }
+        Ok(payloads.into_iter().map(|(u, _, n)| (u, n)).collect())
     }
 
     /// Deletes the offloads of a pass that does not commit; returns those whose delete failed
@@ -701,40 +740,16 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     }
 }
 
-fn apply(work: &mut Vec<Entry>, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy, events: &mut Vec<CompressionEvent>) {
+/// Applies one step's edits to `work`, back to front, recording each in `log`.
+fn apply(work: &mut Vec<Entry>, log: &mut PassLog, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy) {
+    log.next_step();
     let mut edits = edits;
     edits.sort_by_key(|(e, _)| std::cmp::Reverse(e.span.start));
-    let mut new_events = Vec::with_capacity(edits.len());
     for (e, counts) in edits {
-        let before: u64 = work[e.span.clone()].iter().map(|x| x.tokens as u64).sum();
-        let after: u64 = counts.iter().map(|&c| c as u64).sum();
-        let ev = CompressionEvent {
-            event_type: strategy.event_type().into(),
-            timestamp: 0.0,
-            index: e.span.start,
-            message_count: e.span.len(),
-            replacement_count: e.replacement.len(),
-            tokens_before: before,
-            tokens_after: after,
-            offload_uuid: e.offload.clone(),
-            summarize_input_tokens: e.usage.0,
-            summarize_output_tokens: e.usage.1,
-            duration_ms: e.ms,
-            error: None,
-        };
+        log.replace(e.span.clone(), e.replacement.len(), strategy, e.offload, e.usage, e.ms);
         let entries = e.replacement.into_iter().zip(counts).map(|(m, tokens)| Entry::new(Rc::new(m), tokens));
-        work.splice(e.span.clone(), entries);
-        new_events.push(ev);
+        work.splice(e.span, entries);
     }
-    // Indices of earlier edits are unaffected by later ones (applied back to front); shift the
-    // indices recorded for later spans by what the earlier ones removed.
-    new_events.reverse();
-    let mut shift: isize = 0;
-    for ev in &mut new_events {
-        ev.index = (ev.index as isize + shift) as usize;
-        shift += ev.replacement_count as isize - ev.message_count as isize;
-    }
-    events.extend(new_events);
 }
 
 /// Event type of a summarize call that failed (its span fell back to a non-LLM step or stayed).

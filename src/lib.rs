@@ -37,6 +37,7 @@ pub mod host;
 pub mod message;
 pub mod offload;
 pub mod overflow;
+mod pass_log;
 pub mod plan;
 pub mod prepare;
 pub mod prompts;

@@ -75,17 +75,34 @@ pub struct Synthetic {
     /// For rolling summaries: how many summaries were folded into this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<u32>,
+    /// The message is a copy of exactly one message (shrunk in place: truncated, previewed or
+    /// summarized), and `offload` holds that message alone. A later step that replaces this
+    /// copy points at the same offload, or takes the message from it, instead of offloading the
+    /// copy: every reload gives originals in one hop.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub copy: bool,
 }
 
 impl Synthetic {
     /// A mark for a message shrunk in place by the strategy `kind`, its original in `offload`.
     pub fn in_place(kind: &str, offload: &str) -> Synthetic {
-        Synthetic { kind: kind.into(), offload: Some(offload.into()), in_place: true, generation: None }
+        Synthetic { kind: kind.into(), offload: Some(offload.into()), in_place: true, generation: None, copy: false }
+    }
+
+    /// A mark for a copy of one message, shrunk in place by the strategy `kind`, the message
+    /// alone in `offload` ([`Synthetic::copy`]).
+    pub fn copy_of(kind: &str, offload: &str) -> Synthetic {
+        Synthetic { copy: true, ..Synthetic::in_place(kind, offload) }
     }
 
     /// A mark for a new message written by the strategy `kind`.
     pub fn new(kind: &str, offload: Option<&str>) -> Synthetic {
-        Synthetic { kind: kind.into(), offload: offload.map(str::to_string), in_place: false, generation: None }
+        Synthetic { kind: kind.into(), offload: offload.map(str::to_string), in_place: false, generation: None, copy: false }
+    }
+
+    /// The offload holding the one message this is a copy of, when it is one.
+    pub fn copy_offload(&self) -> Option<&str> {
+        self.offload.as_deref().filter(|_| self.copy && self.in_place)
     }
 }
 

@@ -315,8 +315,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         };
         let summaries = Summaries::for_prepare(self.prepared.clone());
         let failures = RefCell::new(Vec::new());
-        let mut events = Vec::new();
-        self.sweep(&mut work, None, &mut events, &failures, target, &summaries).await?;
+        let mut log = crate::pass_log::PassLog::new(work.len());
+        self.sweep(&mut work, &mut log, &failures, target, &summaries).await?;
         self.prepared.borrow_mut().set_hints(summaries.take_hints());
         result.prepared = true;
         result.summarize_calls = summaries.calls();

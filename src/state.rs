@@ -24,6 +24,15 @@ use crate::tokens::TokenCounter;
 /// The state format version this build writes and reads.
 pub const STATE_VERSION: u64 = 1;
 
+/// The steps that rewrite one message in place into a shorter copy of it.
+const COPY_KINDS: [&str; 5] = [
+    "TOOL_RESULT_TRUNCATE",
+    "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION",
+    "LARGE_MESSAGE_OFFLOAD",
+    "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY",
+    "CURRENT_ROUND_MESSAGE_COMPRESS",
+];
+
 fn bad(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidState, message)
 }
@@ -116,16 +125,22 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             Some(Value::Array(a)) => a,
             _ => return Err(bad("state.working must be an array")),
         };
+        let single: HashSet<&str> = offloads.iter().filter(|o| o.message_count == 1).map(|o| o.uuid.as_str()).collect();
         let mut working = Vec::with_capacity(working_values.len());
         let mut working_tokens = 0u64;
         for (i, item) in working_values.iter().enumerate() {
             let wire = item.get("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
             let mut m = format.parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
             if let Some(s) = item.get("synthetic") {
-                let s: Synthetic = serde_json::from_value(s.clone()).map_err(|e| bad(format!("state.working[{i}].synthetic: {e}")))?;
+                let mut s: Synthetic = serde_json::from_value(s.clone()).map_err(|e| bad(format!("state.working[{i}].synthetic: {e}")))?;
                 if let Some(u) = &s.offload {
                     if !offload_ids.contains(u) {
                         return Err(bad(format!("state.working[{i}] names offload {u}, which this session did not create")));
+                    }
+                    // States from before copies were marked: a message a shrinking step rewrote in
+                    // place, whose offload holds one message, is a copy of that message.
+                    if s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()) {
+                        s.copy = true;
                     }
                 }
                 m.synthetic = Some(s);

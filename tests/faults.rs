@@ -42,10 +42,17 @@ impl Summarizer for Hanging {
     }
 }
 
-/// A history whose pass writes an offload (truncation) before it needs the summarizer.
+/// A history whose pass truncates a result (an offload to write) before it needs the summarizer.
 fn history() -> Vec<Value> {
+    history_with(1)
+}
+
+/// [`history`] with `huge` rounds of one oversized result each.
+fn history_with(huge: usize) -> Vec<Value> {
     let mut msgs = vec![system("you are an agent")];
-    msgs.extend(tool_round("huge", 1, 45_000));
+    for k in 0..huge {
+        msgs.extend(tool_round(&format!("huge{k}"), 1, 45_000));
+    }
     for r in 0..4 {
         msgs.extend(tool_round(&format!("r{r}"), 3, 3_000));
     }
@@ -83,7 +90,7 @@ fn a_pass_dropped_while_it_awaits_the_summarizer_changes_nothing_and_the_next_pa
     let before = snapshot(&m);
     assert!(poll_then_drop(m.compress_if_needed()).is_none(), "the pass waits for the summarizer");
     assert!(summarizer.calls.get() > 0);
-    assert!(!store.keys().is_empty(), "the truncation's offload was written before the summarizer was asked");
+    assert!(store.keys().is_empty(), "a pass writes its offloads once the ladder is done, not while a summary is pending");
     assert_eq!(snapshot(&m), before, "a dropped pass changes nothing");
     assert_valid(&m, "after the drop");
 
@@ -154,9 +161,10 @@ fn a_pass_dropped_while_a_put_is_pending_leaves_no_orphan_once_the_put_lands() {
 
 #[test]
 fn deletes_that_fail_while_a_failed_pass_cleans_up_are_retried_by_the_next_pass() {
-    let msgs = history();
+    // Two oversized results to offload: two puts, the second of which fails.
+    let msgs = history_with(2);
     let store = FlakyStore::new();
-    let m = AutoContextMemory::new(config("retry", window(&msgs)), FakeSummarizer::fixed("s"), store.clone()).unwrap();
+    let m = AutoContextMemory::new(config("retry", window(&msgs) * 2), FakeSummarizer::fixed("s"), store.clone()).unwrap();
     m.add(&Value::Array(msgs)).unwrap();
     let before = snapshot(&m);
     store.fail_put_at(2);
@@ -179,8 +187,8 @@ fn deletes_that_fail_while_a_failed_pass_cleans_up_are_retried_by_the_next_pass(
 #[test]
 fn a_store_answering_with_another_value_is_a_store_error_also_after_a_restore() {
     let store = FlakyStore::new();
-    let msgs = history();
-    let m = AutoContextMemory::new(config("swap", window(&msgs)), FakeSummarizer::fixed("s"), store.clone()).unwrap();
+    let msgs = history_with(2);
+    let m = AutoContextMemory::new(config("swap", window(&msgs) * 2), FakeSummarizer::fixed("s"), store.clone()).unwrap();
     m.add(&Value::Array(msgs)).unwrap();
     block_on(m.compress_if_needed()).unwrap();
     let offloads = m.offloads();

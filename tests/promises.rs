@@ -434,3 +434,97 @@ fn count_pressure_never_reaches_into_the_current_round_and_says_so() {
         assert_eq!(m.messages(), msgs);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// One reload gives the originals
+// ---------------------------------------------------------------------------------------------
+
+/// Every copy in the working list (a message shrunk in place) reloads, in one hop, to exactly one
+/// original; and no offload a marker in the working list names holds a copy.
+fn assert_one_hop(m: &Mem, what: &str) {
+    let originals: Vec<String> = m.original_messages().iter().map(Value::to_string).collect();
+    let working = m.working();
+    let copies: Vec<String> = working.iter().filter(|w| w.synthetic.as_ref().is_some_and(|s| s.copy)).map(|w| w.wire.to_string()).collect();
+    for w in &working {
+        let Some(s) = &w.synthetic else { continue };
+        let Some(u) = &s.offload else { continue };
+        let back = block_on(m.reload(u)).unwrap();
+        if s.copy {
+            assert_eq!(back.len(), 1, "{what}: the offload of a copy holds one message");
+            assert!(originals.contains(&back[0].to_string()), "{what}: offload {u} holds no original: {}", back[0]);
+        }
+        for b in &back {
+            assert!(!copies.contains(&b.to_string()), "{what}: offload {u} holds a copy the engine wrote");
+            let shrunk = b.to_string().contains("characters omitted; call context_reload");
+            assert!(!shrunk, "{what}: offload {u} holds a truncated copy (two hops)");
+        }
+    }
+}
+
+/// A round whose tool result is over toolResultLimit, then rounds that push it out of the window.
+fn oversized(rounds: usize) -> Vec<Value> {
+    let mut msgs = vec![system("agent"), user("read the dump")];
+    msgs.push(assistant_calls(&["dump"]));
+    msgs.push(tool_result("dump", 40_000));
+    msgs.push(answer("read it"));
+    for r in 0..rounds {
+        msgs.extend(tool_round(&format!("o{r}"), 2, 3_000));
+    }
+    msgs.push(user("next?"));
+    msgs
+}
+
+#[test]
+fn a_result_truncated_then_offloaded_in_one_pass_is_one_event_and_one_reload() {
+    for format in Format::ALL {
+        let msgs = convert(format, &oversized(3));
+        let m = memory(format, config("one-hop", 9_000), None);
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        let what = format!("{}: {:?}", format.name(), r.events);
+        assert!(r.under_target, "{what}");
+        // One event for the dump's message, naming the offload of its original.
+        let original = result_message(&msgs, "dump");
+        let e: Vec<_> = r.events.iter().filter(|e| m.messages()[e.index..e.index + e.replacement_count].iter().any(|v| holds_result(v, "dump"))).collect();
+        assert_eq!(e.len(), 1, "{what}");
+        assert!(e[0].event_type.starts_with("LARGE_MESSAGE_OFFLOAD") && e[0].message_count == 1, "{what}");
+        let back = block_on(m.reload(e[0].offload_uuid.as_ref().unwrap())).unwrap();
+        assert!(back.len() == 1 && same_wire(&back[0], original), "{what}: one reload gives the original");
+        assert_eq!(m.offloads().len(), r.events.iter().filter(|e| e.offload_uuid.is_some()).count(), "{what}: no offload of an intermediate");
+        assert_one_hop(&m, &what);
+        check(&m, &what);
+    }
+}
+
+#[test]
+fn a_copy_replaced_in_a_later_pass_points_at_the_original() {
+    for format in Format::ALL {
+        let msgs = convert(format, &oversized(6));
+        let start = msgs.iter().position(|v| v.to_string().contains("question o0")).unwrap();
+        // Pass 1 only truncates (a roomy window); later passes offload the copy, then summarize
+        // or offload whole rounds around it.
+        let m = memory(format, config("later", 12_000), Some(FakeSummarizer::digest()));
+        m.add(&Value::Array(msgs[..start].to_vec())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert_eq!(r.events.iter().map(|e| e.event_type.as_str()).collect::<Vec<_>>(), ["TOOL_RESULT_TRUNCATE"], "{}", format.name());
+        let first = r.events[0].offload_uuid.clone().unwrap();
+        let state = m.to_json();
+        for window in [9_000, 5_000] {
+            let mut state = state.clone();
+            state["config"]["maxToken"] = json!(window);
+            let m2 = Mem::from_json(&state, Some(FakeSummarizer::digest()), m.store().clone(), None).unwrap();
+            m2.add(&Value::Array(msgs[start..].to_vec())).unwrap();
+            let r = block_on(m2.compress_if_needed()).unwrap();
+            let what = format!("{} window {window}: {:?}", format.name(), r.events.iter().map(|e| &e.event_type).collect::<Vec<_>>());
+            assert!(r.under_target, "{what}: {r:?}");
+            assert_one_hop(&m2, &what);
+            check(&m2, &what);
+            // Wherever the dump went, the offload that names it holds its original.
+            let holder = m2.working().into_iter().find(|w| holds_result(&w.wire, "dump"));
+            if let Some(w) = holder {
+                let u = w.synthetic.as_ref().and_then(|s| s.offload.clone()).unwrap();
+                assert_eq!(u, first, "{what}: the copy of a copy points at the first offload");
+            }
+        }
+    }
+}

@@ -11,7 +11,7 @@
 use super::current_large::in_place;
 use super::llm::{self, Job, Outcome};
 use super::offload::shrink;
-use super::{new_uuid, Ctx, Edit, Strategy};
+use super::{Ctx, Edit, Strategy};
 use crate::host::Summarizer;
 use crate::structure::Protection;
 
@@ -56,7 +56,7 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     for (i, outcome) in picked.into_iter().zip(outcomes) {
         match outcome {
             Outcome::Done { text, input_tokens, output_tokens, ms } => {
-                let uuid = new_uuid();
+                let uuid = ctx.in_place_offload(i);
                 let msg = in_place(ctx, i, &text, &uuid, kind);
                 edits.push(Edit { span: i..i + 1, replacement: vec![msg], offload: Some(uuid), usage: (input_tokens, output_tokens), ms: Some(ms) });
             }

@@ -10,7 +10,7 @@
 
 use super::llm::{self, Job, Outcome};
 use super::offload::shrink;
-use super::{new_uuid, Ctx, Edit, Strategy};
+use super::{Ctx, Edit, Strategy};
 use crate::host::Summarizer;
 use crate::message::{offload_marker, Block, Role, Synthetic};
 use crate::structure::Protection;
@@ -52,7 +52,7 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
     for (i, outcome) in picked.into_iter().zip(outcomes) {
         match outcome {
             Outcome::Done { text, input_tokens, output_tokens, ms } => {
-                let uuid = new_uuid();
+                let uuid = ctx.in_place_offload(i);
                 let msg = in_place(ctx, i, &text, &uuid, kind);
                 edits.push(Edit { span: i..i + 1, replacement: vec![msg], offload: Some(uuid), usage: (input_tokens, output_tokens), ms: Some(ms) });
             }
@@ -93,5 +93,5 @@ pub(super) fn in_place(ctx: &Ctx<'_>, i: usize, summary: &str, uuid: &str, kind:
         v.extend(m.blocks.iter().filter(|b| matches!(b, Block::ToolCall { .. })).cloned());
         v
     };
-    ctx.format.rebuild(m, blocks, Synthetic::in_place(kind, uuid))
+    ctx.format.rebuild(m, blocks, Synthetic::copy_of(kind, uuid))
 }

@@ -150,6 +150,16 @@ impl Ctx<'_> {
         (self.total + 1).saturating_sub(self.target)
     }
 
+    /// The offload uuid for replacing message `i` in place: the offload that already holds its
+    /// original when the message is itself a copy of one ([`crate::message::Synthetic::copy`]), so the new copy
+    /// points at the original and no offload ever holds a copy; a new uuid otherwise.
+    pub fn in_place_offload(&self, i: usize) -> String {
+        match self.working[i].msg.synthetic.as_ref().and_then(|s| s.copy_offload()) {
+            Some(u) => u.to_string(),
+            None => new_uuid(),
+        }
+    }
+
     /// The span a rolling summary of `kind` replaces when it covers `start..end`, and the
     /// summary's generation: the span starts after the last message in the range that a step
     /// respecting `mask` may not replace (a system or pinned message stays where it is), takes

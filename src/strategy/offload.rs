@@ -9,7 +9,7 @@
 //! shorter than `lastKeep` (its issue 1260); here the protected tail simply covers the whole
 //! list then, and the unprotected variant still runs.
 
-use super::{new_uuid, Ctx, Edit, Strategy};
+use super::{Ctx, Edit, Strategy};
 use crate::message::{head_chars, offload_marker, Block, Synthetic};
 use crate::structure::Protection;
 
@@ -38,7 +38,7 @@ pub(super) fn plan(ctx: &Ctx<'_>, protect: bool) -> Vec<Edit> {
 pub(super) fn shrink(ctx: &Ctx<'_>, i: usize, kind: &str) -> Edit {
     let m = &ctx.working[i].msg;
     let preview_len = ctx.config.offload_single_preview as usize;
-    let uuid = new_uuid();
+    let uuid = ctx.in_place_offload(i);
     let marker = offload_marker(&uuid);
     let mut blocks: Vec<Block> = Vec::new();
     if m.has_results() {
@@ -59,7 +59,7 @@ pub(super) fn shrink(ctx: &Ctx<'_>, i: usize, kind: &str) -> Edit {
     }
     Edit {
         span: i..i + 1,
-        replacement: vec![ctx.format.rebuild(m, blocks, Synthetic::in_place(kind, &uuid))],
+        replacement: vec![ctx.format.rebuild(m, blocks, Synthetic::copy_of(kind, &uuid))],
         offload: Some(uuid),
         usage: (None, None),
         ms: None,

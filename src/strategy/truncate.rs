@@ -41,7 +41,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
                 other => other.clone(),
             })
             .collect();
-        let synthetic = Synthetic::in_place(Strategy::ToolResultTruncate.event_type(), &uuid);
+        let synthetic = Synthetic::copy_of(Strategy::ToolResultTruncate.event_type(), &uuid);
         edits.push(Edit {
             span: i..i + 1,
             replacement: vec![ctx.format.rebuild(m, blocks, synthetic)],

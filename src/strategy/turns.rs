@@ -120,7 +120,9 @@ pub(crate) fn fit(format: Format, work: &[Entry], st: &Structure, mut edits: Vec
             // A rewritten original in a new place: it cannot change sides, so it takes in the
             // free neighbours of its side (an edge or another edit's message stays as it is).
             let mut joined = e.replacement.pop().expect("one message");
-            let mark = joined.synthetic.clone().expect("checked above");
+            let mut mark = joined.synthetic.clone().expect("checked above");
+            // Joined with a neighbour, the edit's offload holds more than one message.
+            mark.copy = false;
             if let Side::Free(i, t) = prev {
                 if t == mine {
                     joined = format.join(&work[i].msg, &joined, mark.clone());

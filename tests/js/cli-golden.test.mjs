@@ -15,22 +15,22 @@ const GOLDEN = {
   conversation: '158 messages · 8 user turns · 68 model turns (openai, detected)',
   budget: 'window 32,000 · target 24,000 (× 0.75) · o200k_base',
   before: { messages: 158, tokens: 91_456 },
-  after: { messages: 66, tokens: 16_890 },
+  after: { messages: 66, tokens: 16_895 },
   // [type, count, messages replaced, tokens saved (≈)]
   events: [
-    ['TOOL_RESULT_TRUNCATE', 3, 3, 34_970],
+    ['TOOL_RESULT_TRUNCATE', 3, 3, 34_965],
     ['LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION', 2, 2, 7_855],
-    ['LARGE_MESSAGE_OFFLOAD', 3, 3, 13_430],
-    ['PREVIOUS_ROUND_CONVERSATION_SUMMARY', 1, 31, 6_590],
+    ['PREVIOUS_ROUND_CONVERSATION_SUMMARY', 1, 31, 8_870],
     ['EMERGENCY_OFFLOAD', 1, 22, 5_970],
     ['CURRENT_ROUND_MESSAGE_COMPRESS', 1, 1, 865],
+    ['LARGE_MESSAGE_OFFLOAD', 2, 2, 11_155],
     ['RECENT_FOCUS_WINDOW_COMPACT', 1, 42, 4_880],
   ],
   summarizer: { calls: 3, inputTokens: 17_825, outputTokens: 2_636 },
   turns: { user: 8, model: 68, overWindow: 0, overWindowWithout: 43 },
   largest: { tokens: 23_870, tokensWithout: 90_882 },
   passes: { checks: 69, compressed: 8 },
-  offloads: { count: 12, messages: 104, bytes: 313_320 },
+  offloads: { count: 9, messages: 101, bytes: 425_280 },
 };
 
 const line = (stdout, label) => {

@@ -278,3 +278,34 @@ test('count pressure: a pass ends below msgThreshold, or says why it cannot', as
     }
   }
 });
+
+test('one reload gives the original, also of a result truncated and then offloaded in the same pass', async () => {
+  const DUMP = text(40_000, 88);
+  for (const format of FORMATS) {
+    const openai = [
+      { role: 'system', content: 'agent' },
+      { role: 'user', content: 'read the dump' },
+      { role: 'assistant', content: null, tool_calls: [call('dump', 'read_file')] },
+      { role: 'tool', tool_call_id: 'dump', content: DUMP },
+      { role: 'assistant', content: 'read it' },
+      ...round(1, { calls: 2, resultChars: 3_000 }),
+      ...round(2, { calls: 2, resultChars: 3_000 }),
+      ...round(3, { calls: 2, resultChars: 3_000 }),
+      { role: 'user', content: 'next?' },
+    ];
+    const messages = toFormat(format, openai);
+    const memory = new AutoContextMemory({ format, maxToken: 9_000 });
+    memory.add(messages);
+    const result = await memory.compressIfNeeded();
+    assert.ok(result.underTarget, format);
+    const at = memory.messages().findIndex((m) => holdsResult(m, 'dump'));
+    const events = result.events.filter((e) => e.index <= at && at < e.index + e.replacementCount);
+    assert.equal(events.length, 1, `${format}: one event for the message replaced twice: ${JSON.stringify(result.events)}`);
+    assert.match(events[0].type, /^LARGE_MESSAGE_OFFLOAD/);
+    const back = await memory.reload(events[0].offloadUuid);
+    assert.deepStrictEqual(back, [messages.find((m) => holdsResult(m, 'dump'))], `${format}: the original, not the truncated copy`);
+    const answer = await memory.handleReloadCall({ working_context_offload_uuid: events[0].offloadUuid });
+    assert.ok(!answer.includes('characters omitted'), format);
+    assert.equal(memory.offloads().length, result.events.filter((e) => e.offloadUuid).length, `${format}: no offload of an intermediate`);
+  }
+});
