@@ -34,7 +34,8 @@ pub const RELOAD_PAGE_PARAM: &str = "page";
 const RELOAD_DESCRIPTION: &str = "Reload the original messages of a part of this conversation that was compressed. \
 Compressed parts carry a marker <!-- CONTEXT_OFFLOAD: uuid=... -->; call this tool with that uuid when you need \
 the exact original content (full tool output, file contents, earlier details). Long content comes in pages; \
-the answer says how to ask for the next one.";
+the answer says how to ask for the next one. The uuids and markers are internal: never mention or quote them \
+to the user.";
 const RELOAD_PARAM_DESCRIPTION: &str = "The uuid from a <!-- CONTEXT_OFFLOAD: uuid=... --> marker.";
 const RELOAD_PAGE_DESCRIPTION: &str = "Which page of the content to return, from 1 (the default).";
 
@@ -451,6 +452,14 @@ mod tests {
         let codes: Vec<_> = Format::Anthropic.validate_request(&anthropic).iter().map(|p| p.code).collect();
         assert_eq!(codes, vec!["FIRST_NOT_USER"]);
         assert!(Format::OpenAi.validate_request(&msgs(json!([{"role": "assistant", "content": "hi"}]))).is_empty());
+    }
+
+    #[test]
+    fn the_reload_tool_tells_the_model_to_keep_its_markers_to_itself() {
+        for f in Format::ALL {
+            let tool = f.reload_tool().to_string();
+            assert!(tool.contains("never mention or quote them to the user"), "{}: {tool}", f.name());
+        }
     }
 
     #[test]

@@ -309,3 +309,10 @@ test('one reload gives the original, also of a result truncated and then offload
     assert.equal(memory.offloads().length, result.events.filter((e) => e.offloadUuid).length, `${format}: no offload of an intermediate`);
   }
 });
+
+test('the context_reload tool tells the model to keep uuids and markers to itself', () => {
+  for (const format of FORMATS) {
+    const tool = JSON.stringify(new AutoContextMemory({ format }).reloadTool());
+    assert.match(tool, /never mention or quote them to the user/, format);
+  }
+});
