@@ -44,3 +44,11 @@ node tests/readme-ts.mjs "$root/README.md" tests >/dev/null
 "$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-frameworks.ts
 
 AUTOCONTEXT_README="$root/README.md" node --test tests/*.test.mjs
+
+# The same tests on the oldest Node that package.json's `engines` admits (fetched once from the
+# npm registry by scripts/oldest-node.sh), so that `engines` says what runs.
+oldest=$(cd "$root" && bash scripts/oldest-node.sh)
+if [ "$("$oldest" --version)" != "$(node --version)" ]; then
+  echo "== node tests on the oldest Node supported, $("$oldest" --version)" >&2
+  AUTOCONTEXT_README="$root/README.md" "$oldest" --test tests/*.test.mjs </dev/null
+fi
