@@ -4,9 +4,11 @@
 // examples/worker and tests/ copied beside it (scripts/test-runtimes.sh prepares it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { parse as parseToml } from 'smol-toml';
 import { bundleWorker, mb, moduleOptions } from './bundle.mjs';
@@ -233,6 +235,34 @@ test('the example Worker keeps a conversation in a Durable Object and reloads of
     const other = await post2('/conversations/chat-2/messages', { messages: [{ role: 'user', content: 'hello' }] });
     assert.equal(other.status, 200);
     assert.equal(other.body.messageCount, 1);
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("the README's esbuild command line bundles the example Worker, which then runs in workerd", async () => {
+  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  const line = readme.split('\n').find((l) => l.startsWith('npx esbuild '));
+  assert.ok(line, 'the README gives an esbuild command line');
+  // The command as documented, on the example's entry and into a directory of the test's own.
+  const outdir = join(work, 'esbuild-cli');
+  const args = line
+    .slice('npx esbuild '.length)
+    .split(' ')
+    .map((a) => (a === 'src/index.js' ? 'examples/worker/src/index.js' : a.startsWith('--outdir=') ? `--outdir=${outdir}` : a));
+  execFileSync(fileURLToPath(new URL('../../node_modules/.bin/esbuild', import.meta.url)), [...args, '--log-level=warning'], { cwd: app });
+  const mf = new Miniflare(await exampleOptions(outdir, join(work, 'persist-esbuild-cli')));
+  try {
+    const url = await mf.ready;
+    const counted = await mf.dispatchFetch(new URL('/tokens?text=hello%20world', url));
+    assert.deepEqual(await counted.json(), { tokens: 2 });
+    const added = await mf.dispatchFetch(new URL('/conversations/c/messages', url), {
+      method: 'POST',
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hello' }] }),
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(added.status, 200);
+    assert.equal((await added.json()).messageCount, 1);
   } finally {
     await mf.dispose();
   }
