@@ -74,9 +74,8 @@ impl Row {
 
 fn replay_trace(name: &str, messages: &[Value], mode: Mode) -> Row {
     let start = Instant::now();
-    let mut cfg = Config::default();
-    cfg.max_token = WINDOW;
-    cfg.session_id = format!("replay-{}", name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+    let session_id = format!("replay-{}", name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+    let cfg = Config { max_token: WINDOW, session_id, ..Config::default() };
     let summarizer = FakeSummarizer::digest();
     let memory = AutoContextMemory::with_counter(
         cfg,

@@ -95,9 +95,8 @@ fn a_memory_restored_after_every_pass_keeps_every_guarantee() {
                 check_recoverable(&m, &what);
             }
             for o in m.offloads() {
-                if !first_seen.contains_key(&o.uuid) {
-                    let back = block_on(m.reload(&o.uuid)).unwrap();
-                    first_seen.insert(o.uuid, back);
+                if let std::collections::btree_map::Entry::Vacant(slot) = first_seen.entry(o.uuid.clone()) {
+                    slot.insert(block_on(m.reload(&o.uuid)).unwrap());
                 }
             }
             m = restore(&m, &summarizer, &store);

@@ -147,7 +147,8 @@ fn a_working_list_with_broken_pairing_is_refused() {
 fn malformed_parts_of_a_state_are_refused() {
     let store = FlakyStore::new();
     let state = compressed(&store).to_json();
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    type Breaks = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Breaks)> = vec![
         ("config", Box::new(|s: &mut Value| s["config"]["maxToken"] = json!(0))),
         ("original", Box::new(|s: &mut Value| s["original"] = json!({"not": "an array"}))),
         ("original", Box::new(|s: &mut Value| s["original"][1] = json!({"role": "robot"}))),

@@ -296,10 +296,7 @@ pub fn tool_round(tag: &str, n_calls: usize, result_chars: usize) -> Vec<Value> 
 
 /// A config with a fixed session id and the given window.
 pub fn config(session: &str, max_token: u64) -> Config {
-    let mut c = Config::default();
-    c.session_id = session.to_string();
-    c.max_token = max_token;
-    c
+    Config { session_id: session.to_string(), max_token, ..Config::default() }
 }
 
 /// Request tokens of a list of messages as the engine counts them (a throwaway memory with a
