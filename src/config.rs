@@ -275,7 +275,7 @@ impl Config {
         if let Some(v) = obj.get("format") {
             c.format = match v.as_str().and_then(Format::from_name) {
                 Some(f) => f,
-                None => return Err(Error::config("format", format!("must be \"openai\", \"anthropic\" or \"ai-sdk\", got {v}"))),
+                None => return Err(Error::config("format", format!("must be {}, got {v}", Format::names()))),
             };
         }
         if let Some(v) = obj.get("tokenizer") {

@@ -243,11 +243,14 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let mut entries = Vec::with_capacity(parsed.len());
         {
             let st = self.state.borrow();
-            let mut open = open_exchange(&st.working);
+            let format = self.config.format;
+            let mut open = open_exchange(format, &st.working);
             let mut new_calls: HashSet<&str> = HashSet::new();
             for (k, m) in parsed.iter().enumerate() {
                 let index = base + k;
-                check_pairing(self.config.format, index, m, &mut open, &st.call_ids, &mut new_calls)?;
+                let prev = if k == 0 { st.working.last().map(|e| &*e.msg) } else { Some(&parsed[k - 1]) };
+                let continues = prev.is_some_and(|p| format.continues_turn(p, m));
+                check_pairing(format, index, m, continues, &mut open, &st.call_ids, &mut new_calls)?;
             }
         }
         for m in parsed {
@@ -798,28 +801,40 @@ pub(crate) fn request_tokens(messages: u64, config: &Config) -> u64 {
     messages + REQUEST_OVERHEAD + config.reserved_tokens
 }
 
-/// The calls of the exchange still open at the end of `working`, and which are answered.
-fn open_exchange(working: &[Entry]) -> Option<(Vec<String>, Vec<bool>)> {
+/// The calls of the exchange still open at the end of `working`, and which are answered. The
+/// exchange opens with the last message before the trailing results, together with the messages
+/// of the same response before it (the items of one Responses API response).
+fn open_exchange(format: Format, working: &[Entry]) -> Option<(Vec<String>, Vec<bool>)> {
     let mut answered: Vec<String> = Vec::new();
-    for e in working.iter().rev() {
-        let m = &e.msg;
-        if m.has_calls() {
-            let ids: Vec<String> = m.call_ids().map(str::to_string).collect();
-            let done = ids.iter().map(|id| answered.contains(id)).collect();
-            return Some((ids, done));
-        }
+    let mut end = working.len();
+    while end > 0 {
+        let m = &working[end - 1].msg;
         if !m.has_results() && m.role != Role::Tool {
-            return None;
+            break;
         }
         answered.extend(m.result_ids().map(str::to_string));
+        end -= 1;
     }
-    None
+    let mut start = end.checked_sub(1)?;
+    while start > 0 && format.continues_turn(&working[start - 1].msg, &working[start].msg) {
+        start -= 1;
+    }
+    let ids: Vec<String> = working[start..end].iter().flat_map(|e| e.msg.call_ids()).map(str::to_string).collect();
+    if ids.is_empty() {
+        return None;
+    }
+    let done = ids.iter().map(|id| answered.contains(id)).collect();
+    Some((ids, done))
 }
 
+/// Checks that message `m` (at `index`) keeps tool pairing after the exchange `open`, and
+/// updates it. `continues` says `m` is part of the response before it (its calls join that
+/// exchange).
 fn check_pairing<'a>(
     format: Format,
     index: usize,
     m: &'a Message,
+    continues: bool,
     open: &mut Option<(Vec<String>, Vec<bool>)>,
     seen: &HashSet<String>,
     new_calls: &mut HashSet<&'a str>,
@@ -843,26 +858,26 @@ fn check_pairing<'a>(
         }
         return Ok(());
     }
-    if let Some((ids, done)) = open.as_ref() {
-        let missing: Vec<&str> = ids.iter().zip(done).filter(|(_, d)| !**d).map(|(i, _)| i.as_str()).collect();
-        if !missing.is_empty() {
-            return Err(Error::message_at(
-                index,
-                "",
-                format!("the conversation moves on while tool call(s) {missing:?} still wait for their results; add the results first"),
-            ));
-        }
-    }
-    *open = None;
-    if m.has_calls() {
-        let ids: Vec<String> = m.call_ids().map(str::to_string).collect();
-        for id in m.call_ids() {
-            if seen.contains(id) || !new_calls.insert(id) {
-                return Err(Error::message_at(index, &format.id_field(m, id, false), format!("reuses tool call id {id:?}")));
+    if !continues {
+        if let Some((ids, done)) = open.as_ref() {
+            let missing: Vec<&str> = ids.iter().zip(done).filter(|(_, d)| !**d).map(|(i, _)| i.as_str()).collect();
+            if !missing.is_empty() {
+                return Err(Error::message_at(
+                    index,
+                    "",
+                    format!("the conversation moves on while tool call(s) {missing:?} still wait for their results; add the results first"),
+                ));
             }
         }
-        let n = ids.len();
-        *open = Some((ids, vec![false; n]));
+        *open = None;
+    }
+    for id in m.call_ids() {
+        if seen.contains(id) || !new_calls.insert(id) {
+            return Err(Error::message_at(index, &format.id_field(m, id, false), format!("reuses tool call id {id:?}")));
+        }
+        let (ids, done) = open.get_or_insert_with(Default::default);
+        ids.push(id.to_string());
+        done.push(false);
     }
     Ok(())
 }

@@ -156,7 +156,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         // Pairing is what the engine relies on; the format's softer rules (Anthropic's
         // alternation) may already be broken by what the host added, and restore keeps that.
-        if let Some(p) = crate::format::validate_tool_pairing(&working).first() {
+        if let Some(p) = crate::format::validate_tool_pairing(format, &working).first() {
             return Err(bad(format!("state.working is not a valid conversation: {}", p.message)));
         }
         let memory = AutoContextMemory::with_counter(config, counter, summarizer, store)

@@ -18,9 +18,11 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::config::Config;
+use crate::format::Format;
 use crate::message::{Block, Message, Role};
 
-/// An atomic span of the conversation: a single message or a whole tool exchange.
+/// An atomic span of the conversation: a single message (or the items of one model response,
+/// in the Responses API) or a whole tool exchange.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
     /// Message indices of the unit.
@@ -138,6 +140,8 @@ impl std::ops::Sub for Protection {
 /// The options the analysis reads.
 #[derive(Debug, Clone, Default)]
 pub struct Rules<'a> {
+    /// The wire format (it says which messages make one model response).
+    pub format: Format,
     /// Messages of protected tail (`lastKeep`).
     pub last_keep: usize,
     /// Protect the latest final answer (`protectLatestAnswer`).
@@ -152,6 +156,7 @@ impl<'a> Rules<'a> {
     /// The rules of a configuration.
     pub fn of(config: &'a Config) -> Rules<'a> {
         Rules {
+            format: config.format,
             last_keep: config.last_keep as usize,
             protect_latest_answer: config.protect_latest_answer,
             protect_last_round: config.protect_last_round,
@@ -194,8 +199,8 @@ pub struct Structure {
 impl Structure {
     /// Analyses `messages` with `last_keep` messages of protected tail and the default
     /// protections (latest answer and last round on, nothing pinned).
-    pub fn analyze<M: AsRef<Message>>(messages: &[M], last_keep: usize) -> Structure {
-        let rules = Rules { last_keep, protect_latest_answer: true, protect_last_round: true, pinned_tools: &[] };
+    pub fn analyze<M: AsRef<Message>>(format: Format, messages: &[M], last_keep: usize) -> Structure {
+        let rules = Rules { format, last_keep, protect_latest_answer: true, protect_last_round: true, pinned_tools: &[] };
         Structure::analyze_with(messages, &rules, &|_| false)
     }
 
@@ -203,7 +208,7 @@ impl Structure {
     pub fn analyze_with<M: AsRef<Message>>(messages: &[M], rules: &Rules<'_>, pinned: &dyn Fn(usize) -> bool) -> Structure {
         let n = messages.len();
         let msg = |i: usize| messages[i].as_ref();
-        let (units, unit_of) = units(messages);
+        let (units, unit_of) = units(rules.format, messages);
 
         // Round starts: real user messages, unless tool work before them is still unread (no
         // assistant message since the last call or result).
@@ -213,7 +218,9 @@ impl Structure {
         for i in 0..n {
             let m = msg(i);
             if m.role == Role::Assistant {
-                unread_work = m.has_calls();
+                // A response of several items (the Responses API) has unread calls if any has.
+                let same_response = i > 0 && rules.format.continues_turn(msg(i - 1), m);
+                unread_work = m.has_calls() || (same_response && unread_work);
             } else if m.has_results() || m.role == Role::Tool {
                 unread_work = true;
             } else if m.is_real_user() {
@@ -238,10 +245,11 @@ impl Structure {
         }
 
         let mut protection = vec![Protection::NONE; n];
-        // Unread: the calls of the last assistant message and every result after it.
+        // Unread: the calls of the last assistant message (with the rest of its response) and
+        // every result after it.
         let last_assistant = (0..n).rev().find(|&i| msg(i).role == Role::Assistant);
         let unread_from = match last_assistant {
-            Some(a) if msg(a).has_calls() => Some(a),
+            Some(a) if msg(a).has_calls() => Some((0..a).rev().take_while(|&k| rules.format.continues_turn(msg(k), msg(k + 1))).last().unwrap_or(a)),
             Some(a) => Some(a + 1),
             None => Some(0),
         };
@@ -279,7 +287,7 @@ impl Structure {
         if !rules.pinned_tools.is_empty() {
             for u in units.iter().filter(|u| u.exchange) {
                 let mut any = false;
-                for b in &msg(u.span.start).blocks {
+                for b in u.span.clone().flat_map(|k| &msg(k).blocks) {
                     if let Block::ToolCall { id, name, .. } = b {
                         if rules.pinned_tools.iter().any(|t| t == name) {
                             pinned_calls.insert(id.clone());
@@ -371,17 +379,22 @@ impl Structure {
 }
 
 /// The list partitioned into atomic units, and each message's unit.
-fn units<M: AsRef<Message>>(messages: &[M]) -> (Vec<Unit>, Vec<usize>) {
+fn units<M: AsRef<Message>>(format: Format, messages: &[M]) -> (Vec<Unit>, Vec<usize>) {
     let n = messages.len();
     let msg = |i: usize| messages[i].as_ref();
     let mut units = Vec::new();
     let mut unit_of = vec![0; n];
     let mut i = 0;
     while i < n {
-        let m = msg(i);
-        if m.role == Role::Assistant && m.has_calls() {
-            let mut pending: HashSet<&str> = m.call_ids().collect();
-            let mut j = i + 1;
+        // The model response starting here: one message, or the items of one response (the
+        // Responses API), which stay together whatever follows.
+        let mut turn_end = i + 1;
+        while turn_end < n && format.continues_turn(msg(turn_end - 1), msg(turn_end)) {
+            turn_end += 1;
+        }
+        if (i..turn_end).any(|k| msg(k).role == Role::Assistant && msg(k).has_calls()) {
+            let mut pending: HashSet<&str> = (i..turn_end).flat_map(|k| msg(k).call_ids()).collect();
+            let mut j = turn_end;
             while j < n && !pending.is_empty() {
                 let r = msg(j);
                 // A tool message without results (an AI SDK approval response) stays in.
@@ -398,9 +411,9 @@ fn units<M: AsRef<Message>>(messages: &[M]) -> (Vec<Unit>, Vec<usize>) {
             units.push(Unit { span: i..j, exchange: true, complete: pending.is_empty() });
             i = j;
         } else {
-            unit_of[i] = units.len();
-            units.push(Unit { span: i..i + 1, exchange: false, complete: true });
-            i += 1;
+            unit_of[i..turn_end].fill(units.len());
+            units.push(Unit { span: i..turn_end, exchange: false, complete: true });
+            i = turn_end;
         }
     }
     (units, unit_of)
@@ -439,7 +452,7 @@ mod tests {
             {"role": "assistant", "tool_calls": [call("c")]},
             {"role": "tool", "tool_call_id": "c", "content": "3"}
         ]));
-        let s = Structure::analyze(&m, 1);
+        let s = Structure::analyze(Format::OpenAi, &m, 1);
         assert_eq!(s.units.len(), 6);
         assert_eq!(s.unit(3).span, 2..5);
         assert!(s.unit(3).exchange && s.unit(3).complete);
@@ -466,7 +479,7 @@ mod tests {
             {"role": "assistant", "tool_calls": [call("a"), call("b")]},
             {"role": "tool", "tool_call_id": "a", "content": "1"}
         ]));
-        let s = Structure::analyze(&m, 0);
+        let s = Structure::analyze(Format::OpenAi, &m, 0);
         assert!(!s.unit(1).complete);
         assert!(s.in_flight);
         assert_eq!(s.keep_start, 3);
@@ -476,7 +489,7 @@ mod tests {
             {"role": "tool", "tool_call_id": "a", "content": "1"},
             {"role": "assistant", "content": "done"}
         ]));
-        let s = Structure::analyze(&m, 0);
+        let s = Structure::analyze(Format::OpenAi, &m, 0);
         assert!(!s.in_flight);
         assert!((0..4).all(|i| s.read(i)));
     }
@@ -492,7 +505,7 @@ mod tests {
             {"role": "user", "content": "also check the tests"},
             {"role": "user", "content": "and the docs"}
         ]));
-        let s = Structure::analyze(&m, 0);
+        let s = Structure::analyze(Format::OpenAi, &m, 0);
         assert_eq!(s.rounds, vec![0..2, 2..7], "the interjections do not open rounds");
         assert_eq!(s.current_start, 2);
         assert_eq!(s.last_round, Some(0..2));
@@ -501,7 +514,7 @@ mod tests {
         // Once the model answers, the next user message opens a round again.
         let mut more = m.clone();
         more.extend(msgs(json!([{"role": "assistant", "content": "done"}, {"role": "user", "content": "q3"}])));
-        let s = Structure::analyze(&more, 0);
+        let s = Structure::analyze(Format::OpenAi, &more, 0);
         assert_eq!(s.rounds, vec![0..2, 2..8, 8..9]);
         assert!((0..9).all(|i| s.read(i)));
         assert_eq!(s.latest_answer, Some(7));
@@ -517,7 +530,7 @@ mod tests {
             {"role": "assistant", "content": "done"}
         ]));
         let tools = ["plan".to_string()];
-        let rules = Rules { last_keep: 0, protect_latest_answer: false, protect_last_round: false, pinned_tools: &tools };
+        let rules = Rules { format: Format::OpenAi, last_keep: 0, protect_latest_answer: false, protect_last_round: false, pinned_tools: &tools };
         let s = Structure::analyze_with(&m, &rules, &|i| i == 0);
         assert_eq!(s.protection(0).names(), ["current round", "pinned"]);
         for i in 1..4 {
@@ -530,7 +543,7 @@ mod tests {
     #[test]
     fn no_user_means_everything_after_system_is_current() {
         let m = msgs(json!([{"role": "system", "content": "task"}, {"role": "assistant", "content": "x"}]));
-        let s = Structure::analyze(&m, 0);
+        let s = Structure::analyze(Format::OpenAi, &m, 0);
         assert_eq!(s.current_start, 1);
         assert!(s.rounds.is_empty());
         assert_eq!(s.last_round, None);

@@ -1,12 +1,13 @@
-//! The three wire formats end to end: lossless round trips, the validators, several results per
-//! message through every in-place strategy, thinking kept intact, alternating turns, the reload
-//! tool and its pages, approvals, token counts, state round trips, and the corpus replayed in
-//! the Anthropic and AI SDK shapes with the validator asserted after every pass.
+//! The wire formats end to end: lossless round trips, the validators, several results per
+//! message through every in-place strategy, thinking kept intact, alternating turns, the items
+//! of one Responses API response kept together, the reload tool and its pages, approvals, token
+//! counts, state round trips, and the corpus replayed in the Anthropic, AI SDK and Responses
+//! shapes with the validator asserted after every pass and on every summarize request.
 //!
 //! The conversations are OpenAI-shaped (the corpus, the bundled example, the builders of
-//! `common`) and converted here by [`to_anthropic`] and [`to_ai_sdk`], so every format sees the
-//! same traffic. The corpus lives outside the repository (see `replay.rs`); without it that
-//! test replays the bundled example only.
+//! `common`) and converted by `common::convert` (`to_anthropic`, `to_ai_sdk`, `to_responses`),
+//! so every format sees the same traffic. The corpus lives outside the repository (see
+//! `replay.rs`); without it that test replays the bundled example only.
 
 mod common;
 
@@ -52,10 +53,13 @@ fn is_thinking(format: Format, b: &Value) -> bool {
     }
 }
 
-/// The thinking blocks (or reasoning parts) of a list, as JSON text.
+/// The thinking blocks (or reasoning parts, or Responses reasoning items) of a list, as JSON text.
 fn thinking_of(format: Format, messages: &[Value]) -> std::collections::HashSet<String> {
     let mut out = std::collections::HashSet::new();
     for m in messages {
+        if format == Format::OpenAiResponses && is_thinking(format, m) {
+            out.insert(m.to_string());
+        }
         if let Some(parts) = m["content"].as_array() {
             out.extend(parts.iter().filter(|b| is_thinking(format, b)).map(|b| b.to_string()));
         }
@@ -65,10 +69,14 @@ fn thinking_of(format: Format, messages: &[Value]) -> std::collections::HashSet<
 
 /// Every thinking block or reasoning part in `working` is byte-identical to one of the
 /// originals' (`known`, from [`thinking_of`]; signatures intact), and none was reordered behind
-/// other content.
+/// other content; a Responses reasoning item is one of the originals (the validator checks that
+/// the rest of its response follows it).
 fn assert_thinking_intact(format: Format, working: &[Value], known: &std::collections::HashSet<String>, what: &str) {
     let is_thinking = |b: &Value| is_thinking(format, b);
     for (i, w) in working.iter().enumerate() {
+        if format == Format::OpenAiResponses && is_thinking(w) {
+            assert!(known.contains(&w.to_string()), "{what}: reasoning item changed at working item {i}: {w}");
+        }
         let Some(parts) = w["content"].as_array() else { continue };
         let mut seen_other = false;
         for b in parts {
@@ -201,6 +209,103 @@ fn validators_enforce_each_providers_rules() {
         codes(Format::AiSdk, bad),
         vec![(1, "MISSING_RESULT"), (3, "ORPHAN_RESULT"), (4, "APPROVAL_WITHOUT_REQUEST")]
     );
+}
+
+#[test]
+fn responses_items_of_one_response_open_one_exchange() {
+    let parse = |v: &Value| -> Vec<autocontext::Message> {
+        v.as_array().unwrap().iter().enumerate().map(|(i, m)| Format::OpenAiResponses.parse(i, m).unwrap()).collect()
+    };
+    let codes = |v: Value| -> Vec<(usize, &'static str)> {
+        Format::OpenAiResponses.validate(&parse(&v)).into_iter().map(|p| (p.index, p.code)).collect()
+    };
+    // Reasoning, text and two parallel calls in one response, answered out of order, in both
+    // spellings; a compaction item and a hosted call travel along.
+    let ok = json!([
+        {"type": "compaction", "encrypted_content": "ENC"},
+        {"role": "user", "content": "read a and b"},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "two files"}], "encrypted_content": "E1"},
+        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Reading.", "annotations": []}]},
+        {"type": "function_call", "id": "fc_1", "call_id": "a", "name": "read", "arguments": "{}"},
+        {"type": "function_call", "callId": "b", "name": "read", "arguments": "{}", "status": "completed"},
+        {"type": "function_call_result", "callId": "b", "name": "read", "status": "completed", "output": {"type": "text", "text": "B"}},
+        {"type": "function_call_output", "call_id": "a", "output": [{"type": "input_text", "text": "A"}]},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+        {"type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Both read."}]}
+    ]);
+    assert_eq!(codes(ok.clone()), vec![]);
+    let s = autocontext::structure::Structure::analyze(Format::OpenAiResponses, &parse(&ok), 0);
+    assert_eq!(s.unit(5).span, 2..8, "reasoning, text, both calls and both outputs are one exchange");
+    assert!(s.unit(5).exchange && s.unit(5).complete);
+    assert_eq!(s.unit(8).span, 8..10, "the hosted call stays with the answer of its response");
+    let bad = json!([
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+        {"role": "user", "content": "hurry"},
+        {"type": "function_call_output", "call_id": "a", "output": "late"},
+        {"type": "reasoning", "summary": []},
+        {"role": "user", "content": [{"type": "output_text", "text": "I am not the model"}]},
+        {"role": "assistant", "content": [{"type": "input_text", "text": "wrong part type"}]}
+    ]);
+    assert_eq!(
+        codes(bad),
+        vec![(1, "MISSING_RESULT"), (3, "ORPHAN_RESULT"), (4, "REASONING_WITHOUT_FOLLOWER"), (5, "PART_TYPE_FOR_ROLE"), (6, "PART_TYPE_FOR_ROLE")]
+    );
+
+    // add() takes the items of a response one by one and holds the turn open until every call
+    // has its output; errors name the spelling's own id field.
+    let m = memory(Format::OpenAiResponses, config("responses-add", 100_000), None);
+    let items = ok.as_array().unwrap();
+    for item in &items[..6] {
+        m.add(item).unwrap();
+    }
+    let e = m.add(&json!({"role": "user", "content": "well?"})).unwrap_err();
+    assert_eq!(e.index(), Some(6), "{}", e.message());
+    let e = m.add(&json!({"type": "function_call_result", "callId": "zz", "name": "read", "status": "completed", "output": "?"})).unwrap_err();
+    assert_eq!((e.index(), e.field()), (Some(6), Some("callId")), "{}", e.message());
+    m.add(&Value::Array(items[6..].to_vec())).unwrap();
+    assert!(m.validate().is_empty(), "{:?}", m.validate());
+    let e = m.add(&json!({"type": "function_call", "call_id": "a", "name": "read", "arguments": "{}"})).unwrap_err();
+    assert_eq!((e.index(), e.field()), (Some(10), Some("call_id")), "{}", e.message());
+    assert_eq!(m.messages(), items.to_vec(), "untouched items come back as they came");
+}
+
+#[test]
+fn responses_results_shrink_in_their_own_spelling_and_requests_stay_valid() {
+    for sdk in [false, true] {
+        let what = if sdk { "agents sdk spelling" } else { "api spelling" };
+        let mut openai = Vec::new();
+        for r in 0..6 {
+            openai.extend(tool_round(&format!("r{r}"), 2, 6_000));
+            openai.push(answer(&format!("answer {r}")));
+        }
+        openai.push(user("and now?"));
+        let msgs = to_responses(&openai, sdk);
+        let summarizer = FakeSummarizer::digest();
+        let mut cfg = config(&format!("responses-{sdk}"), window_for(9_000));
+        cfg.tool_result_limit = 3_000;
+        let m = memory(Format::OpenAiResponses, cfg, Some(summarizer.clone()));
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(r.compressed && r.under_target, "{what}: {r:?}");
+        check_all(&m, Format::OpenAiResponses, what);
+        check_recoverable(&m, what);
+        assert_untouched_are_identical(&m, what);
+        assert_requests_valid(Format::OpenAiResponses, &summarizer, what);
+        assert!(events(&m).contains(&"TOOL_RESULT_TRUNCATE".to_string()), "{what}: {:?}", events(&m));
+        assert!(m.working().iter().any(|w| w.synthetic.as_ref().is_some_and(|s| !s.in_place)), "{what}: {:?}", events(&m));
+        // Every item the engine rewrote in place kept its type, its spelling and its fields.
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        for w in m.working().iter().filter(|w| w.synthetic.as_ref().is_some_and(|s| s.in_place)) {
+            let orig = msgs.iter().find(|o| o["type"] == w.wire["type"] && o["call_id"] == w.wire["call_id"] && o["callId"] == w.wire["callId"]);
+            let orig = orig.unwrap_or_else(|| panic!("{what}: rewritten item matches no original: {}", w.wire));
+            assert_eq!(keys(&w.wire), keys(orig), "{what}");
+        }
+        // What the engine wrote is a user note or a completed assistant message.
+        for w in m.working().iter().filter(|w| w.synthetic.as_ref().is_some_and(|s| !s.in_place)) {
+            assert!(w.wire["role"] == "user" || (w.wire["type"] == "message" && w.wire["content"][0]["type"] == "output_text"), "{}", w.wire);
+        }
+    }
 }
 
 #[test]
@@ -457,6 +562,9 @@ fn reload_tool_definitions_follow_each_format() {
     assert_eq!(ai["inputSchema"], oa["function"]["parameters"]);
     assert!(ai["description"].as_str().unwrap().contains("CONTEXT_OFFLOAD"));
     assert!(ai.get("name").is_none(), "the AI SDK names tools by their key");
+    let rs = Format::OpenAiResponses.reload_tool();
+    assert_eq!((&rs["type"], &rs["name"], &rs["strict"]), (&json!("function"), &json!("context_reload"), &json!(false)));
+    assert_eq!(rs["parameters"], oa["function"]["parameters"]);
 }
 
 fn offloaded(format: Format, limit: u32) -> (Mem, String) {
@@ -480,6 +588,7 @@ fn handle_reload_call_takes_each_formats_call_and_pages_long_content() {
             Format::OpenAi => json!({"id": "c", "type": "function", "function": {"name": "context_reload", "arguments": args.to_string()}}),
             Format::Anthropic => json!({"type": "tool_use", "id": "c", "name": "context_reload", "input": args}),
             Format::AiSdk => json!({"type": "tool-call", "toolCallId": "c", "toolName": "context_reload", "input": args}),
+            Format::OpenAiResponses => json!({"type": "function_call", "call_id": "c", "name": "context_reload", "arguments": args.to_string()}),
         };
         let whole = block_on(m.handle_reload_call(&call)).unwrap();
         assert!(whole.starts_with(&format!("Original content of offload {uuid} (1 message):")), "{}: {whole:.200}", format.name());
@@ -558,7 +667,7 @@ fn tokens_count_what_is_sent_in_every_format() {
 
 #[test]
 fn state_round_trips_in_every_format() {
-    for format in [Format::Anthropic, Format::AiSdk] {
+    for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses] {
         let (m, uuid) = offloaded(format, 16_000);
         let state = m.to_json();
         assert_eq!(state["config"]["format"], format.name());
@@ -577,23 +686,25 @@ fn state_round_trips_in_every_format() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Replay in the Anthropic and AI SDK shapes
+// Replay in the Anthropic, AI SDK and Responses shapes
 // ---------------------------------------------------------------------------------------------
 
 const WINDOW: u64 = 32_000;
 
 /// Replays a converted trace message by message, with a pass before every model turn, and
 /// checks validity, alternation and thinking after every pass, recoverability every fiftieth
-/// turn and at the end. Returns (turns, events, final tokens).
+/// turn and at the end, and the messages of every summarize request. Returns (turns, events,
+/// final tokens).
 fn replay(format: Format, name: &str, msgs: &[Value], llm: bool) -> (usize, usize, u64) {
     let session_id = format!("fmt-{}-{}", format.name(), name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
     let cfg = Config { max_token: WINDOW, session_id, ..Config::default() };
-    let m = memory(format, cfg, llm.then(FakeSummarizer::digest));
+    let summarizer = FakeSummarizer::digest();
+    let m = memory(format, cfg, llm.then(|| summarizer.clone()));
     let what = format!("{name} ({}, {})", format.name(), if llm { "fake LLM" } else { "no LLM" });
     let known = thinking_of(format, msgs);
     let mut turns = 0;
     for (i, v) in msgs.iter().enumerate() {
-        if v["role"] == "assistant" {
+        if starts_response(format, msgs, i) {
             let r = block_on(m.compress_if_needed()).unwrap_or_else(|e| panic!("{what}: pass before message {i}: {e:?}"));
             assert!(r.under_target || r.exhausted, "{what}: {r:?}");
             check_with(&m, format, &known, &format!("{what}, before message {i}"));
@@ -611,12 +722,13 @@ fn replay(format: Format, name: &str, msgs: &[Value], llm: bool) -> (usize, usiz
     assert_eq!(rec.in_working + rec.via_reload, msgs.len(), "{what}");
     assert_untouched_are_identical(&m, &what);
     assert_eq!(m.original_messages(), msgs, "{what}: the original log is the trace");
-    assert!(validate_tool_pairing(&m.working()).is_empty());
+    assert!(validate_tool_pairing(format, &m.working()).is_empty());
+    assert_requests_valid(format, &summarizer, &what);
     (turns, m.events().len(), m.token_count())
 }
 
 #[test]
-fn corpus_replays_in_the_anthropic_and_ai_sdk_shapes() {
+fn corpus_replays_in_the_anthropic_ai_sdk_and_responses_shapes() {
     let mut traces = vec![("bundled-example".to_string(), bundled_example())];
     let dir = corpus_dir();
     match std::fs::read_dir(&dir) {
@@ -636,17 +748,21 @@ fn corpus_replays_in_the_anthropic_and_ai_sdk_shapes() {
     TokenCounter::new(Tokenizer::O200kBase).unwrap().count_text("warm up").unwrap();
     let mut jobs: Vec<(usize, Format, bool)> = Vec::new();
     for i in 0..traces.len() {
-        for format in [Format::Anthropic, Format::AiSdk] {
+        for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses] {
             for llm in [false, true] {
                 jobs.push((i, format, llm));
             }
         }
     }
     jobs.sort_by_key(|&(i, _, _)| traces[i].1.len());
-    let converted: Vec<[Vec<Value>; 2]> = traces.iter().map(|(_, m)| [to_anthropic(m), to_ai_sdk(m)]).collect();
+    // The Responses shape takes the Agents SDK's spelling in every other trace.
+    let converted: Vec<[Vec<Value>; 3]> =
+        traces.iter().enumerate().map(|(i, (_, m))| [to_anthropic(m), to_ai_sdk(m), to_responses(m, i % 2 == 1)]).collect();
     // Round-trip identity first: every trace in every shape comes back byte-exact.
     for ((name, openai), shapes) in traces.iter().zip(&converted) {
-        for (format, msgs) in [(Format::OpenAi, openai), (Format::Anthropic, &shapes[0]), (Format::AiSdk, &shapes[1])] {
+        for (format, msgs) in
+            [(Format::OpenAi, openai), (Format::Anthropic, &shapes[0]), (Format::AiSdk, &shapes[1]), (Format::OpenAiResponses, &shapes[2])]
+        {
             let m = memory(format, config("identity", 1_000_000_000), None);
             m.add(&Value::Array(msgs.clone())).unwrap_or_else(|e| panic!("{name} ({}): {e:?}", format.name()));
             assert_eq!(serde_json::to_string(&m.messages()).unwrap(), serde_json::to_string(msgs).unwrap(), "{name} ({})", format.name());
@@ -661,7 +777,11 @@ fn corpus_replays_in_the_anthropic_and_ai_sdk_shapes() {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let Some((i, format, llm)) = jobs.lock().unwrap().pop() else { break };
-                let msgs = &converted[i][usize::from(format == Format::AiSdk)];
+                let msgs = &converted[i][match format {
+                    Format::Anthropic => 0,
+                    Format::AiSdk => 1,
+                    _ => 2,
+                }];
                 let row = replay(format, &traces[i].0, msgs, llm);
                 rows.lock().unwrap().push((traces[i].0.clone(), format.name(), llm, msgs.len(), row));
             });
@@ -677,7 +797,7 @@ fn corpus_replays_in_the_anthropic_and_ai_sdk_shapes() {
         ));
     }
     let _ = std::io::stderr().write_all(report.as_bytes());
-    assert_eq!(rows.len(), traces.len() * 4);
+    assert_eq!(rows.len(), traces.len() * 6);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -725,10 +845,10 @@ fn random_input_in_every_format_is_accepted_or_a_typed_error() {
                 assert!(e.index().is_some(), "{e:?}");
             }
         }
-        assert!(validate_tool_pairing(&m.working()).is_empty(), "{}", format.name());
+        assert!(validate_tool_pairing(format, &m.working()).is_empty(), "{}", format.name());
         let r = block_on(m.compress_if_needed()).unwrap();
         assert!(r.under_target || r.exhausted, "{r:?}");
-        assert!(validate_tool_pairing(&m.working()).is_empty(), "{}", format.name());
+        assert!(validate_tool_pairing(format, &m.working()).is_empty(), "{}", format.name());
         check_recoverable(&m, format.name());
     }
 }
@@ -746,7 +866,7 @@ fn random_sessions_under_extreme_options_stay_valid_in_every_shape() {
             }
         }
         openai.push(user("go on"));
-        for format in [Format::Anthropic, Format::AiSdk] {
+        for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses] {
             let msgs = convert(format, &openai);
             let mut cfg = config(&format!("rand-{case}-{}", format.name()), 1_000 + rng.below(12_000));
             cfg.msg_threshold = 4 + rng.below(40) as u32;
@@ -767,7 +887,7 @@ fn random_sessions_under_extreme_options_stay_valid_in_every_shape() {
             let m = memory(format, cfg, summarizer);
             let what = format!("case {case}, {}", format.name());
             for (i, v) in msgs.iter().enumerate() {
-                if v["role"] == "assistant" || i + 1 == msgs.len() {
+                if starts_response(format, &msgs, i) || i + 1 == msgs.len() {
                     block_on(m.compress_if_needed()).unwrap_or_else(|e| panic!("{what}: {e:?}"));
                     check_all(&m, format, &what);
                 }
@@ -792,7 +912,7 @@ fn every_preset_keeps_every_shape_valid() {
     }
     openai.push(user("what next?"));
     for preset in ["agentscope", "prefix-summary", "facts", "turns"] {
-        for format in [Format::Anthropic, Format::AiSdk] {
+        for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses] {
             let what = format!("{preset}, {}", format.name());
             let mut options = json!({
                 "preset": preset, "format": format.name(), "maxToken": 6_000, "msgThreshold": 30, "lastKeep": 4,
@@ -809,7 +929,7 @@ fn every_preset_keeps_every_shape_valid() {
             let msgs = convert(format, &openai);
             let mut passes = 0;
             for (i, v) in msgs.iter().enumerate() {
-                if v["role"] == "assistant" {
+                if starts_response(format, &msgs, i) {
                     block_on(m.compress_if_needed()).unwrap_or_else(|e| panic!("{what}: pass before {i}: {e:?}"));
                     check_all(&m, format, &what);
                     passes += 1;

@@ -4,7 +4,7 @@
 //! still find duplicates, orphans and missing results, and the `lastKeep` cut must still widen to
 //! the exchange's start.
 
-use autocontext::format::validate_tool_pairing;
+use autocontext::format::{validate_tool_pairing, Format};
 use autocontext::structure::Structure;
 use autocontext::{Block, Message, Role};
 use serde_json::Value;
@@ -35,7 +35,7 @@ fn results(ids: &[&str]) -> Message {
 }
 
 fn codes(messages: &[Message]) -> Vec<(usize, &'static str)> {
-    validate_tool_pairing(messages).into_iter().map(|p| (p.index, p.code)).collect()
+    validate_tool_pairing(Format::Anthropic, messages).into_iter().map(|p| (p.index, p.code)).collect()
 }
 
 #[test]
@@ -49,18 +49,18 @@ fn results_split_over_messages_of_several_each_form_one_exchange() {
         text(Role::Assistant, "read them"),
         text(Role::User, "next"),
     ];
-    let s = Structure::analyze(&m, 0);
+    let s = Structure::analyze(Format::Anthropic, &m, 0);
     assert_eq!(s.unit(2).span, 2..5, "the call message and both result messages");
     assert!(s.unit(2).exchange && s.unit(2).complete);
     assert_eq!(s.unit(3), s.unit(4));
     assert_eq!(s.rounds, vec![1..6, 6..7], "a result message is not a user turn");
     assert_eq!(s.current_start, 6);
     assert!(!s.in_flight);
-    assert!(codes(&m).is_empty(), "{:?}", validate_tool_pairing(&m));
+    assert!(codes(&m).is_empty(), "{:?}", validate_tool_pairing(Format::Anthropic, &m));
 
     // All three results in one message.
     let m = vec![text(Role::User, "go"), calls(&["a", "b", "c"]), results(&["c", "a", "b"]), text(Role::Assistant, "ok")];
-    let s = Structure::analyze(&m, 0);
+    let s = Structure::analyze(Format::Anthropic, &m, 0);
     assert_eq!(s.unit(1).span, 1..3);
     assert!(s.unit(1).complete);
     assert!(codes(&m).is_empty());
@@ -69,7 +69,7 @@ fn results_split_over_messages_of_several_each_form_one_exchange() {
 #[test]
 fn a_partial_result_message_leaves_the_exchange_incomplete_and_in_flight() {
     let m = vec![text(Role::User, "go"), calls(&["a", "b", "c"]), results(&["a", "c"])];
-    let s = Structure::analyze(&m, 0);
+    let s = Structure::analyze(Format::Anthropic, &m, 0);
     assert_eq!(s.unit(1).span, 1..3);
     assert!(s.unit(1).exchange && !s.unit(1).complete);
     assert!(s.in_flight, "b is still running");
@@ -85,7 +85,7 @@ fn a_partial_result_message_leaves_the_exchange_incomplete_and_in_flight() {
 fn a_message_mixing_an_answer_with_a_foreign_result_ends_the_exchange() {
     // `x` was never called: the message cannot belong to the exchange of a and b.
     let m = vec![text(Role::User, "go"), calls(&["a", "b"]), results(&["a", "x"]), results(&["b"])];
-    let s = Structure::analyze(&m, 0);
+    let s = Structure::analyze(Format::Anthropic, &m, 0);
     assert_eq!(s.unit(1).span, 1..2, "the exchange stops before the mixed message");
     assert!(!s.unit(1).complete);
     assert_eq!(codes(&m), vec![(2, "ORPHAN_RESULT")]);
@@ -121,7 +121,7 @@ fn the_last_keep_cut_widens_to_the_start_of_a_multi_result_exchange() {
     // A tail of 1 is the final answer; a tail of 2 to 5 starts inside the exchange and widens
     // to its call message.
     for last_keep in 1..=5 {
-        let s = Structure::analyze(&m, last_keep);
+        let s = Structure::analyze(Format::Anthropic, &m, last_keep);
         let expected = if last_keep == 1 { 5 } else { 1 };
         assert_eq!(s.keep_start, expected, "lastKeep {last_keep}");
     }

@@ -189,7 +189,7 @@ fn the_cut_moves_back_until_no_kept_result_lacks_its_call() {
     let out = m.messages();
     let first_kept = out.iter().position(|v| markers_in(v).is_empty() && v["role"] != "system").unwrap();
     assert!(out[first_kept].get("tool_calls").is_some() || out[first_kept]["role"] == "user", "{}", out[first_kept]);
-    assert!(autocontext::format::validate_tool_pairing(&m.working()).is_empty());
+    assert!(autocontext::format::validate_tool_pairing(m.config().format, &m.working()).is_empty());
     // The current user message was inside the span: it stays, verbatim, after the summary.
     assert_eq!(out[2], msgs[1]);
     check_all(&m, "fixpoint");

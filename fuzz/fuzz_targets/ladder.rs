@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut b = Bytes::new(data);
-    let format = Format::ALL[b.below(3)];
+    let format = Format::ALL[b.below(Format::ALL.len())];
     let (mut m, store, summarizer) = memory(&mut b, format);
     let mut open = Vec::new();
     let mut next_id = 0;
@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
             0..=5 => {
                 let n = 1 + b.below(4);
                 let open_before = open.clone();
-                let batch: Vec<_> = (0..n).map(|_| message(&mut b, format, &mut open, &mut next_id)).collect();
+                let batch: Vec<_> = (0..n).flat_map(|_| message(&mut b, format, &mut open, &mut next_id)).collect();
                 let before = m.messages().len();
                 if let Err(e) = m.add(&serde_json::Value::Array(batch)) {
                     assert_eq!(e.code(), ErrorCode::InvalidMessage, "{e:?}");

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else { return };
-    let format = Format::ALL[first as usize % 3];
+    let format = Format::ALL[first as usize % Format::ALL.len()];
     let Ok(value) = serde_json::from_slice::<Value>(rest) else { return };
     let items: Vec<&Value> = match &value {
         Value::Array(a) => a.iter().collect(),
@@ -43,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
             for (a, b) in back.iter().zip(&items) {
                 assert_eq!(a.to_string(), b.to_string(), "an untouched message comes back byte-exact");
             }
-            assert!(autocontext::format::validate_tool_pairing(&memory.working()).is_empty());
+            assert!(autocontext::format::validate_tool_pairing(format, &memory.working()).is_empty());
         }
         Err(e) => {
             assert_eq!(e.code(), ErrorCode::InvalidMessage, "{e:?}");

@@ -13,9 +13,9 @@ fuzz_target!(|data: &[u8]| {
     let store = MemoryStore::new();
     match AutoContextMemory::from_json(&value, None::<NoSummarizer>, store.clone(), None) {
         Ok(m) => {
-            assert!(autocontext::format::validate_tool_pairing(&m.working()).is_empty());
+            assert!(autocontext::format::validate_tool_pairing(m.config().format, &m.working()).is_empty());
             let _ = futures_executor::block_on(m.compress_if_needed());
-            assert!(autocontext::format::validate_tool_pairing(&m.working()).is_empty());
+            assert!(autocontext::format::validate_tool_pairing(m.config().format, &m.working()).is_empty());
             let _ = m.to_json();
             // The store is empty: nothing the state names can be served.
             for o in m.offloads() {

@@ -175,9 +175,10 @@ pub fn text(b: &mut Bytes<'_>) -> String {
     s
 }
 
-/// One wire message the bytes choose, for `format`: mostly well-formed, tool calls and results
-/// pairing up with the calls still open in `open`.
-pub fn message(b: &mut Bytes<'_>, format: Format, open: &mut Vec<String>, next_id: &mut usize) -> Value {
+/// One wire message the bytes choose, for `format`, as the items it is sent as (one, except for
+/// the calls of a Responses API response): mostly well-formed, tool calls and results pairing
+/// up with the calls still open in `open`.
+pub fn message(b: &mut Bytes<'_>, format: Format, open: &mut Vec<String>, next_id: &mut usize) -> Vec<Value> {
     let kind = b.below(6);
     let mut new_call = |open: &mut Vec<String>| {
         *next_id += 1;
@@ -185,12 +186,16 @@ pub fn message(b: &mut Bytes<'_>, format: Format, open: &mut Vec<String>, next_i
         open.push(id.clone());
         id
     };
-    match (format, kind) {
+    let one = match (format, kind) {
         (_, 0) if !open.is_empty() => result(b, format, open.remove(0)),
         (_, 1) => {
             let n = 1 + b.below(3);
             let ids: Vec<String> = (0..n).map(|_| new_call(open)).collect();
-            calls(format, &ids)
+            return calls(format, &ids);
+        }
+        (Format::OpenAiResponses, 2) if b.below(3) == 0 => {
+            let reasoning = json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": text(b)}]});
+            return vec![reasoning, json!({"role": "assistant", "content": text(b)})];
         }
         (_, 2) => json!({"role": "assistant", "content": text(b)}),
         (_, 3) if b.below(8) == 0 => json!({"role": "system", "content": text(b)}),
@@ -201,18 +206,23 @@ pub fn message(b: &mut Bytes<'_>, format: Format, open: &mut Vec<String>, next_i
         }
         _ if !open.is_empty() => result(b, format, open.remove(0)),
         _ => json!({"role": "user", "content": text(b)}),
-    }
+    };
+    vec![one]
 }
 
-fn calls(format: Format, ids: &[String]) -> Value {
-    match format {
+fn calls(format: Format, ids: &[String]) -> Vec<Value> {
+    if format == Format::OpenAiResponses {
+        return ids.iter().map(|id| json!({"type": "function_call", "call_id": id, "name": "read", "arguments": "{\"p\":1}"})).collect();
+    }
+    vec![match format {
         Format::OpenAi => json!({"role": "assistant", "content": null, "tool_calls": ids.iter().map(|id| json!({
             "id": id, "type": "function", "function": {"name": "read", "arguments": "{\"p\":1}"}})).collect::<Vec<_>>()}),
         Format::Anthropic => json!({"role": "assistant", "content": ids.iter().map(|id| json!({
             "type": "tool_use", "id": id, "name": "read", "input": {"p": 1}})).collect::<Vec<_>>()}),
         Format::AiSdk => json!({"role": "assistant", "content": ids.iter().map(|id| json!({
             "type": "tool-call", "toolCallId": id, "toolName": "read", "input": {"p": 1}})).collect::<Vec<_>>()}),
-    }
+        Format::OpenAiResponses => unreachable!("returned above"),
+    }]
 }
 
 fn result(b: &mut Bytes<'_>, format: Format, id: String) -> Value {
@@ -222,6 +232,7 @@ fn result(b: &mut Bytes<'_>, format: Format, id: String) -> Value {
         Format::Anthropic => json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": t}]}),
         Format::AiSdk => json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": id, "toolName": "read",
             "output": {"type": "text", "value": t}}]}),
+        Format::OpenAiResponses => json!({"type": "function_call_output", "call_id": id, "output": t}),
     }
 }
 
@@ -230,7 +241,7 @@ fn result(b: &mut Bytes<'_>, format: Format, id: String) -> Value {
 /// working list unchanged or in a reload of an offload (reached from the markers,
 /// transitively), byte-exact and with multiplicity.
 pub fn check(m: &Mem, what: &str) {
-    let pairing = autocontext::format::validate_tool_pairing(&m.working());
+    let pairing = autocontext::format::validate_tool_pairing(m.config().format, &m.working());
     assert!(pairing.is_empty(), "{what}: invalid working list: {pairing:?}");
     let own: Vec<String> = m.offloads().into_iter().map(|o| o.uuid).collect();
     let originals: Vec<String> = m.original_messages().iter().map(Value::to_string).collect();

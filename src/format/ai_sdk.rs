@@ -26,7 +26,7 @@ use serde_json::{json, Map, Value};
 
 use super::anthropic::json_tokens;
 use super::openai::{kind_of, role_name};
-use super::{kept_result_parts, write_input_call, Problem};
+use super::{kept_result_parts, reread, write_input_call, Problem};
 use crate::error::{Error, Result};
 use crate::message::{Block, Message, Role, Synthetic};
 
@@ -235,7 +235,7 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
     if !wire.contains_key("role") {
         wire.insert("role".into(), Value::String(role_name(original.role).into()));
     }
-    finish(Value::Object(wire), original.role, synthetic)
+    reread(parse, Value::Object(wire), original.role, synthetic)
 }
 
 fn write_parts(parts: &[&Value], new: &[Block], out: &mut Vec<Value>) {
@@ -312,17 +312,7 @@ fn write_output(orig: Option<&Value>, text: &str, is_error: bool, nested: Vec<Va
 pub(crate) fn synthesize(role: Role, text: String, synthetic: Synthetic) -> Message {
     let role = if role == Role::Tool { Role::User } else { role };
     let content = if role == Role::System { Value::String(text) } else { json!([{"type": "text", "text": text}]) };
-    finish(json!({"role": role_name(role), "content": content}), role, synthetic)
-}
-
-fn finish(wire: Value, role: Role, synthetic: Synthetic) -> Message {
-    match parse(0, &wire) {
-        Ok(mut m) => {
-            m.synthetic = Some(synthetic);
-            m
-        }
-        Err(_) => Message { role, blocks: Vec::new(), wire, synthetic: Some(synthetic) },
-    }
+    reread(parse, json!({"role": role_name(role), "content": content}), role, synthetic)
 }
 
 /// The `context_reload` tool as an AI SDK tool definition: `description` and `inputSchema` (a

@@ -31,7 +31,7 @@
 use serde_json::{json, Map, Value};
 
 use super::openai::kind_of;
-use super::{kept_result_parts, write_input_call, Problem};
+use super::{kept_result_parts, reread, write_input_call, Problem};
 use crate::error::{Error, Result};
 use crate::message::{Block, Message, Role, Synthetic};
 use crate::tokens::{estimate, O200K_WEIGHTS};
@@ -232,7 +232,7 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
     if !wire.contains_key("role") {
         wire.insert("role".into(), Value::String(role_name(original.role).into()));
     }
-    finish(Value::Object(wire), original.role, synthetic)
+    reread(parse, Value::Object(wire), original.role, synthetic)
 }
 
 fn write_blocks(items: &[&Value], new: &[Block], out: &mut Vec<Value>) {
@@ -290,7 +290,7 @@ fn write_blocks(items: &[&Value], new: &[Block], out: &mut Vec<Value>) {
 /// A message written by the engine: its text as string content.
 pub(crate) fn synthesize(role: Role, text: String, synthetic: Synthetic) -> Message {
     let wire = json!({"role": role_name(role), "content": text});
-    finish(wire, role, synthetic)
+    reread(parse, wire, role, synthetic)
 }
 
 /// `neighbor` with `text` joined as a text block (see [`super::Format::merge`]).
@@ -309,7 +309,7 @@ pub(crate) fn merge(neighbor: &Message, text: &str, note_first: bool, synthetic:
         items.push(note);
     }
     wire.insert("content".into(), Value::Array(items));
-    finish(Value::Object(wire), neighbor.role, synthetic)
+    reread(parse, Value::Object(wire), neighbor.role, synthetic)
 }
 
 /// `first` and `second`, two messages of one side, as one: their contents in order, except
@@ -328,20 +328,7 @@ pub(crate) fn join(first: &Message, second: &Message, synthetic: Synthetic) -> M
     front.extend(rest);
     let mut wire: Map<String, Value> = second.wire.as_object().cloned().unwrap_or_default();
     wire.insert("content".into(), Value::Array(front));
-    finish(Value::Object(wire), second.role, synthetic)
-}
-
-/// The canonical message of a wire value the format wrote: read back, so its blocks are
-/// exactly what a restore would read.
-fn finish(wire: Value, role: Role, synthetic: Synthetic) -> Message {
-    match parse(0, &wire) {
-        Ok(mut m) => {
-            m.synthetic = Some(synthetic);
-            m
-        }
-        // Unreachable for values written above; keep the role and carry no blocks.
-        Err(_) => Message { role, blocks: Vec::new(), wire, synthetic: Some(synthetic) },
-    }
+    reread(parse, Value::Object(wire), second.role, synthetic)
 }
 
 fn role_name(role: Role) -> &'static str {

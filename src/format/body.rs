@@ -15,7 +15,7 @@
 use serde_json::Value;
 
 use super::Format;
-use crate::message::{transcript, Message, Role, Synthetic};
+use crate::message::{transcript, Block, Message, Role, Synthetic};
 use crate::structure::Structure;
 
 /// Opens a body that would otherwise start with the assistant (formats whose turns alternate).
@@ -27,12 +27,16 @@ const KIND: &str = "SUMMARIZE_REQUEST";
 
 /// `messages` as a valid request body in `format`, once the host appends a user message.
 pub(crate) fn request_body(format: Format, messages: &[&Message]) -> Vec<Value> {
-    let st = Structure::analyze(messages, 0);
+    let st = Structure::analyze(format, messages, 0);
     let mut out: Vec<Message> = Vec::with_capacity(messages.len() + 2);
     for (i, m) in messages.iter().enumerate() {
         let u = st.unit(i);
         let tool_work = m.has_calls() || m.has_results() || m.role == Role::Tool;
-        if !tool_work || (u.exchange && u.complete) {
+        // A Responses reasoning item goes with the rest of its response: as it is only when that
+        // follows it as it is.
+        let reasoning = m.role == Role::Assistant && !m.blocks.is_empty() && m.blocks.iter().all(|b| matches!(b, Block::Thinking(_)));
+        let cut_reasoning = reasoning && (if u.exchange { !u.complete } else { u.span.end == i + 1 });
+        if (!tool_work && !cut_reasoning) || (u.exchange && u.complete) {
             out.push((*m).clone());
         } else {
             let role = if m.role == Role::Assistant { Role::Assistant } else { Role::User };

@@ -7,16 +7,20 @@
 //! blocks, its tool results first in a user turn, the AI SDK's typed tool outputs) is kept by
 //! the format when it rebuilds a message, so no strategy can break it.
 //!
-//! Formats differ in one structural rule: Anthropic wants user and assistant turns to
+//! Formats differ in two structural rules. Anthropic wants user and assistant turns to
 //! alternate ([`Format::needs_alternation`]). The engine's own messages are fitted to that rule
 //! before a pass commits (see `strategy::turns`), with [`Format::merge`] when a note has to
-//! join a neighbouring message of its side.
+//! join a neighbouring message of its side. And the Responses API sends one model response as
+//! several items (reasoning, a message, one item per function call), which the engine keeps
+//! together as one turn ([`Format::continues_turn`]): pairing, exchanges and every span the
+//! strategies replace treat them as the one assistant message they stand for.
 
 pub mod ai_sdk;
 pub mod anthropic;
 pub(crate) mod body;
 pub mod depth;
 pub mod openai;
+pub mod openai_responses;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -66,6 +70,10 @@ pub enum Format {
     /// Vercel AI SDK `ModelMessage` (`messages` of `generateText` / `streamText`).
     #[serde(rename = "ai-sdk")]
     AiSdk,
+    /// OpenAI Responses API input items (`input` of `client.responses.create`), in the API's
+    /// spelling or the OpenAI Agents SDK's (`callId`, `function_call_result`).
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
 }
 
 /// The side of the conversation a message is on, as a provider that wants alternating turns
@@ -80,7 +88,7 @@ pub enum Turn {
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 3] = [Format::OpenAi, Format::Anthropic, Format::AiSdk];
+    pub const ALL: [Format; 4] = [Format::OpenAi, Format::Anthropic, Format::AiSdk, Format::OpenAiResponses];
 
     /// The name used in options and state.
     pub fn name(self) -> &'static str {
@@ -88,12 +96,20 @@ impl Format {
             Format::OpenAi => "openai",
             Format::Anthropic => "anthropic",
             Format::AiSdk => "ai-sdk",
+            Format::OpenAiResponses => "openai-responses",
         }
     }
 
-    /// The format an option value names (`openai`, `anthropic`, `ai-sdk`).
+    /// The format an option value names (`openai`, `anthropic`, `ai-sdk`, `openai-responses`).
     pub fn from_name(name: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Every format's name, quoted, for error messages: `"openai", "anthropic", ... or "..."`.
+    pub fn names() -> String {
+        let quoted: Vec<String> = Format::ALL.iter().map(|f| format!("{:?}", f.name())).collect();
+        let (last, rest) = quoted.split_last().expect("there are formats");
+        format!("{} or {last}", rest.join(", "))
     }
 
     /// Reads one wire message; `index` is used in error messages.
@@ -103,6 +119,7 @@ impl Format {
             Format::OpenAi => openai::parse(index, v),
             Format::Anthropic => anthropic::parse(index, v),
             Format::AiSdk => ai_sdk::parse(index, v),
+            Format::OpenAiResponses => openai_responses::parse(index, v),
         }
     }
 
@@ -112,6 +129,7 @@ impl Format {
             Format::OpenAi => openai::rebuild(original, blocks, synthetic),
             Format::Anthropic => anthropic::rebuild(original, blocks, synthetic),
             Format::AiSdk => ai_sdk::rebuild(original, blocks, synthetic),
+            Format::OpenAiResponses => openai_responses::rebuild(original, blocks, synthetic),
         }
     }
 
@@ -121,7 +139,15 @@ impl Format {
             Format::OpenAi => openai::synthesize(role, text, synthetic),
             Format::Anthropic => anthropic::synthesize(role, text, synthetic),
             Format::AiSdk => ai_sdk::synthesize(role, text, synthetic),
+            Format::OpenAiResponses => openai_responses::synthesize(role, text, synthetic),
         }
+    }
+
+    /// Whether `next` belongs to the same model response as `prev`, the message just before it.
+    /// Only the Responses API splits a response into several items; in the other formats a
+    /// response is one message.
+    pub fn continues_turn(self, prev: &Message, next: &Message) -> bool {
+        self == Format::OpenAiResponses && openai_responses::continues_turn(prev, next)
     }
 
     /// Whether the provider wants user and assistant turns to alternate (Anthropic).
@@ -148,7 +174,7 @@ impl Format {
         match self {
             Format::Anthropic => anthropic::merge(neighbor, &text, note_first, mark),
             // The other formats never need a merge; joining the blocks keeps them valid anyway.
-            Format::OpenAi | Format::AiSdk => {
+            Format::OpenAi | Format::AiSdk | Format::OpenAiResponses => {
                 let mut blocks = neighbor.blocks.clone();
                 if note_first {
                     let at = blocks.iter().take_while(|b| matches!(b, Block::Thinking(_) | Block::ToolResult { .. })).count();
@@ -168,7 +194,7 @@ impl Format {
         mark.in_place = true;
         match self {
             Format::Anthropic => anthropic::join(first, second, mark),
-            Format::OpenAi | Format::AiSdk => {
+            Format::OpenAi | Format::AiSdk | Format::OpenAiResponses => {
                 let blocks = first.blocks.iter().chain(&second.blocks).cloned().collect();
                 self.rebuild(second, blocks, mark)
             }
@@ -176,23 +202,25 @@ impl Format {
     }
 
     /// The `context_reload` tool definition in this format: an OpenAI function tool, an
-    /// Anthropic tool (`input_schema`), or an AI SDK tool definition (`inputSchema` as a JSON
-    /// schema; `autocontext/ai-sdk` turns it into a ready tool).
+    /// Anthropic tool (`input_schema`), an AI SDK tool definition (`inputSchema` as a JSON
+    /// schema; `autocontext/ai-sdk` turns it into a ready tool), or a Responses API function
+    /// tool (`autocontext/openai-agents` has it as an Agents SDK tool).
     pub fn reload_tool(self) -> Value {
         match self {
             Format::OpenAi => openai::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
             Format::Anthropic => anthropic::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
             Format::AiSdk => ai_sdk::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
+            Format::OpenAiResponses => openai_responses::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
         }
     }
 
     /// The arguments object of a `context_reload` call in this format's shape: OpenAI's tool
     /// call (`tool_calls[i]`), its `function` or its `arguments` JSON string; Anthropic's
-    /// `tool_use` block or the AI SDK's `tool-call` part (both carry `input`); or the parsed
-    /// arguments themselves.
+    /// `tool_use` block or the AI SDK's `tool-call` part (both carry `input`); a Responses
+    /// `function_call` item (`arguments`); or the parsed arguments themselves.
     pub fn reload_call_args(self, call: &Value) -> Option<Value> {
         let args = match self {
-            Format::OpenAi => openai::reload_call_args(call)?,
+            Format::OpenAi | Format::OpenAiResponses => openai::reload_call_args(call)?,
             Format::Anthropic | Format::AiSdk => input_args(call)?,
         };
         args.is_object().then_some(args)
@@ -206,11 +234,12 @@ impl Format {
     /// The wire field of message `m` that holds the call id `id`, for error messages: of a
     /// result when `result`, else of a call (`tool_call_id` / `tool_calls` for OpenAI,
     /// `content[k].tool_use_id` / `content[k].id` for Anthropic, `content[k].toolCallId` for
-    /// the AI SDK).
+    /// the AI SDK, `call_id` or `callId` for the Responses API).
     pub fn id_field(self, m: &Message, id: &str, result: bool) -> String {
         let (kind, key) = match (self, result) {
             (Format::OpenAi, true) => return "tool_call_id".into(),
             (Format::OpenAi, false) => return "tool_calls".into(),
+            (Format::OpenAiResponses, _) => return openai_responses::id_field(m),
             (Format::Anthropic, true) => ("tool_result", "tool_use_id"),
             (Format::Anthropic, false) => ("tool_use", "id"),
             (Format::AiSdk, true) => ("tool-result", "toolCallId"),
@@ -239,11 +268,12 @@ impl Format {
     }
 
     fn problems<M: AsRef<Message>>(self, messages: &[M], request: bool) -> Vec<Problem> {
-        let mut problems = pairing(messages, request);
+        let mut problems = pairing(self, messages, request);
         match self {
             Format::OpenAi => {}
             Format::Anthropic => problems.extend(anthropic::validate(messages)),
             Format::AiSdk => problems.extend(ai_sdk::validate(messages)),
+            Format::OpenAiResponses => problems.extend(openai_responses::validate(messages)),
         }
         if request && self.needs_alternation() {
             if let Some(first) = messages.first().map(AsRef::as_ref).filter(|m| self.turn(m.role) != Turn::User) {
@@ -310,6 +340,19 @@ pub(crate) fn kept_result_parts(new: &[Block], i: usize, parts: &[Value], consum
     nested
 }
 
+/// The canonical message of a wire value a format wrote, read back with its `parse`, so its
+/// blocks are exactly what a restore would read; it carries `synthetic`.
+pub(crate) fn reread(parse: fn(usize, &Value) -> Result<Message>, wire: Value, role: Role, synthetic: Synthetic) -> Message {
+    match parse(0, &wire) {
+        Ok(mut m) => {
+            m.synthetic = Some(synthetic);
+            m
+        }
+        // Unreachable for the values the formats write; keep the role and carry no blocks.
+        Err(_) => Message { role, blocks: Vec::new(), wire, synthetic: Some(synthetic) },
+    }
+}
+
 /// One reason a provider would reject a message list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -318,7 +361,8 @@ pub struct Problem {
     /// Stable problem code: `ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT` or
     /// `DUPLICATE_CALL` (every format); `ROLES_NOT_ALTERNATING`, `TOOL_RESULT_NOT_FIRST`,
     /// `THINKING_ONLY`, `EMPTY_CONTENT` or, for a request body, `FIRST_NOT_USER` (Anthropic);
-    /// `APPROVAL_WITHOUT_REQUEST` (AI SDK).
+    /// `APPROVAL_WITHOUT_REQUEST` (AI SDK); `PART_TYPE_FOR_ROLE` or `REASONING_WITHOUT_FOLLOWER`
+    /// (Responses API).
     pub code: &'static str,
     /// What is wrong, for people.
     pub message: String,
@@ -329,26 +373,26 @@ pub struct Problem {
 /// the conversation moves on, and no id is used twice. Calls of the last exchange may still be
 /// waiting for results (the host is about to run the tools). A message may carry several
 /// results (Anthropic, the AI SDK); a tool message without results (an AI SDK approval
-/// response) stays inside the exchange.
-pub fn validate_tool_pairing<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> {
-    pairing(messages, false)
+/// response) stays inside the exchange; the items of one response (the Responses API, see
+/// [`Format::continues_turn`]) open one exchange together.
+pub fn validate_tool_pairing<M: AsRef<Message>>(format: Format, messages: &[M]) -> Vec<Problem> {
+    pairing(format, messages, false)
 }
 
 /// Tool pairing; with `complete`, the last exchange must be answered too.
-fn pairing<M: AsRef<Message>>(messages: &[M], complete: bool) -> Vec<Problem> {
+fn pairing<M: AsRef<Message>>(format: Format, messages: &[M], complete: bool) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let mut open: Option<(usize, Vec<String>, Vec<bool>)> = None;
+    // The open exchange's calls: the message making each, its id, whether it is answered.
+    let mut open: Vec<(usize, String, bool)> = Vec::new();
     let mut seen_calls = std::collections::HashSet::new();
-    let close = |open: &mut Option<(usize, Vec<String>, Vec<bool>)>, problems: &mut Vec<Problem>| {
-        if let Some((at, ids, answered)) = open.take() {
-            for (id, ok) in ids.iter().zip(answered) {
-                if !ok {
-                    problems.push(Problem {
-                        index: at,
-                        code: "MISSING_RESULT",
-                        message: format!("tool call {id:?} of message {at} has no result before the conversation moves on"),
-                    });
-                }
+    let close = |open: &mut Vec<(usize, String, bool)>, problems: &mut Vec<Problem>| {
+        for (at, id, ok) in open.drain(..) {
+            if !ok {
+                problems.push(Problem {
+                    index: at,
+                    code: "MISSING_RESULT",
+                    message: format!("tool call {id:?} of message {at} has no result before the conversation moves on"),
+                });
             }
         }
     };
@@ -356,16 +400,9 @@ fn pairing<M: AsRef<Message>>(messages: &[M], complete: bool) -> Vec<Problem> {
         let m = m.as_ref();
         if m.has_results() || m.role == Role::Tool {
             for id in m.result_ids() {
-                let found = open.as_mut().and_then(|(_, ids, answered)| {
-                    ids.iter().position(|c| c == id).map(|k| {
-                        let dup = answered[k];
-                        answered[k] = true;
-                        dup
-                    })
-                });
-                match found {
-                    Some(false) => {}
-                    Some(true) => problems.push(Problem {
+                match open.iter_mut().find(|(_, c, _)| c == id) {
+                    Some((_, _, answered)) if !*answered => *answered = true,
+                    Some(_) => problems.push(Problem {
                         index: i,
                         code: "DUPLICATE_RESULT",
                         message: format!("message {i} answers tool call {id:?} a second time"),
@@ -380,20 +417,18 @@ fn pairing<M: AsRef<Message>>(messages: &[M], complete: bool) -> Vec<Problem> {
             // A message may carry results and other content (Anthropic); it still belongs to the exchange.
             continue;
         }
-        close(&mut open, &mut problems);
-        if m.has_calls() {
-            let ids: Vec<String> = m.call_ids().map(str::to_string).collect();
-            for id in &ids {
-                if !seen_calls.insert(id.clone()) {
-                    problems.push(Problem {
-                        index: i,
-                        code: "DUPLICATE_CALL",
-                        message: format!("message {i} reuses tool call id {id:?}"),
-                    });
-                }
+        if !(i > 0 && format.continues_turn(messages[i - 1].as_ref(), m)) {
+            close(&mut open, &mut problems);
+        }
+        for id in m.call_ids() {
+            if !seen_calls.insert(id.to_string()) {
+                problems.push(Problem {
+                    index: i,
+                    code: "DUPLICATE_CALL",
+                    message: format!("message {i} reuses tool call id {id:?}"),
+                });
             }
-            let n = ids.len();
-            open = Some((i, ids, vec![false; n]));
+            open.push((i, id.to_string(), false));
         }
     }
     // The last exchange may be in flight: its missing results are not a problem yet, unless

@@ -54,7 +54,7 @@ fn result_blocks(m: &Message) -> Vec<(String, String, bool)> {
 
 /// Runs `f` with a context over `working`, `excess` tokens over the target.
 fn with_ctx<R>(working: &[Entry], config: &Config, excess: u64, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
-    let st = Structure::analyze(working, config.last_keep as usize);
+    let st = Structure::analyze(Format::OpenAi, working, config.last_keep as usize);
     let failures = RefCell::new(Vec::new());
     let summaries = crate::prepare::Summaries::none();
     let total: u64 = working.iter().map(|e| e.tokens as u64).sum();
@@ -99,8 +99,7 @@ impl Summarizer for Fixed {
 fn truncation_shrinks_only_the_results_over_the_limit_and_keeps_every_id() {
     let working =
         vec![text(Role::User, "read"), calls(&["a", "b", "c"]), results(&[("a", 3_000, false), ("b", 100, true), ("c", 2_400, true)])];
-    let mut config = Config::default();
-    config.tool_result_limit = 1_000;
+    let config = Config { tool_result_limit: 1_000, ..Config::default() };
     let edits = with_ctx(&working, &config, 1, truncate::plan);
     assert_eq!(edits.len(), 1);
     assert_eq!(edits[0].span, 2..3);
@@ -117,7 +116,7 @@ fn truncation_shrinks_only_the_results_over_the_limit_and_keeps_every_id() {
         }
     }
     assert_eq!(edits[0].replacement[0].role, Role::Tool);
-    assert!(validate_tool_pairing(&applied(&working, edits)).is_empty());
+    assert!(validate_tool_pairing(Format::OpenAi, &applied(&working, edits)).is_empty());
 }
 
 #[test]
@@ -139,7 +138,7 @@ fn offload_shrink_keeps_every_result_id_and_error_flag() {
         assert!(content.chars().count() < 400);
         assert_eq!(find_markers(content), vec![uuid.clone()]);
     }
-    assert!(validate_tool_pairing(&applied(&working, vec![edit])).is_empty());
+    assert!(validate_tool_pairing(Format::OpenAi, &applied(&working, vec![edit])).is_empty());
 }
 
 #[test]
@@ -177,6 +176,6 @@ fn current_round_steps_summarize_an_answered_multi_result_message_in_place() {
             assert_eq!(find_markers(content), vec![edits[0].offload.clone().unwrap()]);
         }
         assert_eq!(edits[0].replacement[0].role, Role::Tool, "{step}: never turned into assistant prose");
-        assert!(validate_tool_pairing(&applied(&working, edits)).is_empty(), "{step}");
+        assert!(validate_tool_pairing(Format::OpenAi, &applied(&working, edits)).is_empty(), "{step}");
     }
 }

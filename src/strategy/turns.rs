@@ -219,7 +219,7 @@ mod tests {
             {"role": "user", "content": "q2"},
             {"role": "assistant", "content": "ok"}
         ]));
-        let st = Structure::analyze(&work, 0);
+        let st = Structure::analyze(Format::Anthropic, &work, 0);
         // Between two user turns, a user note becomes the assistant's.
         let out = fit(Format::Anthropic, &work, &st, vec![note(Role::User, 1..4)]);
         assert_eq!(out[0].span, 1..4);
@@ -261,7 +261,7 @@ mod tests {
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "r"}]},
             {"role": "assistant", "content": "done"}
         ]));
-        let short_st = Structure::analyze(&short, 0);
+        let short_st = Structure::analyze(Format::Anthropic, &short, 0);
         let out = fit(Format::Anthropic, &short, &short_st, vec![note(Role::Assistant, 1..3)]);
         assert_eq!(out[0].span, 0..3);
         assert!(alternates(&roles(&short, &out)));

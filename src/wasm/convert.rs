@@ -45,7 +45,7 @@ pub(crate) fn format(name: &str) -> Result<Format, JsValue> {
         super::error::js_field_error(
             ErrorCode::InvalidConfig,
             "format",
-            format!("option `format` must be \"openai\", \"anthropic\" or \"ai-sdk\", got {name:?}"),
+            format!("option `format` must be {}, got {name:?}", Format::names()),
         )
     })
 }

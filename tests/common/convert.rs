@@ -1,6 +1,6 @@
-//! Converters of OpenAI chat-completions conversations to the Anthropic Messages and AI SDK
-//! shapes, so every format sees the same traffic, and of Anthropic conversations to the OpenAI
-//! shape (the Anthropic traces of the shared corpus).
+//! Converters of OpenAI chat-completions conversations to the Anthropic Messages, AI SDK and
+//! Responses API shapes, so every format sees the same traffic, and of Anthropic conversations
+//! to the OpenAI shape (the Anthropic traces of the shared corpus).
 
 use std::collections::HashMap;
 
@@ -141,12 +141,80 @@ pub fn to_ai_sdk(msgs: &[Value]) -> Vec<Value> {
     out
 }
 
+/// OpenAI messages as Responses API input items, in the API's spelling or (`sdk`) the OpenAI
+/// Agents SDK's (`callId`, `function_call_result` with a `name` and `status`). An assistant
+/// message with calls becomes its text as an assistant `message` item, then one `function_call`
+/// item per call, every third such turn opening with a `reasoning` item; each tool message
+/// becomes one output item. Users alternate between easy messages and `input_text` parts;
+/// assistant text is an `output_text` part with an id and status, as the API returns it.
+pub fn to_responses(msgs: &[Value], sdk: bool) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut turns = 0;
+    let assistant_text = |i: usize, t: String| {
+        json!({"type": "message", "id": format!("msg_{i}"), "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": t, "annotations": []}]})
+    };
+    for (i, m) in msgs.iter().enumerate() {
+        match m["role"].as_str().unwrap_or("") {
+            "system" => out.push(json!({"role": "developer", "content": text_of(m)})),
+            "user" if i % 3 == 0 => out.push(json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text_of(m)}]})),
+            "user" => out.push(json!({"role": "user", "content": text_of(m)})),
+            "tool" => {
+                let id = m["tool_call_id"].as_str().unwrap_or("").to_string();
+                let t = text_of(m);
+                out.push(if sdk {
+                    let output = if i % 5 == 0 { json!({"type": "text", "text": t}) } else { json!(t) };
+                    json!({"type": "function_call_result", "name": names.get(&id).cloned().unwrap_or_default(), "callId": id, "status": "completed", "output": output})
+                } else {
+                    json!({"type": "function_call_output", "call_id": id, "output": t})
+                });
+            }
+            _ => {
+                let calls = m["tool_calls"].as_array().cloned().unwrap_or_default();
+                let t = text_of(m);
+                if !calls.is_empty() {
+                    turns += 1;
+                    if turns % 3 == 0 {
+                        out.push(json!({"type": "reasoning", "id": format!("rs_{i}"), "summary": [{"type": "summary_text", "text": format!("Step {turns}.")}],
+                            "encrypted_content": format!("enc-{turns}")}));
+                    }
+                }
+                if !t.is_empty() || calls.is_empty() {
+                    out.push(assistant_text(i, t));
+                }
+                for (k, c) in calls.iter().enumerate() {
+                    let id = c["id"].as_str().unwrap_or("").to_string();
+                    let name = c["function"]["name"].as_str().unwrap_or("").to_string();
+                    names.insert(id.clone(), name.clone());
+                    let args = c["function"]["arguments"].clone();
+                    out.push(if sdk {
+                        json!({"type": "function_call", "callId": id, "name": name, "arguments": args, "status": "completed"})
+                    } else {
+                        json!({"type": "function_call", "id": format!("fc_{i}_{k}"), "call_id": id, "name": name, "arguments": args, "status": "completed"})
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether item `i` of a list in `format` starts a model response: an assistant message, or in
+/// the Responses shape the first of a response's items (reasoning, message, function calls).
+pub fn starts_response(format: Format, msgs: &[Value], i: usize) -> bool {
+    let responses = format == Format::OpenAiResponses;
+    let model = |v: &Value| v["role"] == "assistant" || (responses && matches!(v["type"].as_str(), Some("function_call" | "reasoning")));
+    model(&msgs[i]) && !(responses && i > 0 && model(&msgs[i - 1]))
+}
+
 /// `msgs` (OpenAI shape) in `format`.
 pub fn convert(format: Format, msgs: &[Value]) -> Vec<Value> {
     match format {
         Format::OpenAi => msgs.to_vec(),
         Format::Anthropic => to_anthropic(msgs),
         Format::AiSdk => to_ai_sdk(msgs),
+        Format::OpenAiResponses => to_responses(msgs, false),
     }
 }
 

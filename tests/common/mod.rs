@@ -9,7 +9,7 @@ mod corpus;
 mod rng;
 #[allow(unused_imports)] // not every test converts, reads the corpus or draws random inputs
 pub use {
-    convert::{anthropic_to_openai, convert, to_ai_sdk, to_anthropic},
+    convert::{anthropic_to_openai, convert, starts_response, to_ai_sdk, to_anthropic, to_responses},
     corpus::corpus_dir,
     rng::Rng,
 };
@@ -440,6 +440,25 @@ pub fn check_recoverable<S: Summarizer, O: OffloadStore>(memory: &AutoContextMem
         }
     }
     rec
+}
+
+/// Guarantee 1 for what the summarizer is asked: every request `s` received, with the host's
+/// instruction appended, is a valid request body in `format`. Returns the requests' kinds.
+pub fn assert_requests_valid(format: autocontext::Format, s: &FakeSummarizer, what: &str) -> Vec<String> {
+    let mut kinds = Vec::new();
+    for (k, q) in s.requests.borrow().iter().enumerate() {
+        let mut body = q.messages.clone();
+        body.push(json!({"role": "user", "content": "Summarize the conversation above."}));
+        let parsed: Vec<autocontext::Message> = body
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format.parse(i, v).unwrap_or_else(|e| panic!("{what}: request {k} ({}) message {i}: {e:?}", q.kind)))
+            .collect();
+        let problems = format.validate_request(&parsed);
+        assert!(problems.is_empty(), "{what}: the {} request {k} is not a valid body: {problems:?}\n{}", q.kind, Value::Array(body));
+        kinds.push(q.kind.clone());
+    }
+    kinds
 }
 
 /// Guarantee 1: the working list is valid for the provider.
