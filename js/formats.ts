@@ -10,8 +10,10 @@
 import type { OpenAIChatCompletionMessageParam, OpenAIChatCompletionMessageToolCall } from './sdk/openai.js';
 import type { AnthropicContentBlockParam, AnthropicMessageParam, AnthropicToolUseBlockParam } from './sdk/anthropic.js';
 import type { AiSdkModelMessage, AiSdkToolCallPart } from './sdk/ai-sdk.js';
+import type { OpenAIResponsesResponseFunctionToolCall, OpenAIResponsesResponseInputItem } from './sdk/openai-responses.js';
 
 export type * from './sdk/openai.js';
+export type * from './sdk/openai-responses.js';
 export type * from './sdk/anthropic.js';
 export type * from './sdk/ai-sdk.js';
 
@@ -27,9 +29,14 @@ export interface FormatTypes {
   anthropic: { message: AnthropicMessage; reloadTool: AnthropicReloadTool; reloadCall: AnthropicToolUseBlockParam };
   /** The Vercel AI SDK's `ModelMessage`. */
   'ai-sdk': { message: AiSdkMessage; reloadTool: AiSdkReloadToolDefinition; reloadCall: AiSdkToolCallPart };
+  /** OpenAI Responses API input items (and the OpenAI Agents SDK's items, through `autocontext/openai-agents`). */
+  'openai-responses': { message: OpenAIResponsesItem; reloadTool: OpenAIResponsesReloadTool; reloadCall: OpenAIResponsesFunctionCall | string };
 }
 
-/** A wire format: OpenAI chat completions, the Anthropic Messages API, or the Vercel AI SDK. */
+/**
+ * A wire format: OpenAI chat completions, the Anthropic Messages API, the Vercel AI SDK, or the
+ * OpenAI Responses API.
+ */
 export type FormatName = keyof FormatTypes;
 
 /** The message type of format `F`. */
@@ -77,6 +84,32 @@ export type OpenAIToolCall = OpenAIChatCompletionMessageToolCall;
 export interface OpenAIReloadTool {
   type: 'function';
   function: { name: 'context_reload'; description: string; parameters: ReloadToolParameters };
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI Responses API
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * An input item of the OpenAI Responses API: the `openai` SDK's `ResponseInputItem` (a message
+ * with or without `type`, a `function_call`, a `function_call_output`, `reasoning`, a
+ * `compaction`, hosted tool items), and the items of `response.output` as they come. The
+ * OpenAI Agents SDK's spelling of the same items (`callId`, `function_call_result`) is read
+ * too; `autocontext/openai-agents` types a memory with the Agents SDK's `AgentInputItem`.
+ * The items of one model response (reasoning, message, function calls) are kept together.
+ */
+export type OpenAIResponsesItem = OpenAIResponsesResponseInputItem;
+
+/** A `function_call` item (`response.output[i]`), as {@link AutoContextMemory.handleReloadCall} takes it. */
+export type OpenAIResponsesFunctionCall = OpenAIResponsesResponseFunctionToolCall;
+
+/** The `context_reload` tool as a Responses API function tool (a `FunctionTool`, `strict` off: `page` is optional). */
+export interface OpenAIResponsesReloadTool {
+  type: 'function';
+  name: 'context_reload';
+  description: string;
+  parameters: ReloadToolParameters;
+  strict: false;
 }
 
 // ---------------------------------------------------------------------------------------------

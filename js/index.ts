@@ -755,7 +755,8 @@ export async function handleReloadCall<F extends FormatName = 'openai'>(
  * Problems a provider would reject a list of messages for: messages that cannot be read,
  * broken tool pairing (every format), turns that do not alternate, tool results not first in
  * their message, assistant messages of only thinking, empty content (Anthropic), approval
- * responses nobody asked for (AI SDK). Empty when the list is valid.
+ * responses nobody asked for (AI SDK), content parts of a type the role does not take and
+ * reasoning items cut from their response (Responses API). Empty when the list is valid.
  *
  * By default the calls of the last exchange may still wait for their results (a working list
  * whose tools are running). With `{ request: true }` the list is checked as a complete request

@@ -123,8 +123,9 @@ export interface CustomPrompt {
 export interface EngineOptions {
   /**
    * Wire format of the messages (default `'openai'`): OpenAI chat completions, the Anthropic
-   * Messages API (`'anthropic'`; the system prompt stays your request's `system` parameter), or
-   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`).
+   * Messages API (`'anthropic'`; the system prompt stays your request's `system` parameter),
+   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), or the OpenAI Responses API's input items
+   * (`'openai-responses'`; also the OpenAI Agents SDK's items).
    */
   format?: FormatName;
   /** Compress when the working list has at least this many messages (default 100). */
@@ -292,8 +293,9 @@ export interface HostOptions<M = AnyMessage> extends DiagnosticsOptions {
 export interface AutoContextOptions<F extends FormatName = FormatName, M = MessageFor<F>> extends EngineOptions, HostOptions<M> {
   /**
    * Wire format of the messages (default `'openai'`): OpenAI chat completions, the Anthropic
-   * Messages API (`'anthropic'`; the system prompt stays your request's `system` parameter), or
-   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`). It types the memory's methods: `add`,
+   * Messages API (`'anthropic'`; the system prompt stays your request's `system` parameter),
+   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), or the OpenAI Responses API's input items
+   * (`'openai-responses'`). It types the memory's methods: `add`,
    * `messages()`, `reloadTool()`, `handleReloadCall` and the summarize requests take and give
    * this format's SDK types.
    */

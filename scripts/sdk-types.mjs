@@ -32,6 +32,13 @@ const MIRRORS = [
     imports: { 'openai/resources/chat/completions': ['ChatCompletionMessageParam', 'ChatCompletionMessageToolCall'] },
   },
   {
+    out: 'js/sdk/openai-responses.ts',
+    sdk: 'openai',
+    prefix: 'OpenAIResponses',
+    what: 'the OpenAI Responses API',
+    imports: { 'openai/resources/responses/responses': ['ResponseInputItem', 'ResponseFunctionToolCall'] },
+  },
+  {
     out: 'js/sdk/anthropic.ts',
     sdk: '@anthropic-ai/sdk',
     prefix: 'Anthropic',

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 
 import type { AutoContextMemory } from '../index.js';
 import { isAutoContextError } from '../errors.js';
-import type { CompressionEvent, CompressResult, OffloadStore, SummarizeFn, WireMessage } from '../types.js';
+import type { AutoContextOptions, CompressionEvent, CompressResult, OffloadStore, SummarizeFn, WireMessage } from '../types.js';
 import { InputError, UsageError } from './errors.js';
 import { isUserTurn, type FormatName } from './format.js';
 import { SummarizerUnavailable } from './openai.js';
@@ -74,7 +74,7 @@ function makeMemory(Engine: MemoryClass, s: LoopSettings): Memory {
   if (s.preset !== undefined) options.preset = s.preset;
   if (s.concepts !== undefined) options.concepts = s.concepts.map((keyword) => ({ keyword }));
   try {
-    return new Engine<FormatName, WireMessage>(options as ConstructorParameters<MemoryClass>[0]);
+    return new Engine<FormatName, WireMessage>(options as AutoContextOptions<FormatName, WireMessage>);
   } catch (e) {
     if (!isAutoContextError(e, 'INVALID_CONFIG')) throw e;
     if (e.field === 'format') {
@@ -96,7 +96,7 @@ export async function replayConversation(
 ): Promise<LoopResult> {
   const memory = makeMemory(Engine, s);
   const plainOptions = { format: s.format, maxToken: MAX_WINDOW, msgThreshold: 10_000_000 };
-  const plain = new Engine<FormatName, WireMessage>(plainOptions as ConstructorParameters<MemoryClass>[0]);
+  const plain = new Engine<FormatName, WireMessage>(plainOptions as AutoContextOptions<FormatName, WireMessage>);
 
   let compressionMs = 0;
   let target = Math.floor(s.maxToken * s.ratio);

@@ -1,6 +1,6 @@
-// The Anthropic and AI SDK formats through the installed package: lossless round trips,
-// validate(), typed errors, the reload tool in each shape with pages, bytes in AI SDK parts,
-// and alternating turns after a pass.
+// The Anthropic, AI SDK and Responses formats through the installed package: lossless round
+// trips, validate(), typed errors, the reload tool in each shape with pages, bytes in AI SDK
+// parts, and alternating turns after a pass.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AutoContextMemory, validate } from 'autocontext';
@@ -51,8 +51,20 @@ const AI_SDK = [
   { role: 'user', content: 'Which ones?' },
 ];
 
-test('Anthropic and AI SDK messages come back deep-equal and valid', () => {
-  for (const [format, messages] of [['anthropic', ANTHROPIC], ['ai-sdk', AI_SDK]]) {
+const RESPONSES = [
+  { role: 'developer', content: 'Be terse.' },
+  { role: 'user', content: 'Read a.rs and b.rs.' },
+  { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Both, in parallel.' }], encrypted_content: 'ENC' },
+  { type: 'function_call', id: 'fc_a', call_id: 'call_a', name: 'read_file', arguments: '{"path":"a.rs"}', status: 'completed' },
+  { type: 'function_call', id: 'fc_b', call_id: 'call_b', name: 'read_file', arguments: '{"path":"b.rs"}', status: 'completed' },
+  { type: 'function_call_output', call_id: 'call_b', output: text(9_000, 2) },
+  { type: 'function_call_output', call_id: 'call_a', output: [{ type: 'input_text', text: text(9_000, 1) }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' }] },
+  { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Both define parsers.', annotations: [] }] },
+  { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Thanks. Now the tests?' }] },
+];
+
+test('Anthropic, AI SDK and Responses messages come back deep-equal and valid', () => {
+  for (const [format, messages] of [['anthropic', ANTHROPIC], ['ai-sdk', AI_SDK], ['openai-responses', RESPONSES]]) {
     const memory = new AutoContextMemory({ format });
     memory.add(messages);
     assert.deepStrictEqual(memory.messages(), messages, format);
@@ -114,6 +126,7 @@ test('bad messages are typed errors naming index and field', () => {
 test('each format gets its reload tool, takes its call shape and pages long reloads', async () => {
   const shapes = {
     openai: (args) => ({ id: 'r', type: 'function', function: { name: 'context_reload', arguments: JSON.stringify(args) } }),
+    'openai-responses': (args) => ({ type: 'function_call', id: 'fc_r', call_id: 'r', name: 'context_reload', arguments: JSON.stringify(args) }),
     anthropic: (args) => ({ type: 'tool_use', id: 'r', name: 'context_reload', input: args }),
     'ai-sdk': (args) => ({ type: 'tool-call', toolCallId: 'r', toolName: 'context_reload', input: args }),
   };
@@ -125,14 +138,16 @@ test('each format gets its reload tool, takes its call shape and pages long relo
     ],
     anthropic: ANTHROPIC.slice(0, 3),
     'ai-sdk': AI_SDK.slice(0, 4),
+    'openai-responses': RESPONSES.slice(0, 7),
   };
-  for (const format of ['openai', 'anthropic', 'ai-sdk']) {
+  for (const format of ['openai', 'anthropic', 'ai-sdk', 'openai-responses']) {
     const memory = new AutoContextMemory({ format, maxToken: 2_000, toolResultLimit: 4_000, offloadReloadLimit: 3_000 });
     memory.add(conversations[format]);
     const tool = memory.reloadTool();
     if (format === 'openai') assert.equal(tool.function.parameters.properties.page.type, 'integer');
     if (format === 'anthropic') assert.deepStrictEqual(tool.input_schema.required, ['working_context_offload_uuid']);
     if (format === 'ai-sdk') assert.equal(tool.inputSchema.type, 'object');
+    if (format === 'openai-responses') assert.deepStrictEqual([tool.type, tool.name, tool.strict], ['function', 'context_reload', false]);
     const result = await memory.compressIfNeeded();
     assert.equal(result.compressed, true, format);
     assert.deepStrictEqual(memory.validate(), [], format);
@@ -184,4 +199,36 @@ test('the engine\'s own messages keep Anthropic turns alternating', async () => 
   assert.deepStrictEqual(validate(out, 'anthropic'), []);
   for (let i = 1; i < out.length; i++) assert.notEqual(out[i].role, out[i - 1].role, `messages ${i - 1} and ${i}`);
   assert.deepStrictEqual(out.at(-1), { role: 'user', content: 'last question' });
+});
+
+test('Responses items: the validator\'s own rules, errors naming the field, items of one response kept together', async () => {
+  assert.deepStrictEqual(
+    validate(
+      [
+        { role: 'user', content: 'go' },
+        { type: 'function_call', call_id: 'a', name: 'f', arguments: '{}' },
+        { role: 'user', content: 'hurry' },
+        { type: 'reasoning', summary: [] },
+        { role: 'user', content: [{ type: 'output_text', text: 'not the model' }] },
+        { role: 'assistant', content: [{ type: 'input_text', text: 'wrong part' }] },
+      ],
+      'openai-responses',
+    ).map((p) => [p.index, p.code]),
+    [[1, 'MISSING_RESULT'], [3, 'REASONING_WITHOUT_FOLLOWER'], [4, 'PART_TYPE_FOR_ROLE'], [5, 'PART_TYPE_FOR_ROLE']],
+  );
+  const memory = new AutoContextMemory({ format: 'openai-responses', maxToken: 3_000, toolResultLimit: 1_000 });
+  const e = (() => { try { memory.add({ type: 'function_call_output', output: 'x' }); } catch (err) { return err; } })();
+  assert.deepStrictEqual([e.code, e.index, e.field], ['INVALID_MESSAGE', 0, 'call_id']);
+  memory.add(RESPONSES);
+  const result = await memory.compressIfNeeded();
+  assert.equal(result.compressed, true);
+  assert.deepStrictEqual(memory.validate(), []);
+  const out = memory.messages();
+  // The reasoning item still opens its response, and both calls follow it.
+  const at = out.findIndex((i) => i.type === 'reasoning');
+  assert.deepStrictEqual(out[at], RESPONSES[2]);
+  assert.deepStrictEqual([out[at + 1].call_id, out[at + 2].call_id], ['call_a', 'call_b']);
+  // A rewritten output keeps its call id and its image, with the text shortened behind a marker.
+  const a = out.find((i) => i.type === 'function_call_output' && i.call_id === 'call_a');
+  assert.ok(markers(JSON.stringify(a)).length === 1 && a.output.at(-1).type === 'input_image');
 });
