@@ -18,5 +18,9 @@ lint=$(node_modules/.bin/publint run "$tarball" --strict --level suggestion 2>&1
 grep -q 'All good!' <<<"$lint" || { echo "$lint" >&2; echo 'test-package: publint has remarks (above)' >&2; exit 1; }
 report=$(node_modules/.bin/attw "$tarball" --profile esm-only --format table-flipped 2>&1) || { echo "$report" >&2; echo 'test-package: attw found problems (above)' >&2; exit 1; }
 echo "publint: all good; attw (ESM-only profile): every entry resolves, with its declarations" >&2
+# Subpaths that adapt a framework import it (an optional peer dependency): link it as a user
+# of that subpath has it installed.
+mkdir "$work/app/node_modules/@openai"
+ln -s "$root/node_modules/@openai/agents" "$work/app/node_modules/@openai/agents"
 
 AUTOCONTEXT_APP_DIR="$work/app" node --test tests/package/*.test.mjs

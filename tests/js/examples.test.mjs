@@ -1,12 +1,14 @@
-// The chat-loop examples (examples/openai-loop, examples/anthropic-loop) driven by scripted fake
-// models with the official SDKs' request and response shapes: tools run, the conversation is
-// compressed in the middle of a turn, the model reloads what was offloaded, and every request
-// is valid for its provider.
+// The chat-loop examples (examples/openai-loop, examples/anthropic-loop, examples/openai-agents)
+// driven by scripted fake models with the official SDKs' request and response shapes: tools run,
+// the conversation is compressed in the middle of a turn, the model reloads what was offloaded,
+// and every request is valid for its provider.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validate } from 'autocontext';
 import * as openaiLoop from '../examples/openai-loop/agent.mjs';
 import * as anthropicLoop from '../examples/anthropic-loop/agent.mjs';
+import * as agentsExample from '../examples/openai-agents/agent.mjs';
+import { ScriptedModel, functionCall, message, outputText, reasoning, requestTokens } from './agents-model.mjs';
 import { markers, text } from './helpers.mjs';
 
 const files = { 'src/a.rs': `fn a() {}\n${text(30_000, 1)}`, 'src/b.rs': `fn b() {}\n${text(30_000, 2)}` };
@@ -121,4 +123,36 @@ test('the Anthropic loop keeps thinking signed, turns alternating and results fi
   // Two results in one user turn, ids kept through truncation.
   assert.deepStrictEqual(last[2].content.map((b) => b.tool_use_id), ['toolu_0', 'toolu_1']);
   assert.ok(markers(JSON.stringify(last[2])).length >= 1);
+});
+
+test('the Agents SDK example keeps every model call in the window and answers after a reload', async () => {
+  const big = { ...files, 'src/c.rs': `fn c() {}\n${text(30_000, 3)}`, 'src/d.rs': `fn d() {}\n${text(30_000, 4)}` };
+  let reloaded = false;
+  const model = new ScriptedModel((input, n) => {
+    const last = input.at(-1);
+    if (last.role === 'user') {
+      const paths = last.content.includes('a.rs') ? ['src/a.rs', 'src/b.rs'] : ['src/c.rs', 'src/d.rs'];
+      return [reasoning(n), ...paths.map((path, k) => functionCall(`call_${n}_${k}`, 'read_file', { path }))];
+    }
+    const uuid = markers(JSON.stringify(input))[0];
+    if (last.type === 'function_call_result' && last.name === 'read_file' && uuid && !reloaded) {
+      reloaded = true;
+      return [functionCall(`call_${n}_r`, 'context_reload', { working_context_offload_uuid: uuid })];
+    }
+    const reload = input.find((i) => i.type === 'function_call_result' && i.name === 'context_reload');
+    return [message(reload && /Original content of offload/.test(outputText(reload)) ? 'They define empty functions.' : 'I could not read them.', n)];
+  });
+  const session = agentsExample.createSession({ maxToken: 16_000, toolResultLimit: 8_000, sessionId: 'agents-example' });
+  const agent = agentsExample.createAgent({ session, model, readFile: (path) => big[path] });
+  assert.equal(await agentsExample.ask({ agent, session, question: 'What do a.rs and b.rs define?' }), 'They define empty functions.');
+  assert.equal(await agentsExample.ask({ agent, session, question: 'And c.rs and d.rs?' }), 'They define empty functions.');
+  assert.ok(reloaded, 'the model reloaded an offload');
+  for (const [k, input] of model.inputs.entries()) {
+    assert.deepStrictEqual(validate(input, 'openai-responses'), [], `request ${k}`);
+    assert.ok(requestTokens(input) <= 16_000, `request ${k}: ${requestTokens(input)} tokens`);
+  }
+  // Both questions and all four files are in the session, once each.
+  const originals = session.memory.originalMessages();
+  assert.equal(originals.filter((i) => i.role === 'user').length, 2);
+  assert.equal(originals.filter((i) => i.type === 'function_call_result' && i.name === 'read_file').length, 4);
 });
