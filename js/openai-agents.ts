@@ -28,13 +28,14 @@
 
 import { tool } from '@openai/agents';
 import type { AgentInputItem, CallModelInputFilter, FunctionTool, ModelInputData, Session } from '@openai/agents';
-import { AutoContextMemory } from 'autocontext';
+import { AutoContextMemory, handleReloadCall } from 'autocontext';
 import { AutoContextError, describe } from './errors.js';
 import type {
   AutoContextOptions,
   CompressResult,
   HostOptions,
   MemoryState,
+  OffloadInfo,
   OffloadStore,
   ReloadArguments,
   ReloadToolParameters,
@@ -82,6 +83,9 @@ function startsWith(list: readonly string[], prefix: readonly string[]): boolean
 
 const MARKER = /<!-- CONTEXT_OFFLOAD: uuid=([0-9a-fA-F-]+) -->/g;
 
+/** How many offloads of inputs that were not the conversation the reload tool keeps serving. */
+const MAX_STRAYS = 1_000;
+
 /**
  * An Agents SDK `Session` backed by an {@link AutoContextMemory}: `getItems()` hands out the
  * compressed conversation, `addItems()` records what a run produced, and
@@ -95,6 +99,8 @@ export class AutoContextSession implements Session {
   #views: string[][] = [];
   /** Identities of items the filter added that the runner has not saved yet, in order. */
   #unsaved: string[] = [];
+  /** Offloads made for inputs that did not continue the conversation (the memory does not own them). */
+  #strays: OffloadInfo[] = [];
 
   /**
    * @param options - the memory's options (`maxToken`, `summarize`, `store`, `sessionId`, ...);
@@ -125,7 +131,7 @@ export class AutoContextSession implements Session {
       // Not strict (`page` is optional), which the SDK types as open to further properties.
       parameters: { ...definition.parameters, additionalProperties: true },
       strict: false,
-      execute: async (args) => this.#memory.handleReloadCall(args as ReloadArguments),
+      execute: async (args) => this.#reload(args as ReloadArguments),
     });
   }
 
@@ -148,7 +154,7 @@ export class AutoContextSession implements Session {
    * The `callModelInputFilter` of a run: adds the input's new items to the memory, compresses
    * when needed, and sends the memory's list. An input that does not continue the memory's
    * conversation (a handoff's input filter rewrote it, say) is compressed on its own, the
-   * memory untouched.
+   * memory untouched; the reload tool still serves what that offloaded.
    */
   readonly callModelInputFilter: CallModelInputFilter;
 
@@ -247,10 +253,12 @@ export class AutoContextSession implements Session {
     const originals = view === undefined ? this.#memory.originalMessages().map(identity) : undefined;
     const base = view ?? (originals !== undefined && startsWith(keys, originals) ? originals : undefined);
     if (base === undefined) {
-      // Not this conversation: compress the input as it is, with the same options and store.
+      // Not this conversation: compress the input as it is, with the same options and store;
+      // the reload tool serves its offloads from the store.
       const alone = this.#fresh(this.#memory.sessionId);
       alone.add(input);
       await this.#compress(alone);
+      this.#strays = [...this.#strays, ...alone.offloads()].slice(-MAX_STRAYS);
       return { ...data, input: alone.messages() };
     }
     const fresh = input.slice(base.length);
@@ -262,6 +270,15 @@ export class AutoContextSession implements Session {
     this.#views = [keys];
     await this.#compress(this.#memory);
     return { ...data, input: this.#memory.messages() };
+  }
+
+  /** Answers a `context_reload` call: from the memory, or from the store for a stray offload. */
+  async #reload(args: ReloadArguments): Promise<string> {
+    const uuid = args?.working_context_offload_uuid;
+    const owned = this.#memory.offloads().some((o) => o.uuid === uuid);
+    if (owned || !this.#strays.some((o) => o.uuid === uuid)) return this.#memory.handleReloadCall(args);
+    const { summarize: _, onCompress: __, ...options } = this.#options;
+    return handleReloadCall(this.#memory.store, this.#memory.sessionId, args, { ...options, format: 'openai-responses', offloads: this.#strays });
   }
 
   async #compress(memory: AgentsMemory = this.#memory): Promise<void> {

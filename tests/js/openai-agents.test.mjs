@@ -4,7 +4,7 @@
 // once, the model reloads what was offloaded, and the Session methods keep their contracts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Agent, run, tool } from '@openai/agents';
+import { Agent, RunContext, run, tool } from '@openai/agents';
 import { AutoContextMemory, MemoryStore, validate } from 'autocontext';
 import { AutoContextSession } from 'autocontext/openai-agents';
 import { ScriptedModel, functionCall, message, outputText, reasoning, requestTokens } from './agents-model.mjs';
@@ -184,7 +184,7 @@ test('the filter alone works on a history the caller passes back', async () => {
   assert.equal(session.memory.originalMessages().length, history.length - 1);
 });
 
-test('an input that is not the session\'s conversation is compressed on its own', async () => {
+test('an input that is not the session\'s conversation is compressed on its own, its offloads still reload', async () => {
   const session = new AutoContextSession({ maxToken: 4_000, sessionId: 'other' });
   await session.addItems([{ role: 'user', content: 'hello' }, message('hi', 1)]);
   const before = session.memory.originalMessages();
@@ -200,6 +200,12 @@ test('an input that is not the session\'s conversation is compressed on its own'
   assert.ok(requestTokens(out.input) <= 4_000, `${requestTokens(out.input)} tokens after`);
   assert.deepStrictEqual(validate(out.input, 'openai-responses'), []);
   assert.deepStrictEqual(session.memory.originalMessages(), before, 'the session is untouched');
+  const uuid = markers(JSON.stringify(out.input))[0];
+  assert.ok(uuid && session.memory.offloads().every((o) => o.uuid !== uuid), 'an offload the memory does not own');
+  const answer = await session.reloadTool.invoke(new RunContext(), JSON.stringify({ working_context_offload_uuid: uuid }));
+  assert.match(answer, new RegExp(`Original content of offload ${uuid}`));
+  const unknown = await session.reloadTool.invoke(new RunContext(), JSON.stringify({ working_context_offload_uuid: '00000000-0000-4000-8000-000000000000' }));
+  assert.doesNotMatch(unknown, /Original content/);
 });
 
 test('options are checked: the format is fixed, a memory of another format is refused', async () => {
