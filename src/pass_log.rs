@@ -82,7 +82,7 @@ impl PassLog {
         ms: Option<f64>,
     ) {
         let id = self.replacements.len();
-        let mut snapshot = usize::MAX..0;
+        let (mut lo, mut hi) = (usize::MAX, 0);
         let mut taken = Vec::new();
         let (mut input, mut output) = usage;
         let mut time = ms;
@@ -104,11 +104,10 @@ impl PassLog {
                     r.snapshot.clone()
                 }
             };
-            snapshot = snapshot.start.min(range.start)..snapshot.end.max(range.end);
+            lo = lo.min(range.start);
+            hi = hi.max(range.end);
         }
-        if span.is_empty() {
-            snapshot = 0..0;
-        }
+        let snapshot = if lo < hi { lo..hi } else { 0..0 };
         self.origins.splice(span, std::iter::repeat_n(Origin::Replaced(id), count));
         if !taken.is_empty() {
             for o in &mut self.origins {
