@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::{new_uuid, Ctx, Edit, Strategy};
-use crate::message::{head_chars, offload_marker, strip_markers, Block, Role, Synthetic};
+use crate::message::{find_markers, head_chars, offload_marker, strip_markers, Block, Message, Role, Synthetic};
 use crate::structure::Protection;
 
 /// Tokens a notice is assumed to cost when planning how far to go.
@@ -62,7 +62,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
             spans.push(start..end);
         }
         for span in spans {
-            if let Some(e) = notice_edit(ctx, span, "earlier rounds of this conversation") {
+            if let Some(e) = notice_edit(ctx, span, "earlier rounds of this conversation", false) {
                 edits.push(e);
             }
         }
@@ -89,11 +89,37 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
             }
         }
         let _ = gained;
-        if let Some(e) = notice_edit(ctx, start..end, "the beginning of the current turn") {
+        // Where turns alternate, the notice joins the user's message of the turn; a notice an
+        // earlier pass joined there is taken in (it goes to the new offload with the message as
+        // it was), so notices never pile up in the user's turn.
+        let kind = Strategy::Emergency.event_type();
+        let joined = ctx.format.needs_alternation()
+            && start == cur + 1
+            && ctx.working[cur].msg.synthetic.as_ref().is_some_and(|s| s.kind == kind && s.in_place)
+            && st.free(cur, Protection::NO_JOIN);
+        if let Some(mut e) = notice_edit(ctx, start..end, "the beginning of the current turn", joined) {
+            if joined {
+                let note = e.replacement.pop().expect("one notice");
+                e.replacement = vec![ctx.format.merge(&without_notices(ctx, cur), &note, false)];
+                e.span = cur..e.span.end;
+            }
             edits.push(e);
         }
     }
     edits
+}
+
+/// Message `i` without the notices earlier passes joined to it.
+fn without_notices(ctx: &Ctx<'_>, i: usize) -> Message {
+    let m = &ctx.working[i].msg;
+    let blocks = m
+        .blocks
+        .iter()
+        .filter(|b| !matches!(b, Block::Text(t) if t.starts_with(NOTICE_OPENING) && !find_markers(t).is_empty()))
+        .cloned()
+        .collect();
+    let mark = m.synthetic.clone().unwrap_or_else(|| Synthetic::new(Strategy::Emergency.event_type(), None));
+    ctx.format.rebuild(m, blocks, mark)
 }
 
 /// Tokens that offloading `span` behind one notice is counted on to free: its tokens less the
@@ -111,7 +137,12 @@ fn gain(ctx: &Ctx<'_>, span: Range<usize>) -> u64 {
     ctx.tokens(span).saturating_sub(NOTICE_TOKENS + notices)
 }
 
-fn notice_edit(ctx: &Ctx<'_>, span: Range<usize>, what: &str) -> Option<Edit> {
+/// How every notice opens.
+const NOTICE_OPENING: &str = "[Context note: ";
+
+/// The notice that replaces `span`; `absorbs` says that it also takes in an earlier notice
+/// outside the span (joined to the user's turn).
+fn notice_edit(ctx: &Ctx<'_>, span: Range<usize>, what: &str, absorbs: bool) -> Option<Edit> {
     let kind = Strategy::Emergency.event_type();
     if span.is_empty() || !ctx.st.is_whole(&span) {
         return None;
@@ -141,11 +172,11 @@ fn notice_edit(ctx: &Ctx<'_>, span: Range<usize>, what: &str) -> Option<Edit> {
         }
     }
     let mut text = format!(
-        "[Context note: {} message{} from {what} were offloaded to keep the conversation within the context window.",
+        "{NOTICE_OPENING}{} message{} from {what} were offloaded to keep the conversation within the context window.",
         span.len(),
         if span.len() == 1 { "" } else { "s" }
     );
-    if earlier > 0 {
+    if earlier > 0 || absorbs {
         text.push_str(" They include an earlier note of the same kind.");
     }
     if !requests.is_empty() {
