@@ -1,18 +1,18 @@
 //! The wire formats end to end: lossless round trips, the validators, several results per
 //! message through every in-place strategy, thinking kept intact, alternating turns, the items
 //! of one Responses API response kept together, the reload tool and its pages, approvals, token
-//! counts, state round trips, and the corpus replayed in the Anthropic, AI SDK and Responses
-//! shapes with the validator asserted after every pass and on every summarize request.
+//! counts, state round trips, and the bundled example replayed in the Anthropic, AI SDK and
+//! Responses shapes with the validator asserted after every pass and on every summarize request
+//! (the shared corpus replays in every shape in `replay.rs`).
 //!
-//! The conversations are OpenAI-shaped (the corpus, the bundled example, the builders of
-//! `common`) and converted by `common::convert` (`to_anthropic`, `to_ai_sdk`, `to_responses`),
-//! so every format sees the same traffic. The corpus lives outside the repository (see
-//! `replay.rs`); without it that test replays the bundled example only.
+//! The conversations are OpenAI-shaped (the bundled example, the builders of `common`) and
+//! converted by `common::convert` (`to_anthropic`, `to_ai_sdk`, `to_responses`), so every format
+//! sees the same traffic.
 
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -43,50 +43,6 @@ fn bundled_example() -> Vec<Value> {
 fn assert_alternates(messages: &[Value], what: &str) {
     for (i, w) in messages.windows(2).enumerate() {
         assert_ne!(w[0]["role"], w[1]["role"], "{what}: messages {i} and {} are both {}", i + 1, w[0]["role"]);
-    }
-}
-
-fn is_thinking(format: Format, b: &Value) -> bool {
-    match format {
-        Format::Anthropic => b["type"] == "thinking" || b["type"] == "redacted_thinking",
-        _ => b["type"] == "reasoning",
-    }
-}
-
-/// The thinking blocks (or reasoning parts, or Responses reasoning items) of a list, as JSON text.
-fn thinking_of(format: Format, messages: &[Value]) -> std::collections::HashSet<String> {
-    let mut out = std::collections::HashSet::new();
-    for m in messages {
-        if format == Format::OpenAiResponses && is_thinking(format, m) {
-            out.insert(m.to_string());
-        }
-        if let Some(parts) = m["content"].as_array() {
-            out.extend(parts.iter().filter(|b| is_thinking(format, b)).map(|b| b.to_string()));
-        }
-    }
-    out
-}
-
-/// Every thinking block or reasoning part in `working` is byte-identical to one of the
-/// originals' (`known`, from [`thinking_of`]; signatures intact), and none was reordered behind
-/// other content; a Responses reasoning item is one of the originals (the validator checks that
-/// the rest of its response follows it).
-fn assert_thinking_intact(format: Format, working: &[Value], known: &std::collections::HashSet<String>, what: &str) {
-    let is_thinking = |b: &Value| is_thinking(format, b);
-    for (i, w) in working.iter().enumerate() {
-        if format == Format::OpenAiResponses && is_thinking(w) {
-            assert!(known.contains(&w.to_string()), "{what}: reasoning item changed at working item {i}: {w}");
-        }
-        let Some(parts) = w["content"].as_array() else { continue };
-        let mut seen_other = false;
-        for b in parts {
-            if is_thinking(b) {
-                assert!(!seen_other, "{what}: thinking after other content in working message {i}: {w}");
-                assert!(known.contains(&b.to_string()), "{what}: thinking block changed in working message {i}: {b}");
-            } else {
-                seen_other = true;
-            }
-        }
     }
 }
 
@@ -728,23 +684,10 @@ fn replay(format: Format, name: &str, msgs: &[Value], llm: bool) -> (usize, usiz
 }
 
 #[test]
-fn corpus_replays_in_the_anthropic_ai_sdk_and_responses_shapes() {
-    let mut traces = vec![("bundled-example".to_string(), bundled_example())];
-    let dir = corpus_dir();
-    match std::fs::read_dir(&dir) {
-        Ok(entries) => {
-            let mut files: Vec<PathBuf> =
-                entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-            files.sort();
-            for f in files {
-                let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
-                traces.push((f.file_stem().unwrap().to_string_lossy().into_owned(), v["messages"].as_array().unwrap().clone()));
-            }
-        }
-        Err(_) => {
-            let _ = std::io::stderr().write_all(format!("corpus not found at {}: replaying the bundled example only\n", dir.display()).as_bytes());
-        }
-    }
+fn the_bundled_example_replays_in_the_anthropic_ai_sdk_and_responses_shapes() {
+    // The shared corpus replays in every shape in replay.rs; here the bundled example, which
+    // the repository carries.
+    let traces = [("bundled-example".to_string(), bundled_example())];
     TokenCounter::new(Tokenizer::O200kBase).unwrap().count_text("warm up").unwrap();
     let mut jobs: Vec<(usize, Format, bool)> = Vec::new();
     for i in 0..traces.len() {

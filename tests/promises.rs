@@ -422,28 +422,6 @@ fn count_pressure_never_reaches_into_the_current_round_and_says_so() {
 // One reload gives the originals
 // ---------------------------------------------------------------------------------------------
 
-/// Every copy in the working list (a message shrunk in place) reloads, in one hop, to exactly one
-/// original; and no offload a marker in the working list names holds a copy.
-fn assert_one_hop(m: &Mem, what: &str) {
-    let originals: Vec<String> = m.original_messages().iter().map(Value::to_string).collect();
-    let working = m.working();
-    let copies: Vec<String> = working.iter().filter(|w| w.synthetic.as_ref().is_some_and(|s| s.copy)).map(|w| w.wire.to_string()).collect();
-    for w in &working {
-        let Some(s) = &w.synthetic else { continue };
-        let Some(u) = &s.offload else { continue };
-        let back = block_on(m.reload(u)).unwrap();
-        if s.copy {
-            assert_eq!(back.len(), 1, "{what}: the offload of a copy holds one message");
-            assert!(originals.contains(&back[0].to_string()), "{what}: offload {u} holds no original: {}", back[0]);
-        }
-        for b in &back {
-            assert!(!copies.contains(&b.to_string()), "{what}: offload {u} holds a copy the engine wrote");
-            let shrunk = b.to_string().contains("characters omitted; call context_reload");
-            assert!(!shrunk, "{what}: offload {u} holds a truncated copy (two hops)");
-        }
-    }
-}
-
 /// A round whose tool result is over toolResultLimit, then rounds that push it out of the window.
 fn oversized(rounds: usize) -> Vec<Value> {
     let mut msgs = vec![system("agent"), user("read the dump")];
@@ -509,5 +487,28 @@ fn a_copy_replaced_in_a_later_pass_points_at_the_original() {
                 assert_eq!(u, first, "{what}: the copy of a copy points at the first offload");
             }
         }
+    }
+}
+
+#[test]
+fn emergency_notices_never_pile_up_in_the_users_turn_where_turns_alternate() {
+    let mut openai = vec![system("agent"), user("fix the parser")];
+    for k in 0..40 {
+        openai.push(json!({"role": "assistant", "content": format!("Step {k}."), "tool_calls": [call(&format!("s{k}"), "bash")]}));
+        openai.push(tool_result(&format!("s{k}"), 2_500));
+    }
+    for format in Format::ALL {
+        let msgs = convert(format, &openai);
+        let m = memory(format, config("pile", 6_000), None);
+        for (i, v) in msgs.iter().enumerate() {
+            if v["role"] == "assistant" {
+                block_on(m.compress_if_needed()).unwrap();
+                let notes = m.messages().iter().map(|w| w.to_string().matches("[Context note:").count()).max().unwrap_or(0);
+                assert!(notes <= 1, "{}: before message {i}, a message holds {notes} notices", format.name());
+            }
+            m.add(v).unwrap();
+        }
+        assert!(event_types(&m).iter().filter(|t| *t == "EMERGENCY_OFFLOAD").count() > 5, "{}", format.name());
+        check(&m, format.name());
     }
 }

@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 
 use autocontext::message::find_markers;
 use autocontext::{
-    AutoContextMemory, Config, HostError, MemoryStore, OffloadStore, SummarizeRequest, Summarizer, Summary,
+    AutoContextMemory, Config, Format, HostError, MemoryStore, OffloadStore, SummarizeRequest, Summarizer, Summary,
 };
 use serde_json::{json, Value};
 
@@ -483,6 +483,117 @@ pub fn assert_untouched_are_identical<S: Summarizer, O: OffloadStore>(memory: &A
         assert!(j < originals.len(), "{what}: untouched working message {i} differs from every original after it: {}", m.wire);
         j += 1;
     }
+}
+
+/// Whether `b` is a thinking block (Anthropic), a reasoning part (AI SDK) or a reasoning item
+/// (Responses).
+pub fn is_thinking(format: Format, b: &Value) -> bool {
+    match format {
+        Format::Anthropic => b["type"] == "thinking" || b["type"] == "redacted_thinking",
+        _ => b["type"] == "reasoning",
+    }
+}
+
+/// The thinking blocks (or reasoning parts, or Responses reasoning items) of a list, as JSON text.
+pub fn thinking_of(format: Format, messages: &[Value]) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for m in messages {
+        if format == Format::OpenAiResponses && is_thinking(format, m) {
+            out.insert(m.to_string());
+        }
+        if let Some(parts) = m["content"].as_array() {
+            out.extend(parts.iter().filter(|b| is_thinking(format, b)).map(|b| b.to_string()));
+        }
+    }
+    out
+}
+
+/// Every thinking block or reasoning part in `working` is byte-identical to one of the
+/// originals' (`known`, from [`thinking_of`]; signatures intact), and none was reordered behind
+/// other content; a Responses reasoning item is one of the originals (the validator checks that
+/// the rest of its response follows it).
+pub fn assert_thinking_intact(format: Format, working: &[Value], known: &std::collections::HashSet<String>, what: &str) {
+    let is_thinking = |b: &Value| is_thinking(format, b);
+    for (i, w) in working.iter().enumerate() {
+        if format == Format::OpenAiResponses && is_thinking(w) {
+            assert!(known.contains(&w.to_string()), "{what}: reasoning item changed at working item {i}: {w}");
+        }
+        let Some(parts) = w["content"].as_array() else { continue };
+        let mut seen_other = false;
+        for b in parts {
+            if is_thinking(b) {
+                assert!(!seen_other, "{what}: thinking after other content in working message {i}: {w}");
+                assert!(known.contains(&b.to_string()), "{what}: thinking block changed in working message {i}: {b}");
+            } else {
+                seen_other = true;
+            }
+        }
+    }
+}
+
+/// Guarantee 2, in one hop: every copy in the working list (a message shrunk in place) reloads
+/// to exactly the one message it copies, and no offload a marker in the working list names
+/// holds a copy the engine wrote (a truncated result, a preview), only originals and the
+/// summaries and notes the model saw.
+pub fn assert_one_hop<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, what: &str) {
+    let originals: std::collections::HashSet<String> = memory.original_messages().iter().map(Value::to_string).collect();
+    let working = memory.working();
+    let copies: std::collections::HashSet<String> =
+        working.iter().filter(|w| w.synthetic.as_ref().is_some_and(|s| s.copy)).map(|w| w.wire.to_string()).collect();
+    let mut seen = std::collections::HashSet::new();
+    for w in &working {
+        for u in markers_in(&w.wire) {
+            if !seen.insert(u.clone()) {
+                continue;
+            }
+            let back = block_on(memory.reload(&u)).unwrap_or_else(|e| panic!("{what}: marker {u} does not reload: {e:?}"));
+            let of_copy = w.synthetic.as_ref().is_some_and(|s| s.copy && s.offload.as_deref() == Some(u.as_str()));
+            if of_copy {
+                // The message it copies: an original, or a message the model saw that the engine
+                // wrote (a note joined to a turn), never another copy (checked below).
+                assert_eq!(back.len(), 1, "{what}: the offload of a copy holds one message");
+            }
+            for b in &back {
+                assert!(!copies.contains(&b.to_string()), "{what}: offload {u} holds a copy the engine wrote");
+                let truncated = b.to_string().contains("characters omitted; call context_reload");
+                assert!(!truncated || originals.contains(&b.to_string()), "{what}: offload {u} holds a truncated copy (two hops)");
+            }
+        }
+    }
+}
+
+/// The tool work the model has not read in `memory`'s working list: the last assistant message
+/// (with the rest of its response, in the Responses shape), when it calls tools, and the results
+/// after it.
+pub fn unread_work<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>) -> Vec<autocontext::Message> {
+    let w = memory.working();
+    let Some(mut last) = w.iter().rposition(|m| m.role == autocontext::Role::Assistant) else { return Vec::new() };
+    if !w[last].has_calls() {
+        return Vec::new();
+    }
+    while last > 0 && memory.format().continues_turn(&w[last - 1], &w[last]) {
+        last -= 1;
+    }
+    w[last..].iter().filter(|m| m.has_calls() || m.has_results() || m.role == autocontext::Role::Tool).map(|m| (**m).clone()).collect()
+}
+
+/// Whether `memory` still holds every message of `unread` as it was, or (a result) truncated in
+/// place, the one step allowed to touch unread work; the messages that were rewritten otherwise.
+pub fn unread_rewritten<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, unread: &[autocontext::Message]) -> Vec<Value> {
+    let working = memory.working();
+    unread
+        .iter()
+        .filter(|u| {
+            let ids: Vec<&str> = u.result_ids().collect();
+            !working.iter().any(|w| {
+                same_wire(&w.wire, &u.wire)
+                    || (!ids.is_empty()
+                        && w.synthetic.as_ref().is_some_and(|s| s.kind == "TOOL_RESULT_TRUNCATE")
+                        && w.result_ids().collect::<Vec<_>>() == ids)
+            })
+        })
+        .map(|u| u.wire.clone())
+        .collect()
 }
 
 /// A memory's observable state, for "nothing changed" checks.
