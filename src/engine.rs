@@ -440,7 +440,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         outcome?;
         // The offloads of what the pass replaced, written before anything changes: each holds
         // originals, never a message this pass wrote.
-        let counts = match self.write_offloads(&snapshot, &log, &mut pending.written).await {
+        let referenced: HashSet<String> = work
+            .iter()
+            .filter(|e| e.msg.synthetic.is_some())
+            .flat_map(|e| crate::message::find_markers(&e.msg.wire.to_string()))
+            .collect();
+        let counts = match self.write_offloads(&snapshot, &log, &referenced, &mut pending.written).await {
             Ok(counts) => counts,
             Err(e) => {
                 pending.written = self.delete_quietly(&pending.written).await;
@@ -650,8 +655,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         Ok(out)
     }
 
-    /// Writes the offloads of the replacements alive at the end of a pass, returning how many
-    /// messages each holds. An offload holds the snapshot messages its replacement stands for,
+    /// Writes the offloads of the replacements alive at the end of a pass, and of those taken in
+    /// whose markers the committed list still names (`referenced`, see [`PassLog::to_write`]),
+    /// returning how many messages each holds. An offload holds the snapshot messages its replacement stands for,
     /// except that a message which is itself a copy of one original (truncated, previewed,
     /// summarized in place by an earlier pass) is replaced by that original, read from the
     /// offload that holds it: one reload of any marker gives originals (or the summaries the
@@ -659,11 +665,17 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// there. A replacement that points at an earlier pass's offload writes nothing. Every key
     /// is recorded in `written` before its put starts: a put that fails or never answers may
     /// still have landed, so a pass that does not commit deletes every key it tried.
-    async fn write_offloads(&self, snapshot: &[Entry], log: &PassLog, written: &mut Vec<(String, String)>) -> Result<Vec<(String, usize)>> {
+    async fn write_offloads(
+        &self,
+        snapshot: &[Entry],
+        log: &PassLog,
+        referenced: &HashSet<String>,
+        written: &mut Vec<(String, String)>,
+    ) -> Result<Vec<(String, usize)>> {
         let fresh: Vec<(&str, std::ops::Range<usize>)> = {
             let st = self.state.borrow();
             let mut seen = HashSet::new();
-            log.alive()
+            log.to_write(referenced)
                 .filter_map(|r| Some((r.offload.as_deref()?, r.snapshot.clone())))
                 .filter(|(u, _)| !st.offload_ids.contains(*u) && seen.insert(*u))
                 .collect()

@@ -120,8 +120,19 @@ impl PassLog {
     }
 
     /// The replacements alive at the end of the pass, in the order they were made.
+    #[cfg(test)]
     pub fn alive(&self) -> impl Iterator<Item = &Replacement> {
         self.replacements.iter().filter(|r| r.alive)
+    }
+
+    /// The replacements whose offload the pass writes: those alive at the end, and those taken
+    /// into a later one whose marker still reaches the committed list (`referenced`: the
+    /// uuids its markers name), as when a preview joins a neighbouring summary in a format
+    /// whose turns alternate and the joined message quotes the preview. Each offload holds
+    /// the replacement's snapshot messages, so a reload of any marker the model sees gives
+    /// originals.
+    pub fn to_write<'a>(&'a self, referenced: &'a std::collections::HashSet<String>) -> impl Iterator<Item = &'a Replacement> {
+        self.replacements.iter().filter(|r| r.alive || r.offload.as_ref().is_some_and(|u| referenced.contains(u)))
     }
 
     /// One event per replacement alive at the end, step by step and in list order within a
@@ -183,5 +194,21 @@ mod tests {
         assert_eq!(alive.len(), 1);
         assert_eq!(alive[0].snapshot, 0..5);
         assert_eq!(log.origins, vec![Origin::Replaced(1), Origin::Replaced(1), Origin::Kept(5)]);
+    }
+
+    #[test]
+    fn a_taken_in_replacement_is_written_while_its_marker_is_in_the_list() {
+        // A preview of message 1, then a note joined to it (the preview's text, marker and all,
+        // stays in the joined message): both offloads are written, each with its originals.
+        let mut log = PassLog::new(4);
+        log.replace(1..2, 1, Strategy::LargeMessageOffload, Some("p".into()), (None, None), None);
+        log.replace(0..2, 1, Strategy::HistoryRollup, Some("s".into()), (None, None), None);
+        let none = std::collections::HashSet::new();
+        let written: Vec<_> = log.to_write(&none).map(|r| (r.offload.clone().unwrap(), r.snapshot.clone())).collect();
+        assert_eq!(written, vec![("s".to_string(), 0..2)]);
+        let referenced = std::collections::HashSet::from(["p".to_string(), "s".to_string()]);
+        let written: Vec<_> = log.to_write(&referenced).map(|r| (r.offload.clone().unwrap(), r.snapshot.clone())).collect();
+        assert_eq!(written, vec![("p".to_string(), 1..2), ("s".to_string(), 0..2)]);
+        assert_eq!(log.alive().count(), 1, "one event: the preview is not an event of its own");
     }
 }
