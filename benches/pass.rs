@@ -78,7 +78,13 @@ fn main() {
     let mut modes = Vec::new();
     for mode in ["no summarizer", "instant summarizer"] {
         let runs: Vec<_> = (0..rounds)
-            .map(|r| if mode == "no summarizer" { once::<InstantSummarizer>(&messages, None, r) } else { once(&messages, Some(InstantSummarizer), r) })
+            .map(|r| {
+                if mode == "no summarizer" {
+                    once::<InstantSummarizer>(&messages, None, r)
+                } else {
+                    once(&messages, Some(InstantSummarizer), r)
+                }
+            })
             .collect();
         let pass_ms = median(runs.iter().map(|r| r.0).collect());
         let add_ms = median(runs.iter().map(|r| r.1).collect());

@@ -139,7 +139,8 @@ fn main() {
         TokenCounter::new(kind).unwrap().count_text("hello world").unwrap();
         let ms = start.elapsed().as_secs_f64() * 1e3;
         let start = Instant::now();
-        let reference = if kind == Tokenizer::O200kBase { tiktoken_rs::o200k_base_singleton() } else { tiktoken_rs::cl100k_base_singleton() };
+        let reference =
+            if kind == Tokenizer::O200kBase { tiktoken_rs::o200k_base_singleton() } else { tiktoken_rs::cl100k_base_singleton() };
         reference.encode_ordinary("hello world");
         let ref_ms = start.elapsed().as_secs_f64() * 1e3;
         println!("first count {name}: ours {ms:.1} ms, tiktoken-rs {ref_ms:.1} ms");
@@ -160,7 +161,8 @@ fn main() {
     let mut mismatches = 0;
     for &(kind, name) in &encodings {
         let ours = TokenCounter::new(kind).unwrap();
-        let reference = if kind == Tokenizer::O200kBase { tiktoken_rs::o200k_base_singleton() } else { tiktoken_rs::cl100k_base_singleton() };
+        let reference =
+            if kind == Tokenizer::O200kBase { tiktoken_rs::o200k_base_singleton() } else { tiktoken_rs::cl100k_base_singleton() };
         for t in &texts {
             if ours.count_text(&t.1).unwrap() as usize != reference.encode_ordinary(&t.1).len() {
                 mismatches += 1;
@@ -196,7 +198,8 @@ fn main() {
             let start = Instant::now();
             let got = ours.count_text(&word).unwrap() as usize;
             let ms = start.elapsed().as_secs_f64() * 1e3;
-            let reference = if kind == Tokenizer::O200kBase { tiktoken_rs::o200k_base_singleton() } else { tiktoken_rs::cl100k_base_singleton() };
+            let reference =
+                if kind == Tokenizer::O200kBase { tiktoken_rs::o200k_base_singleton() } else { tiktoken_rs::cl100k_base_singleton() };
             let start = Instant::now();
             let want = reference.encode_ordinary(&word).len();
             let ref_ms = start.elapsed().as_secs_f64() * 1e3;

@@ -13,14 +13,7 @@ use std::path::Path;
 use regex_syntax::hir::{Class, HirKind};
 
 /// Class numbers; `src/bpe/unicode.rs` names them.
-const CLASSES: [(u8, &str); 6] = [
-    (1, r"[\p{Lu}\p{Lt}]"),
-    (2, r"\p{Ll}"),
-    (3, r"[\p{Lm}\p{Lo}]"),
-    (4, r"\p{M}"),
-    (5, r"\p{N}"),
-    (6, r"\s"),
-];
+const CLASSES: [(u8, &str); 6] = [(1, r"[\p{Lu}\p{Lt}]"), (2, r"\p{Ll}"), (3, r"[\p{Lm}\p{Lo}]"), (4, r"\p{M}"), (5, r"\p{N}"), (6, r"\s")];
 const SHIFT: u32 = 7;
 
 fn ranges(pattern: &str) -> Vec<(u32, u32)> {
@@ -63,11 +56,8 @@ pub fn generate(path: &Path) {
     // matches them case-insensitively (for `s` that includes U+017F, the long s).
     writeln!(src, "fn folds_to(c: char, letter: u8) -> bool {{\n    match letter {{").unwrap();
     for letter in "sdmtlvre".chars() {
-        let chars: Vec<String> = ranges(&format!("(?i:{letter})"))
-            .into_iter()
-            .flat_map(|(lo, hi)| lo..=hi)
-            .map(|c| format!("'\\u{{{c:x}}}'"))
-            .collect();
+        let chars: Vec<String> =
+            ranges(&format!("(?i:{letter})")).into_iter().flat_map(|(lo, hi)| lo..=hi).map(|c| format!("'\\u{{{c:x}}}'")).collect();
         writeln!(src, "        b'{letter}' => matches!(c, {}),", chars.join(" | ")).unwrap();
     }
     writeln!(src, "        _ => false,\n    }}\n}}").unwrap();

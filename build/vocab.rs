@@ -25,10 +25,7 @@ pub fn generate(bpe: &CoreBPE, out: &Path, name: &str) {
     // Nothing ordinary hides beyond the first gap.
     for r in rank + 1..rank + 4096 {
         if let Ok(token) = bpe.decode_bytes(&[r]) {
-            assert!(
-                std::str::from_utf8(&token).is_ok_and(|s| special.contains(s)),
-                "{name}: ordinary token {r} after the gap at {rank}"
-            );
+            assert!(std::str::from_utf8(&token).is_ok_and(|s| special.contains(s)), "{name}: ordinary token {r} after the gap at {rank}");
         }
     }
     assert!((256..(1 << 18)).contains(&rank), "{name}: {rank} tokens");

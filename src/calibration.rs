@@ -93,8 +93,8 @@ impl Calibration {
     /// Reads the persisted form (absent in older states).
     pub(crate) fn from_json(v: Option<&Value>) -> Result<Calibration> {
         let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(Calibration::default()) };
-        let c: Calibration = serde_json::from_value(v.clone())
-            .map_err(|e| Error::new(ErrorCode::InvalidState, format!("state.calibration: {e}")))?;
+        let c: Calibration =
+            serde_json::from_value(v.clone()).map_err(|e| Error::new(ErrorCode::InvalidState, format!("state.calibration: {e}")))?;
         if !(c.factor.is_finite() && (MIN_FACTOR..=MAX_FACTOR).contains(&c.factor)) {
             return Err(Error::new(ErrorCode::InvalidState, format!("state.calibration: factor {} is out of range", c.factor)));
         }
@@ -147,7 +147,9 @@ pub struct UsageReport {
 pub fn read_usage(v: &Value) -> Result<(u64, Option<u64>)> {
     let bad = |field: &str, msg: String| Error::new(ErrorCode::InvalidArgument, format!("usage.{field} {msg}")).at_field(field);
     let Value::Object(o) = v else {
-        return Err(Error::new(ErrorCode::InvalidArgument, "usage must be an object such as { promptTokens, cachedTokens }").at_field("usage"));
+        return Err(
+            Error::new(ErrorCode::InvalidArgument, "usage must be an object such as { promptTokens, cachedTokens }").at_field("usage")
+        );
     };
     let count = |path: &[&str]| -> Result<Option<u64>> {
         let mut cur = v;
@@ -175,15 +177,15 @@ pub fn read_usage(v: &Value) -> Result<(u64, Option<u64>)> {
     } else if let Some(p) = count(&["promptTokenCount"])? {
         (p, count(&["cachedContentTokenCount"])?)
     } else if let Some(p) = count(&["inputTokens"])? {
-        (p, match count(&["cachedInputTokens"])? {
-            Some(c) => Some(c),
-            None => count(&["inputTokenDetails", "cacheReadTokens"])?,
-        })
+        (
+            p,
+            match count(&["cachedInputTokens"])? {
+                Some(c) => Some(c),
+                None => count(&["inputTokenDetails", "cacheReadTokens"])?,
+            },
+        )
     } else {
-        return Err(bad(
-            "promptTokens",
-            "is missing (pass { promptTokens, cachedTokens } or the provider's usage object)".into(),
-        ));
+        return Err(bad("promptTokens", "is missing (pass { promptTokens, cachedTokens } or the provider's usage object)".into()));
     };
     Ok((prompt, cached))
 }
@@ -270,7 +272,10 @@ mod tests {
             (json!({"promptTokens": 900, "cachedTokens": 512}), (900, Some(512))),
             (json!({"prompt_tokens": 900, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 512}}), (900, Some(512))),
             (json!({"input_tokens": 900, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5}), (900, Some(0))),
-            (json!({"input_tokens": 100, "cache_read_input_tokens": 700, "cache_creation_input_tokens": 100, "output_tokens": 5}), (900, Some(700))),
+            (
+                json!({"input_tokens": 100, "cache_read_input_tokens": 700, "cache_creation_input_tokens": 100, "output_tokens": 5}),
+                (900, Some(700)),
+            ),
             (json!({"promptTokenCount": 900, "cachedContentTokenCount": 300, "candidatesTokenCount": 5}), (900, Some(300))),
             (json!({"inputTokens": 900, "outputTokens": 5, "cachedInputTokens": 64}), (900, Some(64))),
             (json!({"inputTokens": 900, "inputTokenDetails": {"cacheReadTokens": 32}}), (900, Some(32))),

@@ -9,8 +9,8 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-use crate::format::Format;
 use crate::format::openai::kind_of;
+use crate::format::Format;
 use crate::prompts::PromptConfig;
 use crate::strategy::{preset, structured, Concept, Preset, Strategy};
 use crate::tokens::Tokenizer;
@@ -224,20 +224,12 @@ impl Config {
         let obj = match v {
             Value::Object(o) => o,
             Value::Null => return Config::default().validated(),
-            other => {
-                return Err(Error::new(
-                    crate::ErrorCode::InvalidConfig,
-                    format!("options must be an object, got {}", kind_of(other)),
-                ))
-            }
+            other => return Err(Error::new(crate::ErrorCode::InvalidConfig, format!("options must be an object, got {}", kind_of(other)))),
         };
         for key in obj.keys() {
             if !KNOWN.contains(&key.as_str()) {
-                let hint = KNOWN
-                    .iter()
-                    .find(|k| k.eq_ignore_ascii_case(key))
-                    .map(|k| format!(" (did you mean `{k}`?)"))
-                    .unwrap_or_default();
+                let hint =
+                    KNOWN.iter().find(|k| k.eq_ignore_ascii_case(key)).map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default();
                 return Err(Error::config(key, format!("is not an option of autocontext{hint}")));
             }
         }
@@ -336,7 +328,8 @@ impl Config {
         read_int(obj, "minFreedTokens", &mut self.min_freed_tokens)?;
         let ladder = self.ladder();
         let has = |s: Strategy| ladder.contains(&s);
-        let summarizes_prefix = has(Strategy::PrefixSummary) || (has(Strategy::FactRetrieval) && self.facts_fallback == Strategy::PrefixSummary);
+        let summarizes_prefix =
+            has(Strategy::PrefixSummary) || (has(Strategy::FactRetrieval) && self.facts_fallback == Strategy::PrefixSummary);
         let unused = [
             ("reserveRatio", has(Strategy::PrefixSummary) || has(Strategy::FactRetrieval), "prefix-summary or facts"),
             ("summaryTemplate", summarizes_prefix, "prefix-summary"),
@@ -406,18 +399,11 @@ impl Config {
         if self.reserved_tokens >= self.trigger_tokens() {
             return Err(Error::config(
                 "reservedTokens",
-                format!(
-                    "({}) leaves no room for messages under maxToken × tokenRatio ({})",
-                    self.reserved_tokens,
-                    self.trigger_tokens()
-                ),
+                format!("({}) leaves no room for messages under maxToken × tokenRatio ({})", self.reserved_tokens, self.trigger_tokens()),
             ));
         }
         let sid = &self.session_id;
-        if sid.is_empty()
-            || sid.len() > 128
-            || !sid.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
-        {
+        if sid.is_empty() || sid.len() > 128 || !sid.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':')) {
             return Err(Error::config(
                 "sessionId",
                 format!("must be 1–128 characters of A–Z, a–z, 0–9, '-', '_', '.', ':' (it prefixes store keys), got {sid:?}"),
@@ -431,14 +417,20 @@ impl Config {
         if !(self.reserve_ratio >= 0.0 && self.reserve_ratio < self.token_ratio) {
             return Err(Error::config(
                 "reserveRatio",
-                format!("must be at least 0 and below tokenRatio ({}), or the kept tail alone would trigger a pass; got {}", self.token_ratio, self.reserve_ratio),
+                format!(
+                    "must be at least 0 and below tokenRatio ({}), or the kept tail alone would trigger a pass; got {}",
+                    self.token_ratio, self.reserve_ratio
+                ),
             ));
         }
         if let Some(r) = self.prepare_ratio {
             if !(r > 0.0 && r <= self.token_ratio) {
                 return Err(Error::config(
                     "prepareRatio",
-                    format!("must be above 0 and at most tokenRatio ({}): preparing after the trigger is too late; got {r}", self.token_ratio),
+                    format!(
+                        "must be above 0 and at most tokenRatio ({}): preparing after the trigger is too late; got {r}",
+                        self.token_ratio
+                    ),
                 ));
             }
         }
@@ -458,7 +450,10 @@ impl Config {
             return Err(Error::config("factsFallback", "cannot be the facts strategy itself"));
         }
         if self.ladder().contains(&Strategy::FactRetrieval) && self.concepts.is_empty() {
-            return Err(Error::config("concepts", "must list at least one { keyword, description, factType }: the ladder has the facts step"));
+            return Err(Error::config(
+                "concepts",
+                "must list at least one { keyword, description, factType }: the ladder has the facts step",
+            ));
         }
         Ok(())
     }
@@ -563,9 +558,7 @@ fn read_int<T: TryFrom<u64>>(obj: &Map<String, Value>, field: &str, out: &mut T)
         return Ok(());
     };
     let n = match v {
-        Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19).map(|f| f as u64)),
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19).map(|f| f as u64)),
         _ => None,
     };
     let n = n.ok_or_else(|| Error::config(field, format!("must be a non-negative integer, got {}", show(v))))?;

@@ -23,13 +23,13 @@ use crate::events::CompressionEvent;
 use crate::format::Format;
 use crate::host::{OffloadStore, Summarizer};
 use crate::message::Message;
+use crate::message::Role;
 pub use crate::offload::OffloadRecord;
 use crate::pass_log::PassLog;
 use crate::plan::Plan;
 use crate::prepare::{Cache, Summaries};
 use crate::strategy::llm::Failure;
 use crate::strategy::{Ctx, Edit, Entry, Strategy};
-use crate::message::Role;
 use crate::structure::{Rules, Structure};
 use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
 
@@ -369,10 +369,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// delete are retried first.
     async fn exclusive_pass(&self, target: Option<u64>) -> Result<CompressResult> {
         if self.busy.replace(true) {
-            return Err(Error::new(
-                ErrorCode::LimitExceeded,
-                "a compression pass is already running on this memory; await it first",
-            ));
+            return Err(Error::new(ErrorCode::LimitExceeded, "a compression pass is already running on this memory; await it first"));
         }
         let _busy = Busy(&self.busy);
         self.delete_abandoned().await;
@@ -440,11 +437,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         outcome?;
         // The offloads of what the pass replaced, written before anything changes: each holds
         // originals, never a message this pass wrote.
-        let referenced: HashSet<String> = work
-            .iter()
-            .filter(|e| e.msg.synthetic.is_some())
-            .flat_map(|e| crate::message::find_markers(&e.msg.wire.to_string()))
-            .collect();
+        let referenced: HashSet<String> =
+            work.iter().filter(|e| e.msg.synthetic.is_some()).flat_map(|e| crate::message::find_markers(&e.msg.wire.to_string())).collect();
         let counts = match self.write_offloads(&snapshot, &log, &referenced, &mut pending.written).await {
             Ok(counts) => counts,
             Err(e) => {
@@ -501,7 +495,10 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         };
         if moved {
             pending.written = self.delete_quietly(&pending.written).await;
-            return Err(Error::new(ErrorCode::InvalidState, "the memory changed under the pass (restored or compressed elsewhere); nothing was applied"));
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                "the memory changed under the pass (restored or compressed elsewhere); nothing was applied",
+            ));
         }
         let mut st = self.state.borrow_mut();
         let appended: Vec<Entry> = st.working[snapshot_len..].to_vec();
@@ -856,7 +853,11 @@ fn check_pairing<'a>(
     if m.has_results() || m.role == Role::Tool {
         for id in m.result_ids() {
             let Some((ids, done)) = open.as_mut() else {
-                return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?}, but no assistant message before it made that call")));
+                return Err(Error::message_at(
+                    index,
+                    &format.id_field(m, id, true),
+                    format!("answers tool call {id:?}, but no assistant message before it made that call"),
+                ));
             };
             match ids.iter().position(|c| c == id) {
                 Some(k) if done[k] => {
@@ -864,7 +865,11 @@ fn check_pairing<'a>(
                 }
                 Some(k) => done[k] = true,
                 None => {
-                    return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?}, which the open assistant message did not make")))
+                    return Err(Error::message_at(
+                        index,
+                        &format.id_field(m, id, true),
+                        format!("answers tool call {id:?}, which the open assistant message did not make"),
+                    ))
                 }
             }
         }

@@ -89,10 +89,7 @@ impl HostError {
 
 impl fmt::Debug for HostError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HostError")
-            .field("message", &self.message)
-            .field("payload", &self.payload.is_some())
-            .finish()
+        f.debug_struct("HostError").field("message", &self.message).field("payload", &self.payload.is_some()).finish()
     }
 }
 
@@ -120,14 +117,8 @@ impl Error {
     }
 
     pub(crate) fn message_at(index: usize, field: &str, message: impl fmt::Display) -> Self {
-        let where_ = if field.is_empty() {
-            format!("message {index}")
-        } else {
-            format!("message {index}, field `{field}`")
-        };
-        Error::new(ErrorCode::InvalidMessage, format!("{where_}: {message}"))
-            .at_index(index)
-            .at_field(field)
+        let where_ = if field.is_empty() { format!("message {index}") } else { format!("message {index}, field `{field}`") };
+        Error::new(ErrorCode::InvalidMessage, format!("{where_}: {message}")).at_index(index).at_field(field)
     }
 
     pub(crate) fn host(code: ErrorCode, what: &str, cause: HostError) -> Self {
@@ -177,9 +168,7 @@ impl Error {
     pub(crate) fn offset_index(mut self, by: usize) -> Self {
         if let Some(i) = self.index {
             let shifted = i + by;
-            self.message = self
-                .message
-                .replacen(&format!("message {i}"), &format!("message {shifted}"), 1);
+            self.message = self.message.replacen(&format!("message {i}"), &format!("message {shifted}"), 1);
             self.index = Some(shifted);
         }
         self

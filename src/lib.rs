@@ -51,6 +51,7 @@ pub mod tokens;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
+pub use calibration::UsageReport;
 pub use config::Config;
 pub use engine::{AutoContextMemory, CompressResult, OffloadRecord};
 pub use error::{Error, ErrorCode, HostError, Result};
@@ -58,7 +59,6 @@ pub use events::CompressionEvent;
 pub use format::Format;
 pub use host::{MemoryStore, NoSummarizer, OffloadStore, SummarizeRequest, Summarizer, Summary};
 pub use message::{Block, Message, Role, Synthetic};
-pub use calibration::UsageReport;
 pub use overflow::OverflowResult;
 pub use plan::Plan;
 pub use prepare::PrepareResult;
@@ -70,10 +70,7 @@ pub use tokens::{TokenCounter, Tokenizer};
 /// standard library has none).
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn now_ms() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() * 1000.0)
-        .unwrap_or(0.0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -248,9 +248,8 @@ pub fn strip_markers(text: &str) -> String {
     text.replace("<!-- CONTEXT_OFFLOAD", "<!-- (marker removed)")
 }
 
-const TAGS: [&str; 10] = [
-    "conversation", "user", "assistant", "system", "tool_call", "tool_result", "tool", "thinking", "plan_aware_hint", "attachment",
-];
+const TAGS: [&str; 10] =
+    ["conversation", "user", "assistant", "system", "tool_call", "tool_result", "tool", "thinking", "plan_aware_hint", "attachment"];
 
 /// Escapes anything in `text` that would open or close one of the transcript's tags, so content
 /// can never end its own block early or forge another (`<user>` becomes `&lt;user>`).
@@ -264,9 +263,9 @@ pub fn escape_tags(text: &str) -> std::borrow::Cow<'_, str> {
         out.push_str(&rest[..p]);
         let after = &rest[p + 1..];
         let name = after.strip_prefix('/').unwrap_or(after);
-        let forged = TAGS.iter().any(|t| {
-            name.starts_with(t) && name[t.len()..].chars().next().is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
-        });
+        let forged = TAGS
+            .iter()
+            .any(|t| name.starts_with(t) && name[t.len()..].chars().next().is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_')));
         out.push_str(if forged { "&lt;" } else { "<" });
         rest = after;
     }

@@ -27,7 +27,6 @@ pub struct OffloadRecord {
     pub digest: Option<String>,
 }
 
-
 /// The text stored for an offload of `messages`: written straight from the messages (no copy
 /// of them into a new JSON tree), in the field order readers see.
 pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[&Value]) -> String {

@@ -168,7 +168,9 @@ pub fn classify(error: &Value) -> Option<Overflow> {
                 let p = all.find("you requested")?;
                 // "you requested 4203 tokens (3703 in the messages, 500 in the completion)":
                 // the messages are what compaction can shrink.
-                number_after(&all[p..], "tokens (").or_else(|| number_after(&all[p..], "you requested about")).or_else(|| number_after(&all[p..], "you requested"))
+                number_after(&all[p..], "tokens (")
+                    .or_else(|| number_after(&all[p..], "you requested about"))
+                    .or_else(|| number_after(&all[p..], "you requested"))
             })
             .or_else(|| number_after(&all, "your request has"));
         let openai = code || all.contains("invalid_request_error") || all.contains("exceeds the context window");
@@ -264,7 +266,9 @@ mod tests {
     fn recognizes_the_providers_real_errors() {
         is(
             json!({"error": {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
-            "openai", Some(128_000), Some(130_412),
+            "openai",
+            Some(128_000),
+            Some(130_412),
         );
         is(
             json!("This model's maximum context length is 4097 tokens. However, you requested 4268 tokens (4012 in the messages, 256 in the completion). Please reduce the length of the messages or completion."),
@@ -272,31 +276,45 @@ mod tests {
         );
         is(
             json!({"type": "error", "sequence_number": 2, "error": {"type": "invalid_request_error", "code": "context_length_exceeded", "message": "Your input exceeds the context window of this model. Please adjust your input and try again.", "param": "input"}}),
-            "openai", None, None,
+            "openai",
+            None,
+            None,
         );
         is(
             json!({"status": 400, "message": "400 {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 209353 tokens > 199999 maximum\"}}"}),
-            "anthropic", Some(199_999), Some(209_353),
+            "anthropic",
+            Some(199_999),
+            Some(209_353),
         );
         is(
             json!({"type": "error", "error": {"type": "invalid_request_error", "message": "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again"}}),
-            "anthropic", Some(191_808), Some(199_759),
+            "anthropic",
+            Some(191_808),
+            Some(199_759),
         );
         is(
             json!({"error": {"code": 400, "message": "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}),
-            "gemini", Some(1_048_576), Some(1_200_293),
+            "gemini",
+            Some(1_048_576),
+            Some(1_200_293),
         );
         is(
             json!({"message": "{\"error\":{\"message\":\"{\\n  \\\"error\\\": {\\n    \\\"code\\\": 400,\\n    \\\"message\\\": \\\"The input token count (3475108) exceeds the maximum number of tokens allowed (1048576).\\\",\\n    \\\"status\\\": \\\"INVALID_ARGUMENT\\\"\\n  }\\n}\\n\",\"code\":400,\"status\":\"Bad Request\"}}"}),
-            "gemini", Some(1_048_576), Some(3_475_108),
+            "gemini",
+            Some(1_048_576),
+            Some(3_475_108),
         );
         is(
             json!({"object": "error", "message": "This model's maximum context length is 2048 tokens. However, your request has 2100 input tokens. Please reduce the length of the input messages.", "type": "BadRequestError", "param": "input_tokens", "code": 400}),
-            "openai-compatible", Some(2048), Some(2100),
+            "openai-compatible",
+            Some(2048),
+            Some(2100),
         );
         is(
             json!({"error": {"code": 400, "message": "the request exceeds the available context size. try increasing the context size or enable context shift", "type": "exceed_context_size_error", "n_prompt_tokens": 14429, "n_ctx": 8192}}),
-            "openai-compatible", Some(8192), Some(14_429),
+            "openai-compatible",
+            Some(8192),
+            Some(14_429),
         );
         is(
             json!("400 This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens (42832 of text input). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically."),

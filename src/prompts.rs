@@ -58,9 +58,7 @@ impl PromptConfig {
                 Value::Null => None,
                 Value::String(s) if s.trim().is_empty() => None,
                 Value::String(s) => Some(s.clone()),
-                other => {
-                    return Err(Error::config(&format!("customPrompt.{k}"), format!("must be a string, got {}", kind_of(other))))
-                }
+                other => return Err(Error::config(&format!("customPrompt.{k}"), format!("must be a string, got {}", kind_of(other)))),
             };
         }
         Ok(out)

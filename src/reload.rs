@@ -31,7 +31,8 @@ pub(crate) fn check_uuid(uuid: &str) -> Result<()> {
     if is_uuid(uuid) {
         Ok(())
     } else {
-        Err(Error::new(ErrorCode::InvalidArgument, format!("{uuid:?} is not an offload uuid (expected 8-4-4-4-12 hex digits)")).at_field("uuid"))
+        Err(Error::new(ErrorCode::InvalidArgument, format!("{uuid:?} is not an offload uuid (expected 8-4-4-4-12 hex digits)"))
+            .at_field("uuid"))
     }
 }
 
@@ -75,12 +76,13 @@ pub async fn reload<O: OffloadStore>(
     offloads: Option<&[OffloadRecord]>,
 ) -> Result<Vec<Value>> {
     check_uuid(uuid)?;
-    let record = match offloads {
-        None => None,
-        Some(list) => Some(list.iter().find(|o| o.uuid == uuid).ok_or_else(|| {
-            Error::new(ErrorCode::NotFound, format!("offload {uuid} is not among the {} offloads given", list.len()))
-        })?),
-    };
+    let record =
+        match offloads {
+            None => None,
+            Some(list) => Some(list.iter().find(|o| o.uuid == uuid).ok_or_else(|| {
+                Error::new(ErrorCode::NotFound, format!("offload {uuid} is not among the {} offloads given", list.len()))
+            })?),
+        };
     let count = record.map_or(0, |r| r.message_count);
     fetch(store, session_id, uuid, format, count, record.and_then(|r| r.digest.as_deref())).await
 }
@@ -211,4 +213,3 @@ fn split_pages(text: &str, size: usize) -> Vec<&str> {
     }
     pages
 }
-

@@ -83,15 +83,15 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             }
             _ => return Err(bad("state has no valid `autocontext` version field; was it made by toJSON()?")),
         }
-        let config = Config::from_json(obj.get("config").unwrap_or(&Value::Null))
-            .map_err(|e| bad(format!("state.config: {}", e.message())))?;
+        let config =
+            Config::from_json(obj.get("config").unwrap_or(&Value::Null)).map_err(|e| bad(format!("state.config: {}", e.message())))?;
         let counter = match counter {
             Some(c) => c,
             None => TokenCounter::new(config.tokenizer).map_err(|e| bad(format!("state: {}", e.message())))?,
         };
         let format = config.format;
-        let offloads: Vec<OffloadRecord> = serde_json::from_value(obj.get("offloads").cloned().unwrap_or(json!([])))
-            .map_err(|e| bad(format!("state.offloads: {e}")))?;
+        let offloads: Vec<OffloadRecord> =
+            serde_json::from_value(obj.get("offloads").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.offloads: {e}")))?;
         let mut offload_ids = HashSet::new();
         for o in &offloads {
             if !crate::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
@@ -101,8 +101,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                 return Err(bad(format!("state.offloads: offload {} has a malformed digest {:?}", o.uuid, o.digest)));
             }
         }
-        let events: Vec<CompressionEvent> = serde_json::from_value(obj.get("events").cloned().unwrap_or(json!([])))
-            .map_err(|e| bad(format!("state.events: {e}")))?;
+        let events: Vec<CompressionEvent> =
+            serde_json::from_value(obj.get("events").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.events: {e}")))?;
 
         let calibration = crate::calibration::Calibration::from_json(obj.get("calibration"))?;
         let plan = match obj.get("plan") {

@@ -249,7 +249,9 @@ impl Structure {
         // every result after it.
         let last_assistant = (0..n).rev().find(|&i| msg(i).role == Role::Assistant);
         let unread_from = match last_assistant {
-            Some(a) if msg(a).has_calls() => Some((0..a).rev().take_while(|&k| rules.format.continues_turn(msg(k), msg(k + 1))).last().unwrap_or(a)),
+            Some(a) if msg(a).has_calls() => {
+                Some((0..a).rev().take_while(|&k| rules.format.continues_turn(msg(k), msg(k + 1))).last().unwrap_or(a))
+            }
             Some(a) => Some(a + 1),
             None => Some(0),
         };
@@ -530,7 +532,8 @@ mod tests {
             {"role": "assistant", "content": "done"}
         ]));
         let tools = ["plan".to_string()];
-        let rules = Rules { format: Format::OpenAi, last_keep: 0, protect_latest_answer: false, protect_last_round: false, pinned_tools: &tools };
+        let rules =
+            Rules { format: Format::OpenAi, last_keep: 0, protect_latest_answer: false, protect_last_round: false, pinned_tools: &tools };
         let s = Structure::analyze_with(&m, &rules, &|i| i == 0);
         assert_eq!(s.protection(0).names(), ["current round", "pinned"]);
         for i in 1..4 {

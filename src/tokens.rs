@@ -147,9 +147,7 @@ impl TokenCounter {
         for b in &m.blocks {
             n = n.saturating_add(match b {
                 Block::Text(t) | Block::Thinking(t) => self.count_text(t)?,
-                Block::ToolCall { name, arguments, .. } => {
-                    TOOL_BLOCK_OVERHEAD + self.count_text(name)? + self.count_text(arguments)?
-                }
+                Block::ToolCall { name, arguments, .. } => TOOL_BLOCK_OVERHEAD + self.count_text(name)? + self.count_text(arguments)?,
                 Block::ToolResult { content, .. } => TOOL_BLOCK_OVERHEAD + self.count_text(content)?,
                 Block::Opaque { tokens, .. } => *tokens,
             });

@@ -13,14 +13,8 @@ type Mem = AutoContextMemory<NoSummarizer, MemoryStore>;
 /// A memory holding a complete exchange and an open user turn (3 messages... 5 in all).
 fn started() -> Mem {
     let m = AutoContextMemory::new(config("add", 100_000), NoSummarizer, MemoryStore::new()).unwrap();
-    m.add(&json!([
-        system("s"),
-        user("list the files"),
-        assistant_calls(&["a1", "a2"]),
-        tool_result("a1", 10),
-        tool_result("a2", 10),
-    ]))
-    .unwrap();
+    m.add(&json!([system("s"), user("list the files"), assistant_calls(&["a1", "a2"]), tool_result("a1", 10), tool_result("a2", 10),]))
+        .unwrap();
     m
 }
 
@@ -106,7 +100,12 @@ fn bad_shapes_name_their_field() {
         Some("tool_calls[0].function.arguments"),
         "JSON string",
     );
-    rejects(json!([answer("ok"), {"role": "assistant", "tool_calls": [{"function": {"name": "f"}}]}]), 6, Some("tool_calls[0].id"), "non-empty");
+    rejects(
+        json!([answer("ok"), {"role": "assistant", "tool_calls": [{"function": {"name": "f"}}]}]),
+        6,
+        Some("tool_calls[0].id"),
+        "non-empty",
+    );
     rejects(json!([answer("ok"), {"role": "assistant", "tool_calls": {"id": "x"}}]), 6, Some("tool_calls"), "array");
 }
 

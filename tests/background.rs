@@ -62,7 +62,9 @@ impl Summarizer for Gated {
         Gate(self.clone()).await;
         let n = self.calls.get();
         let text = if request.kind == "prefix" {
-            format!(r#"{{"task_overview": "audit #{n}", "current_state": "state #{n}", "important_discoveries": "", "next_steps": "go on", "context_to_preserve": ""}}"#)
+            format!(
+                r#"{{"task_overview": "audit #{n}", "current_state": "state #{n}", "important_discoveries": "", "next_steps": "go on", "context_to_preserve": ""}}"#
+            )
         } else {
             format!("summary #{n} of a {}", request.kind)
         };
@@ -171,7 +173,8 @@ fn a_span_that_changed_since_the_preparation_is_summarized_afresh() {
 fn prepared_round_summaries_are_reused_and_only_new_rounds_are_summarized() {
     let s = Gated::default();
     s.open();
-    let opts = json!({"maxToken": 10000, "minCompressionTokenThreshold": 300, "largePayloadThreshold": 100000, "offloadSinglePreview": 200});
+    let opts =
+        json!({"maxToken": 10000, "minCompressionTokenThreshold": 300, "largePayloadThreshold": 100000, "offloadSinglePreview": 200});
     let m = memory(opts, &s);
     m.add(&json!([system("agent")])).unwrap();
     grow(&m, "a", 6100);

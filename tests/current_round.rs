@@ -29,9 +29,10 @@ fn window_for(target: u64) -> u64 {
 fn ids_shown(q: &SummarizeRequest, ids: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for id in ids {
-        let in_wire = q.messages.iter().any(|m| {
-            m["tool_call_id"] == *id || m["tool_calls"].as_array().is_some_and(|c| c.iter().any(|c| c["id"] == *id))
-        });
+        let in_wire = q
+            .messages
+            .iter()
+            .any(|m| m["tool_call_id"] == *id || m["tool_calls"].as_array().is_some_and(|c| c.iter().any(|c| c["id"] == *id)));
         if in_wire || q.prompt.contains(&format!("id=\"{id}\"")) {
             out.push(id.to_string());
         }
@@ -150,7 +151,10 @@ fn a_large_current_round_message_is_summarized_in_place_with_role_ids_and_calls(
     assert_eq!(out[2]["x-trace"], "t-1");
     assert!(out[2]["content"].as_str().unwrap().starts_with("the module parses"));
     // The result keeps role, call id and name, with the summary and the marker as its content.
-    assert_eq!((out[3]["role"].as_str(), out[3]["tool_call_id"].as_str(), out[3]["name"].as_str()), (Some("tool"), Some("k1"), Some("read_file")));
+    assert_eq!(
+        (out[3]["role"].as_str(), out[3]["tool_call_id"].as_str(), out[3]["name"].as_str()),
+        (Some("tool"), Some("k1"), Some("read_file"))
+    );
     assert!(out[3]["content"].as_str().unwrap().starts_with("the module parses"));
     for i in [2, 3] {
         let uuids = markers_in(&out[i]);
@@ -236,8 +240,7 @@ fn current_round_compression_takes_answered_results_oldest_first_and_only_as_man
 fn current_round_compression_never_takes_an_unread_result_even_when_short_of_the_target() {
     let (msgs, results) = answered_turn();
     let summarizer = ToLength::default();
-    let m = memory(config("answered-only", window_for(tokens_of(&msgs) / 4)), &summarizer)
-        .with_ladder(&[Strategy::CurrentRoundCompress]);
+    let m = memory(config("answered-only", window_for(tokens_of(&msgs) / 4)), &summarizer).with_ladder(&[Strategy::CurrentRoundCompress]);
     m.add(&Value::Array(msgs.clone())).unwrap();
     let r = block_on(m.compress_if_needed()).unwrap();
     assert!(r.exhausted && !r.under_target && r.reason.is_some(), "{r:?}");

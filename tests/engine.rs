@@ -12,8 +12,7 @@ use serde_json::{json, Value};
 type Mem = AutoContextMemory<FakeSummarizer, FlakyStore>;
 
 fn memory(cfg: Config, summarizer: Option<FakeSummarizer>) -> Mem {
-    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), summarizer, FlakyStore::new())
-        .unwrap()
+    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), summarizer, FlakyStore::new()).unwrap()
 }
 
 fn window_for(target: u64) -> u64 {
@@ -40,10 +39,12 @@ fn session(seed: u64, rounds: usize) -> Vec<Value> {
         });
         for _ in 0..rng.below(4) {
             let n = 1 + rng.below(4) as usize;
-            let ids: Vec<String> = (0..n).map(|_| {
-                call += 1;
-                format!("call_{seed}_{call}")
-            }).collect();
+            let ids: Vec<String> = (0..n)
+                .map(|_| {
+                    call += 1;
+                    format!("call_{seed}_{call}")
+                })
+                .collect();
             let calls: Vec<Value> = ids.iter().map(|id| common::call(id, "bash")).collect();
             let text = if rng.below(3) == 0 { Value::String(filler(&format!("{tag}-think"), 300)) } else { Value::Null };
             msgs.push(json!({"role": "assistant", "content": text, "tool_calls": calls}));

@@ -110,9 +110,8 @@ fn validators_enforce_each_providers_rules() {
     let parse = |f: Format, v: Value| -> Vec<autocontext::Message> {
         v.as_array().unwrap().iter().enumerate().map(|(i, m)| f.parse(i, m).unwrap()).collect()
     };
-    let codes = |f: Format, v: Value| -> Vec<(usize, &'static str)> {
-        f.validate(&parse(f, v)).into_iter().map(|p| (p.index, p.code)).collect()
-    };
+    let codes =
+        |f: Format, v: Value| -> Vec<(usize, &'static str)> { f.validate(&parse(f, v)).into_iter().map(|p| (p.index, p.code)).collect() };
     // Anthropic: parallel calls answered in one turn, results first, then text.
     let ok = json!([
         {"role": "user", "content": "go"},
@@ -133,13 +132,7 @@ fn validators_enforce_each_providers_rules() {
     ]);
     assert_eq!(
         codes(Format::Anthropic, bad),
-        vec![
-            (1, "MISSING_RESULT"),
-            (2, "TOOL_RESULT_NOT_FIRST"),
-            (3, "THINKING_ONLY"),
-            (4, "ROLES_NOT_ALTERNATING"),
-            (5, "ORPHAN_RESULT"),
-        ]
+        vec![(1, "MISSING_RESULT"), (2, "TOOL_RESULT_NOT_FIRST"), (3, "THINKING_ONLY"), (4, "ROLES_NOT_ALTERNATING"), (5, "ORPHAN_RESULT"),]
     );
     // AI SDK: results by id across one tool message, approvals answered.
     let ok = json!([
@@ -161,10 +154,7 @@ fn validators_enforce_each_providers_rules() {
         {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": "late"}}]},
         {"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "none", "approved": false}]}
     ]);
-    assert_eq!(
-        codes(Format::AiSdk, bad),
-        vec![(1, "MISSING_RESULT"), (3, "ORPHAN_RESULT"), (4, "APPROVAL_WITHOUT_REQUEST")]
-    );
+    assert_eq!(codes(Format::AiSdk, bad), vec![(1, "MISSING_RESULT"), (3, "ORPHAN_RESULT"), (4, "APPROVAL_WITHOUT_REQUEST")]);
 }
 
 #[test]
@@ -205,7 +195,13 @@ fn responses_items_of_one_response_open_one_exchange() {
     ]);
     assert_eq!(
         codes(bad),
-        vec![(1, "MISSING_RESULT"), (3, "ORPHAN_RESULT"), (4, "REASONING_WITHOUT_FOLLOWER"), (5, "PART_TYPE_FOR_ROLE"), (6, "PART_TYPE_FOR_ROLE")]
+        vec![
+            (1, "MISSING_RESULT"),
+            (3, "ORPHAN_RESULT"),
+            (4, "REASONING_WITHOUT_FOLLOWER"),
+            (5, "PART_TYPE_FOR_ROLE"),
+            (6, "PART_TYPE_FOR_ROLE")
+        ]
     );
 
     // add() takes the items of a response one by one and holds the turn open until every call
@@ -217,7 +213,8 @@ fn responses_items_of_one_response_open_one_exchange() {
     }
     let e = m.add(&json!({"role": "user", "content": "well?"})).unwrap_err();
     assert_eq!(e.index(), Some(6), "{}", e.message());
-    let e = m.add(&json!({"type": "function_call_result", "callId": "zz", "name": "read", "status": "completed", "output": "?"})).unwrap_err();
+    let e =
+        m.add(&json!({"type": "function_call_result", "callId": "zz", "name": "read", "status": "completed", "output": "?"})).unwrap_err();
     assert_eq!((e.index(), e.field()), (Some(6), Some("callId")), "{}", e.message());
     m.add(&Value::Array(items[6..].to_vec())).unwrap();
     assert!(m.validate().is_empty(), "{:?}", m.validate());
@@ -253,13 +250,18 @@ fn responses_results_shrink_in_their_own_spelling_and_requests_stay_valid() {
         // Every item the engine rewrote in place kept its type, its spelling and its fields.
         let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         for w in m.working().iter().filter(|w| w.synthetic.as_ref().is_some_and(|s| s.in_place)) {
-            let orig = msgs.iter().find(|o| o["type"] == w.wire["type"] && o["call_id"] == w.wire["call_id"] && o["callId"] == w.wire["callId"]);
+            let orig =
+                msgs.iter().find(|o| o["type"] == w.wire["type"] && o["call_id"] == w.wire["call_id"] && o["callId"] == w.wire["callId"]);
             let orig = orig.unwrap_or_else(|| panic!("{what}: rewritten item matches no original: {}", w.wire));
             assert_eq!(keys(&w.wire), keys(orig), "{what}");
         }
         // What the engine wrote is a user note or a completed assistant message.
         for w in m.working().iter().filter(|w| w.synthetic.as_ref().is_some_and(|s| !s.in_place)) {
-            assert!(w.wire["role"] == "user" || (w.wire["type"] == "message" && w.wire["content"][0]["type"] == "output_text"), "{}", w.wire);
+            assert!(
+                w.wire["role"] == "user" || (w.wire["type"] == "message" && w.wire["content"][0]["type"] == "output_text"),
+                "{}",
+                w.wire
+            );
         }
     }
 }
@@ -286,12 +288,18 @@ fn an_approval_response_keeps_the_exchange_open_until_the_result() {
 #[test]
 fn pairing_errors_name_the_formats_own_id_field() {
     let cases = [
-        (Format::Anthropic, json!({"role": "user", "content": [{"type": "text", "text": "x"}]}),
+        (
+            Format::Anthropic,
+            json!({"role": "user", "content": [{"type": "text", "text": "x"}]}),
             json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}, {"type": "tool_result", "tool_use_id": "zz", "content": "2"}]}),
-            "content[1].tool_use_id"),
-        (Format::AiSdk, json!({"role": "user", "content": "x"}),
+            "content[1].tool_use_id",
+        ),
+        (
+            Format::AiSdk,
+            json!({"role": "user", "content": "x"}),
             json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "zz", "toolName": "f", "output": {"type": "text", "value": "1"}}]}),
-            "content[0].toolCallId"),
+            "content[0].toolCallId",
+        ),
     ];
     for (format, first, bad, field) in cases {
         let m = memory(format, config("fields", 100_000), None);
@@ -305,8 +313,10 @@ fn pairing_errors_name_the_formats_own_id_field() {
         let reuse = match format {
             Format::Anthropic => json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}]},
                 {"role": "assistant", "content": [{"type": "text", "text": "again"}, {"type": "tool_use", "id": "a", "name": "f", "input": {}}]}]),
-            _ => json!([{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": "1"}}]},
-                {"role": "assistant", "content": [{"type": "text", "text": "again"}, {"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}}]}]),
+            _ => {
+                json!([{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": "1"}}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "again"}, {"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}}]}])
+            }
         };
         let e = m.add(&reuse).unwrap_err();
         let want = if format == Format::Anthropic { "content[1].id" } else { "content[1].toolCallId" };
@@ -469,11 +479,8 @@ fn the_engines_own_messages_keep_anthropic_turns_alternating() {
     openai.push(user("and now the last question"));
     let msgs = to_anthropic(&openai);
     assert_alternates(&msgs, "input");
-    let cases: [(&str, Option<FakeSummarizer>, u32); 3] = [
-        ("no-llm", None, 40),
-        ("llm", Some(FakeSummarizer::digest()), 40),
-        ("rollup", Some(FakeSummarizer::digest()), 12),
-    ];
+    let cases: [(&str, Option<FakeSummarizer>, u32); 3] =
+        [("no-llm", None, 40), ("llm", Some(FakeSummarizer::digest()), 40), ("rollup", Some(FakeSummarizer::digest()), 12)];
     for (name, summarizer, threshold) in cases {
         let mut cfg = config(&format!("alt-{name}"), window_for(3_000));
         cfg.msg_threshold = threshold;
@@ -544,7 +551,9 @@ fn handle_reload_call_takes_each_formats_call_and_pages_long_content() {
             Format::OpenAi => json!({"id": "c", "type": "function", "function": {"name": "context_reload", "arguments": args.to_string()}}),
             Format::Anthropic => json!({"type": "tool_use", "id": "c", "name": "context_reload", "input": args}),
             Format::AiSdk => json!({"type": "tool-call", "toolCallId": "c", "toolName": "context_reload", "input": args}),
-            Format::OpenAiResponses => json!({"type": "function_call", "call_id": "c", "name": "context_reload", "arguments": args.to_string()}),
+            Format::OpenAiResponses => {
+                json!({"type": "function_call", "call_id": "c", "name": "context_reload", "arguments": args.to_string()})
+            }
         };
         let whole = block_on(m.handle_reload_call(&call)).unwrap();
         assert!(whole.starts_with(&format!("Original content of offload {uuid} (1 message):")), "{}: {whole:.200}", format.name());
@@ -586,13 +595,7 @@ fn tokens_count_what_is_sent_in_every_format() {
     let conv = [user("read it"), assistant_calls(&["k1"]), tool_result("k1", 4_000), answer("it says hello")];
     let totals: Vec<u64> = Format::ALL
         .iter()
-        .map(|&f| {
-            convert(f, &conv)
-                .iter()
-                .enumerate()
-                .map(|(i, v)| counter.count_message(&f.parse(i, v).unwrap()).unwrap() as u64)
-                .sum()
-        })
+        .map(|&f| convert(f, &conv).iter().enumerate().map(|(i, v)| counter.count_message(&f.parse(i, v).unwrap()).unwrap() as u64).sum())
         .collect();
     // Text, arguments and results are counted alike; only framing differs.
     let text = counter.count_text(&filler("k1", 4_000)).unwrap() as u64;
@@ -601,14 +604,23 @@ fn tokens_count_what_is_sent_in_every_format() {
     }
     // Images and documents count their fixed estimates.
     let img = Format::Anthropic
-        .parse(0, &json!({"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
-            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}}]}))
+        .parse(
+            0,
+            &json!({"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}}]}),
+        )
         .unwrap();
-    assert_eq!(counter.count_message(&img).unwrap(), 4 + autocontext::format::anthropic::IMAGE_TOKENS + autocontext::format::anthropic::DOCUMENT_TOKENS);
+    assert_eq!(
+        counter.count_message(&img).unwrap(),
+        4 + autocontext::format::anthropic::IMAGE_TOKENS + autocontext::format::anthropic::DOCUMENT_TOKENS
+    );
     let img = Format::AiSdk
         .parse(0, &json!({"role": "user", "content": [{"type": "image", "image": "https://x/y.png"}, {"type": "file", "data": "JVBE", "mediaType": "application/pdf"}]}))
         .unwrap();
-    assert_eq!(counter.count_message(&img).unwrap(), 4 + autocontext::format::ai_sdk::IMAGE_TOKENS + autocontext::format::ai_sdk::FILE_TOKENS);
+    assert_eq!(
+        counter.count_message(&img).unwrap(),
+        4 + autocontext::format::ai_sdk::IMAGE_TOKENS + autocontext::format::ai_sdk::FILE_TOKENS
+    );
     // reservedTokens counts against the window in every format.
     for format in Format::ALL {
         let mut cfg = config("reserved", 100_000);
@@ -748,12 +760,38 @@ fn the_bundled_example_replays_in_the_anthropic_ai_sdk_and_responses_shapes() {
 // ---------------------------------------------------------------------------------------------
 
 const WORDS: [&str; 16] = [
-    "", "user", "assistant", "tool", "system", "text", "tool_use", "tool_result", "tool-call", "tool-result", "reasoning",
-    "thinking", "image", "x", "日本語🦀", "<!-- CONTEXT_OFFLOAD: uuid=",
+    "",
+    "user",
+    "assistant",
+    "tool",
+    "system",
+    "text",
+    "tool_use",
+    "tool_result",
+    "tool-call",
+    "tool-result",
+    "reasoning",
+    "thinking",
+    "image",
+    "x",
+    "日本語🦀",
+    "<!-- CONTEXT_OFFLOAD: uuid=",
 ];
 const FIELDS: [&str; 14] = [
-    "role", "content", "type", "text", "id", "name", "input", "tool_use_id", "toolCallId", "toolName", "output", "value",
-    "is_error", "approvalId",
+    "role",
+    "content",
+    "type",
+    "text",
+    "id",
+    "name",
+    "input",
+    "tool_use_id",
+    "toolCallId",
+    "toolName",
+    "output",
+    "value",
+    "is_error",
+    "approvalId",
 ];
 
 fn junk(rng: &mut Rng, depth: u32) -> Value {

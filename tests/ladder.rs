@@ -11,8 +11,7 @@ use serde_json::{json, Value};
 type Mem = AutoContextMemory<FakeSummarizer, FlakyStore>;
 
 fn memory(cfg: Config, summarizer: Option<FakeSummarizer>) -> Mem {
-    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), summarizer, FlakyStore::new())
-        .unwrap()
+    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), summarizer, FlakyStore::new()).unwrap()
 }
 
 fn window_for(target: u64) -> u64 {

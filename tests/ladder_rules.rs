@@ -28,11 +28,12 @@ fn window_for(target: u64) -> u64 {
 
 /// `n` single-call exchanges (assistant call + result of `chars`), ids `<tag><k>`.
 fn exchanges(tag: &str, n: usize, chars: usize) -> Vec<Value> {
-    (0..n).flat_map(|k| {
-        let id = format!("{tag}{k}");
-        vec![assistant_calls(&[&id]), tool_result(&id, chars)]
-    })
-    .collect()
+    (0..n)
+        .flat_map(|k| {
+            let id = format!("{tag}{k}");
+            vec![assistant_calls(&[&id]), tool_result(&id, chars)]
+        })
+        .collect()
 }
 
 fn tokens_sum(msgs: &[Value]) -> u64 {

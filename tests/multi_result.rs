@@ -18,19 +18,14 @@ fn text(role: Role, t: &str) -> Message {
 }
 
 fn calls(ids: &[&str]) -> Message {
-    let blocks = ids
-        .iter()
-        .map(|id| Block::ToolCall { id: id.to_string(), name: "read_file".into(), arguments: "{}".into() })
-        .collect();
+    let blocks = ids.iter().map(|id| Block::ToolCall { id: id.to_string(), name: "read_file".into(), arguments: "{}".into() }).collect();
     msg(Role::Assistant, blocks)
 }
 
 /// One message carrying a result for each id, the way an Anthropic user turn does.
 fn results(ids: &[&str]) -> Message {
-    let blocks = ids
-        .iter()
-        .map(|id| Block::ToolResult { call_id: id.to_string(), content: format!("output of {id}"), is_error: false })
-        .collect();
+    let blocks =
+        ids.iter().map(|id| Block::ToolResult { call_id: id.to_string(), content: format!("output of {id}"), is_error: false }).collect();
     msg(Role::Tool, blocks)
 }
 
@@ -98,13 +93,7 @@ fn duplicate_results_inside_one_message_or_across_messages_are_found() {
     let m = vec![text(Role::User, "go"), calls(&["a", "b"]), results(&["a", "b"]), results(&["b"])];
     assert_eq!(codes(&m), vec![(3, "DUPLICATE_RESULT")]);
     // A result for a call of an earlier, closed exchange is an orphan.
-    let m = vec![
-        text(Role::User, "go"),
-        calls(&["a"]),
-        results(&["a"]),
-        calls(&["b"]),
-        results(&["b", "a"]),
-    ];
+    let m = vec![text(Role::User, "go"), calls(&["a"]), results(&["a"]), calls(&["b"]), results(&["b", "a"])];
     assert_eq!(codes(&m), vec![(4, "ORPHAN_RESULT")]);
 }
 

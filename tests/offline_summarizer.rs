@@ -60,8 +60,12 @@ fn the_offline_summarizer_runs_the_llm_steps_on_the_bundled_example() {
         assert!(text.matches("CONTEXT_OFFLOAD").count() <= 1, "{text}");
     }
     if std::env::var_os("SHOW").is_some() {
-        for e in &events { eprintln!("{} {} {} -> {}", e.event_type, e.message_count, e.tokens_before, e.tokens_after); }
-        for m in memory.working().iter().filter(|m| m.synthetic.is_some()) { eprintln!("----\n{}", m.payload_text()); }
+        for e in &events {
+            eprintln!("{} {} {} -> {}", e.event_type, e.message_count, e.tokens_before, e.tokens_after);
+        }
+        for m in memory.working().iter().filter(|m| m.synthetic.is_some()) {
+            eprintln!("----\n{}", m.payload_text());
+        }
     }
     assert_untouched_are_identical(&memory, "end");
     let rec = check_recoverable(&memory, "end");

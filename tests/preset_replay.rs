@@ -25,8 +25,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use autocontext::{
-    AutoContextMemory, Config, HostError, MemoryStore, OfflineSummarizer, SummarizeRequest, Summarizer, Summary, TokenCounter,
-    Tokenizer,
+    AutoContextMemory, Config, HostError, MemoryStore, OfflineSummarizer, SummarizeRequest, Summarizer, Summary, TokenCounter, Tokenizer,
 };
 use common::*;
 use serde_json::{json, Value};
@@ -133,7 +132,8 @@ fn replay(name: &str, messages: &[Value], row: Row) -> Numbers {
     let cfg = Config::from_json(&opts).unwrap();
     let counter = Rc::new(TokenCounter::new(Tokenizer::O200kBase).unwrap());
     let s = Counted { counter: counter.clone(), calls: Rc::default(), tokens: Rc::default() };
-    let m = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), Some(s.clone()), MemoryStore::new()).unwrap();
+    let m = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), Some(s.clone()), MemoryStore::new())
+        .unwrap();
     let what = format!("{name} ({})", row.name());
     let mut n = Numbers { traces: 1, original_tokens: m.token_count(), ..Numbers::default() };
     let pass = |n: &mut Numbers, at: &str| {
@@ -157,10 +157,8 @@ fn replay(name: &str, messages: &[Value], row: Row) -> Numbers {
             n.edits += r.events.iter().filter(|e| e.event_type != "SUMMARIZE_FAILED").count();
             let first = r.events.iter().map(|e| e.index).min().unwrap_or(0);
             let working = m.working();
-            n.recached_tokens += working[first.min(working.len())..]
-                .iter()
-                .map(|msg| counter.count_message(msg).unwrap_or(0) as u64)
-                .sum::<u64>();
+            n.recached_tokens +=
+                working[first.min(working.len())..].iter().map(|msg| counter.count_message(msg).unwrap_or(0) as u64).sum::<u64>();
         }
     };
     for (i, v) in messages.iter().enumerate() {
@@ -231,7 +229,8 @@ fn every_preset_replays_the_corpus_with_the_guarantees() {
         let _ = std::io::stderr().write_all(format!("skipped: {} not found (set AUTOCONTEXT_CORPUS)\n", dir.display()).as_bytes());
         return;
     };
-    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    let mut files: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
     files.sort();
     let wall = Instant::now();
     let traces: Vec<(String, Vec<Value>)> = files
@@ -265,9 +264,8 @@ fn every_preset_replays_the_corpus_with_the_guarantees() {
     }
     let report = table(&totals);
     let _ = std::io::stderr().write_all(format!("\n{report}\n(wall time {} ms)\n", wall.elapsed().as_millis()).as_bytes());
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
     let _ = std::fs::create_dir_all(&target);
     std::fs::write(target.join("strategies-report.md"), &report).unwrap();
 }

@@ -9,8 +9,8 @@ use std::rc::Rc;
 
 use autocontext::strategy::Strategy;
 use autocontext::{
-    AutoContextMemory, Config, ErrorCode, Format, HostError, MemoryStore, Preset, SummarizeRequest, Summarizer, Summary,
-    TokenCounter, Tokenizer,
+    AutoContextMemory, Config, ErrorCode, Format, HostError, MemoryStore, Preset, SummarizeRequest, Summarizer, Summary, TokenCounter,
+    Tokenizer,
 };
 use common::*;
 use serde_json::{json, Value};
@@ -151,7 +151,10 @@ fn prefix_summary_keeps_a_reserved_tail_and_renders_the_five_fields() {
 
     let req = &s.requests.borrow()[0];
     assert_eq!(req.kind, "prefix");
-    assert_eq!(req.schema.as_ref().unwrap()["required"], json!(["task_overview", "current_state", "important_discoveries", "next_steps", "context_to_preserve"]));
+    assert_eq!(
+        req.schema.as_ref().unwrap()["required"],
+        json!(["task_overview", "current_state", "important_discoveries", "next_steps", "context_to_preserve"])
+    );
 
     let out = m.messages();
     assert_eq!(out[0], msgs[0], "the system message stays");
@@ -519,7 +522,8 @@ fn implausible_usage_reports_are_refused_or_clamped_and_say_so() {
 
 #[test]
 fn in_anthropic_format_a_joined_note_is_replaced_not_piled_up() {
-    let answer = |r: &SummarizeRequest| Ok(if r.kind == "facts" { r#"{"facts": ["port 5433"]}"#.to_string() } else { FIELDS_JSON.to_string() });
+    let answer =
+        |r: &SummarizeRequest| Ok(if r.kind == "facts" { r#"{"facts": ["port 5433"]}"#.to_string() } else { FIELDS_JSON.to_string() });
     for (preset, needle) in [("prefix-summary", "## Task overview"), ("facts", "[CONTEXT RESTORATION]")] {
         let mut o = json!({"preset": preset, "maxToken": 6000, "format": "anthropic"});
         if preset == "facts" {

@@ -328,14 +328,20 @@ fn every_kind() -> Vec<Value> {
 #[test]
 fn every_summarize_request_is_a_valid_body_in_every_format() {
     let cases: Vec<(&str, Value)> = vec![
-        ("tool_calls", json!({"strategies": ["tool-run-compress"], "lastKeep": 2, "protectLastRound": false, "minCompressionTokenThreshold": 500, "minConsecutiveToolMessages": 2})),
+        (
+            "tool_calls",
+            json!({"strategies": ["tool-run-compress"], "lastKeep": 2, "protectLastRound": false, "minCompressionTokenThreshold": 500, "minConsecutiveToolMessages": 2}),
+        ),
         ("round", json!({"strategies": ["previous-round-summary"], "minCompressionTokenThreshold": 500})),
         ("large_message", json!({"strategies": ["current-round-large-message"]})),
         ("current_round", json!({"strategies": ["current-round-compress"]})),
         ("rollup", json!({"strategies": ["history-rollup"], "msgThreshold": 20, "lastKeep": 2, "historyRollupKeepRecentRounds": 1})),
         ("prefix", json!({"preset": "prefix-summary", "protectLastRound": false, "protectLatestAnswer": false})),
-        ("facts", json!({"preset": "facts", "protectLastRound": false, "protectLatestAnswer": false,
-            "concepts": [{"keyword": "file", "description": "files read", "factType": "multiple"}]})),
+        (
+            "facts",
+            json!({"preset": "facts", "protectLastRound": false, "protectLatestAnswer": false,
+            "concepts": [{"keyword": "file", "description": "files read", "factType": "multiple"}]}),
+        ),
         ("turns", json!({"preset": "turns", "maxContextTurns": 2})),
     ];
     for format in Format::ALL {
@@ -446,12 +452,20 @@ fn a_result_truncated_then_offloaded_in_one_pass_is_one_event_and_one_reload() {
         assert!(r.under_target, "{what}");
         // One event for the dump's message, naming the offload of its original.
         let original = result_message(&msgs, "dump");
-        let e: Vec<_> = r.events.iter().filter(|e| m.messages()[e.index..e.index + e.replacement_count].iter().any(|v| holds_result(v, "dump"))).collect();
+        let e: Vec<_> = r
+            .events
+            .iter()
+            .filter(|e| m.messages()[e.index..e.index + e.replacement_count].iter().any(|v| holds_result(v, "dump")))
+            .collect();
         assert_eq!(e.len(), 1, "{what}");
         assert!(e[0].event_type.starts_with("LARGE_MESSAGE_OFFLOAD") && e[0].message_count == 1, "{what}");
         let back = block_on(m.reload(e[0].offload_uuid.as_ref().unwrap())).unwrap();
         assert!(back.len() == 1 && same_wire(&back[0], original), "{what}: one reload gives the original");
-        assert_eq!(m.offloads().len(), r.events.iter().filter(|e| e.offload_uuid.is_some()).count(), "{what}: no offload of an intermediate");
+        assert_eq!(
+            m.offloads().len(),
+            r.events.iter().filter(|e| e.offload_uuid.is_some()).count(),
+            "{what}: no offload of an intermediate"
+        );
         assert_one_hop(&m, &what);
         check(&m, &what);
     }

@@ -182,5 +182,8 @@ fn offloads_reload_from_the_store_alone() {
     block_on(autocontext::OffloadStore::put(&store, &key, &edited)).unwrap();
     assert!(block_on(reload(&store, "stateless", &uuid, None, None)).is_ok());
     assert_eq!(block_on(reload(&store, "stateless", &uuid, None, Some(&records))).unwrap_err().code(), ErrorCode::StoreFailed);
-    assert_eq!(block_on(handle_call(&store, "stateless", &args, Format::OpenAi, limit, Some(&records))).unwrap_err().code(), ErrorCode::StoreFailed);
+    assert_eq!(
+        block_on(handle_call(&store, "stateless", &args, Format::OpenAi, limit, Some(&records))).unwrap_err().code(),
+        ErrorCode::StoreFailed
+    );
 }

@@ -28,7 +28,9 @@ use std::rc::Rc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use autocontext::{AutoContextMemory, Config, Format, HostError, MemoryStore, SummarizeRequest, Summarizer, Summary, TokenCounter, Tokenizer};
+use autocontext::{
+    AutoContextMemory, Config, Format, HostError, MemoryStore, SummarizeRequest, Summarizer, Summary, TokenCounter, Tokenizer,
+};
 use common::*;
 use serde_json::{json, Value};
 
@@ -49,7 +51,8 @@ fn extra_dir() -> PathBuf {
 
 fn json_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    let mut files: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
     files.sort();
     files
 }
@@ -123,12 +126,22 @@ fn replay(trace: &Trace, format: Format, window: u64, llm: bool) -> Row {
     let session_id = format!("r-{}", trace.name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
     let cfg = Config { max_token: window, session_id, format, ..Config::default() };
     let checked = Checked { format, inner: FakeSummarizer::digest(), bad: Rc::default(), calls: Rc::default() };
-    let m = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), llm.then(|| checked.clone()), MemoryStore::new())
-        .unwrap();
+    let m = AutoContextMemory::with_counter(
+        cfg,
+        TokenCounter::new(Tokenizer::O200kBase).unwrap(),
+        llm.then(|| checked.clone()),
+        MemoryStore::new(),
+    )
+    .unwrap();
     // Problems the trace itself has (a recorded conversation may not alternate): the engine may
     // keep them, never add others.
     let allowed: HashSet<&str> = {
-        let whole = AutoContextMemory::new(Config { format, max_token: 1_000_000_000, ..Config::default() }, checked.inner.clone(), MemoryStore::new()).unwrap();
+        let whole = AutoContextMemory::new(
+            Config { format, max_token: 1_000_000_000, ..Config::default() },
+            checked.inner.clone(),
+            MemoryStore::new(),
+        )
+        .unwrap();
         whole.add(&Value::Array(msgs.clone())).unwrap_or_else(|e| panic!("{what}: the trace does not add: {e:?}"));
         whole.validate().into_iter().map(|p| p.code).collect()
     };
@@ -136,7 +149,8 @@ fn replay(trace: &Trace, format: Format, window: u64, llm: bool) -> Row {
     // A trace whose one message alone is larger than the window cannot fit it (an answer with
     // 85k tokens of web search results): the pass must say so instead.
     let counter = TokenCounter::new(Tokenizer::O200kBase).unwrap();
-    let largest = msgs.iter().enumerate().map(|(i, v)| counter.count_message(&format.parse(i, v).unwrap()).unwrap() as u64).max().unwrap_or(0);
+    let largest =
+        msgs.iter().enumerate().map(|(i, v)| counter.count_message(&format.parse(i, v).unwrap()).unwrap() as u64).max().unwrap_or(0);
     let (mut turns, mut max_tokens, mut over_window) = (0, 0, 0);
     let mut engine = Duration::ZERO;
     let mut pass = |at: String, turns: usize| {
@@ -204,7 +218,8 @@ fn table(rows: &[Row], wall: Duration) -> String {
     out.push_str("Per trace and format: model turns; then, per window (fake summarizer), the largest request after a pass, turns over the window, final tokens, events, summarize calls; `no LLM` is the 32k run without a summarizer.\n\n");
     out.push_str("| trace | format | msgs | turns | 32k max | 32k final | 32k events / calls | 8k max | 8k over | 8k final | 8k events / calls | 32k no LLM final |\n");
     out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    let mut keys: Vec<(&str, usize)> = rows.iter().map(|r| (r.trace.as_str(), Format::ALL.iter().position(|&f| f == r.format).unwrap())).collect();
+    let mut keys: Vec<(&str, usize)> =
+        rows.iter().map(|r| (r.trace.as_str(), Format::ALL.iter().position(|&f| f == r.format).unwrap())).collect();
     keys.sort();
     keys.dedup();
     let find = |t: &str, f: Format, w: u64, llm: bool| rows.iter().find(|r| r.trace == t && r.format == f && r.window == w && r.llm == llm);
@@ -260,15 +275,27 @@ fn table(rows: &[Row], wall: Duration) -> String {
 fn every_trace_in_every_format_keeps_every_promise() {
     let traces = load();
     if traces.is_empty() {
-        let _ = std::io::stderr().write_all(format!("skipped: no traces in {} or {}\n", corpus_dir().display(), extra_dir().display()).as_bytes());
+        let _ = std::io::stderr()
+            .write_all(format!("skipped: no traces in {} or {}\n", corpus_dir().display(), extra_dir().display()).as_bytes());
         return;
     }
     // Every trace in every shape comes back byte-exact and adds whole.
     for t in &traces {
         for (k, format) in Format::ALL.into_iter().enumerate() {
-            let m = AutoContextMemory::new(Config { format, max_token: 1_000_000_000, ..Config::default() }, FakeSummarizer::digest(), MemoryStore::new()).unwrap();
+            let m = AutoContextMemory::new(
+                Config { format, max_token: 1_000_000_000, ..Config::default() },
+                FakeSummarizer::digest(),
+                MemoryStore::new(),
+            )
+            .unwrap();
             m.add(&Value::Array(t.shapes[k].clone())).unwrap_or_else(|e| panic!("{} ({}): {e:?}", t.name, format.name()));
-            assert_eq!(serde_json::to_string(&m.messages()).unwrap(), serde_json::to_string(&t.shapes[k]).unwrap(), "{} ({})", t.name, format.name());
+            assert_eq!(
+                serde_json::to_string(&m.messages()).unwrap(),
+                serde_json::to_string(&t.shapes[k]).unwrap(),
+                "{} ({})",
+                t.name,
+                format.name()
+            );
         }
     }
     TokenCounter::new(Tokenizer::O200kBase).unwrap().count_text("warm up").unwrap();
@@ -300,7 +327,8 @@ fn every_trace_in_every_format_keeps_every_promise() {
     assert_eq!(rows.len(), traces.len() * Format::ALL.len() * 3);
     let report = table(&rows, wall.elapsed());
     let _ = std::io::stderr().write_all(format!("\n{report}").as_bytes());
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
     let _ = std::fs::create_dir_all(&target);
     std::fs::write(target.join("replay-report.md"), &report).unwrap();
 }

@@ -11,7 +11,17 @@ use serde_json::{json, Map, Value};
 type Mem = AutoContextMemory<FakeSummarizer, FlakyStore>;
 
 const STRINGS: [&str; 12] = [
-    "", "user", "assistant", "tool", "system", "developer", "text", "x", "日本語🦀", "\u{0}", "<!-- CONTEXT_OFFLOAD: uuid=",
+    "",
+    "user",
+    "assistant",
+    "tool",
+    "system",
+    "developer",
+    "text",
+    "x",
+    "日本語🦀",
+    "\u{0}",
+    "<!-- CONTEXT_OFFLOAD: uuid=",
     "</tool_result>",
 ];
 const KEYS: [&str; 10] = ["role", "content", "tool_calls", "tool_call_id", "name", "type", "text", "function", "id", "arguments"];

@@ -10,8 +10,7 @@ use serde_json::{json, Value};
 type Mem = AutoContextMemory<FakeSummarizer, FlakyStore>;
 
 fn memory(cfg: Config, summarizer: Option<FakeSummarizer>) -> Mem {
-    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), summarizer, FlakyStore::new())
-        .unwrap()
+    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), summarizer, FlakyStore::new()).unwrap()
 }
 
 /// `max_token` whose trigger (`× 0.75`) is exactly `target` or just above it.
@@ -103,13 +102,7 @@ fn a_shrunk_result_is_not_truncated_again_by_later_passes() {
     let m = memory(cfg, None);
     // A protected system message keeps the request over the target, so every pass runs the
     // ladder again; the only thing any step could touch is the truncated result.
-    m.add(&Value::Array(vec![
-        system(&filler("policy", 40_000)),
-        user("go"),
-        assistant_calls(&["a"]),
-        tool_result("a", 60_000),
-    ]))
-    .unwrap();
+    m.add(&Value::Array(vec![system(&filler("policy", 40_000)), user("go"), assistant_calls(&["a"]), tool_result("a", 60_000)])).unwrap();
     let first = block_on(m.compress_if_needed()).unwrap();
     assert!(first.exhausted && !first.under_target, "{first:?}");
     assert_eq!(event_types(&m), vec!["TOOL_RESULT_TRUNCATE"]);
@@ -402,12 +395,8 @@ fn summaries_of_a_previous_pass_are_not_summarized_again() {
 fn plain_constructor_keeps_one_store_key_per_offload() {
     // The plain constructor with the crate's MemoryStore: the documented quick start.
     let msgs = summary_conversation();
-    let m = AutoContextMemory::new(
-        config("plain", window_for(tokens_of(&msgs) / 2)),
-        FakeSummarizer::fixed("s"),
-        MemoryStore::new(),
-    )
-    .unwrap();
+    let m =
+        AutoContextMemory::new(config("plain", window_for(tokens_of(&msgs) / 2)), FakeSummarizer::fixed("s"), MemoryStore::new()).unwrap();
     m.add(&Value::Array(msgs)).unwrap();
     let r = block_on(m.compress_if_needed()).unwrap();
     assert!(r.under_target);

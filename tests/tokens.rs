@@ -62,10 +62,13 @@ fn message_counts_are_their_parts_plus_overheads() {
 
     let args = ts[3].clone();
     let calls = Format::OpenAi
-        .parse(0, &json!({"role": "assistant", "content": ts[0], "tool_calls": [
-            {"id": "a", "type": "function", "function": {"name": "read_file", "arguments": args}},
-            {"id": "b", "type": "function", "function": {"name": "grep", "arguments": "{}"}}
-        ]}))
+        .parse(
+            0,
+            &json!({"role": "assistant", "content": ts[0], "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "read_file", "arguments": args}},
+                {"id": "b", "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+            ]}),
+        )
         .unwrap();
     let want = MESSAGE_OVERHEAD + n(&ts[0]) + 2 * TOOL_BLOCK_OVERHEAD + n("read_file") + n(&args) + n("grep") + n("{}");
     assert_eq!(o.count_message(&calls).unwrap(), want);

@@ -109,8 +109,7 @@ fn adversarial_long_words_count_exactly() {
 
 #[test]
 fn random_texts_over_a_rule_hitting_alphabet_count_exactly() {
-    let alphabet: Vec<char> =
-        " \t\n\r\u{3000}\u{85}\u{a0}aAǅʰ日\u{301}\u{20dd}1½٣'sSſtlLvVeErRmMdD/.!,🦀-_".chars().collect();
+    let alphabet: Vec<char> = " \t\n\r\u{3000}\u{85}\u{a0}aAǅʰ日\u{301}\u{20dd}1½٣'sSſtlLvVeErRmMdD/.!,🦀-_".chars().collect();
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let texts: Vec<String> = (0..60_000)
         .map(|_| {

@@ -61,11 +61,7 @@ fn short(v: &Vocab, piece: &[u8]) -> usize {
             return len - 1;
         }
         // Part `at` absorbs part `at + 1`; its new pair reaches to the end of part `at + 2`.
-        ranks[at] = if at + 3 < len {
-            rank(v, piece, starts[at] as usize, starts[at + 3] as usize)
-        } else {
-            NONE
-        };
+        ranks[at] = if at + 3 < len { rank(v, piece, starts[at] as usize, starts[at + 3] as usize) } else { NONE };
         if at > 0 {
             ranks[at - 1] = rank(v, piece, starts[at - 1] as usize, starts[at + 2] as usize);
         }
@@ -89,9 +85,8 @@ struct Part {
 /// collecting ranks).
 fn long(v: &Vocab, piece: &[u8]) -> usize {
     let n = piece.len();
-    let mut parts: Vec<Part> = (0..n)
-        .map(|i| Part { end: i as u32 + 1, next_end: i as u32 + 2, prev: (i as u32).wrapping_sub(1), rank: NONE })
-        .collect();
+    let mut parts: Vec<Part> =
+        (0..n).map(|i| Part { end: i as u32 + 1, next_end: i as u32 + 2, prev: (i as u32).wrapping_sub(1), rank: NONE }).collect();
     let mut heap = BinaryHeap::with_capacity(n);
     for i in 0..n - 1 {
         let r = v.pair(piece[i], piece[i + 1]);

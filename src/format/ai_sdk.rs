@@ -55,9 +55,7 @@ fn media_tokens(v: &Value) -> u32 {
 }
 
 pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| Error::message_at(index, "", format!("expected an object, got {}", kind_of(v))))?;
+    let obj = v.as_object().ok_or_else(|| Error::message_at(index, "", format!("expected an object, got {}", kind_of(v))))?;
     let role = match obj.get("role") {
         Some(Value::String(s)) => match s.as_str() {
             "system" => Role::System,
@@ -65,16 +63,10 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
             "assistant" => Role::Assistant,
             "tool" => Role::Tool,
             other => {
-                return Err(Error::message_at(
-                    index,
-                    "role",
-                    format!("unknown role {other:?} (expected system, user, assistant or tool)"),
-                ))
+                return Err(Error::message_at(index, "role", format!("unknown role {other:?} (expected system, user, assistant or tool)")))
             }
         },
-        Some(other) => {
-            return Err(Error::message_at(index, "role", format!("expected a string, got {}", kind_of(other))))
-        }
+        Some(other) => return Err(Error::message_at(index, "role", format!("expected a string, got {}", kind_of(other)))),
         None => return Err(Error::message_at(index, "role", "is missing")),
     };
     let mut blocks = Vec::new();
@@ -249,16 +241,19 @@ fn write_parts(parts: &[&Value], new: &[Block], out: &mut Vec<Value>) {
             Block::Thinking(_) => {}
             Block::ToolCall { id, name, arguments } => {
                 let orig = parts.iter().find(|p| part_type(p) == "tool-call" && p.get("toolCallId").and_then(Value::as_str) == Some(id));
-                out.push(write_input_call(orig.copied(), "toolName", name, arguments, |input| {
-                    json!({"type": "tool-call", "toolCallId": id, "toolName": name, "input": input})
-                }));
+                out.push(write_input_call(
+                    orig.copied(),
+                    "toolName",
+                    name,
+                    arguments,
+                    |input| json!({"type": "tool-call", "toolCallId": id, "toolName": name, "input": input}),
+                ));
             }
             Block::ToolResult { call_id, content, is_error } => {
                 let orig =
                     parts.iter().find(|p| part_type(p) == "tool-result" && p.get("toolCallId").and_then(Value::as_str) == Some(call_id));
                 let orig_output = orig.and_then(|p| p.get("output"));
-                let orig_items: &[Value] =
-                    orig_output.and_then(|o| o.get("value")).and_then(Value::as_array).map_or(&[], Vec::as_slice);
+                let orig_items: &[Value] = orig_output.and_then(|o| o.get("value")).and_then(Value::as_array).map_or(&[], Vec::as_slice);
                 let nested = kept_result_parts(new, i, orig_items, &mut consumed);
                 let output = write_output(orig_output, content, *is_error, nested);
                 let mut p = match orig {
@@ -375,33 +370,40 @@ mod tests {
 
     #[test]
     fn reads_every_part() {
-        let m = parse(0, &json!({"role": "assistant", "content": [
-            {"type": "reasoning", "text": "hmm", "providerOptions": {"anthropic": {"signature": "s"}}},
-            {"type": "text", "text": "Looking."},
-            {"type": "tool-call", "toolCallId": "c1", "toolName": "read", "input": {"path": "a"}},
-            {"type": "tool-call", "toolCallId": "w1", "toolName": "web_search", "input": {}, "providerExecuted": true},
-            {"type": "tool-result", "toolCallId": "w1", "toolName": "web_search", "output": {"type": "json", "value": []}},
-            {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1"}
-        ]}))
+        let m = parse(
+            0,
+            &json!({"role": "assistant", "content": [
+                {"type": "reasoning", "text": "hmm", "providerOptions": {"anthropic": {"signature": "s"}}},
+                {"type": "text", "text": "Looking."},
+                {"type": "tool-call", "toolCallId": "c1", "toolName": "read", "input": {"path": "a"}},
+                {"type": "tool-call", "toolCallId": "w1", "toolName": "web_search", "input": {}, "providerExecuted": true},
+                {"type": "tool-result", "toolCallId": "w1", "toolName": "web_search", "output": {"type": "json", "value": []}},
+                {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1"}
+            ]}),
+        )
         .unwrap();
         assert_eq!(m.blocks[0], Block::Thinking("hmm".into()));
         assert_eq!(m.call_ids().collect::<Vec<_>>(), vec!["c1"], "provider-executed calls are the provider's");
         assert_eq!(m.blocks[2], Block::ToolCall { id: "c1".into(), name: "read".into(), arguments: "{\"path\":\"a\"}".into() });
 
-        let m = parse(1, &json!({"role": "tool", "content": [
-            {"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": "A"}},
-            {"type": "tool-result", "toolCallId": "b", "toolName": "f", "output": {"type": "error-json", "value": {"code": 1}}},
-            {"type": "tool-result", "toolCallId": "c", "toolName": "f", "output": {"type": "content", "value": [
-                {"type": "text", "text": "see"}, {"type": "image-data", "data": "AAAA", "mediaType": "image/png"}]}},
-            {"type": "tool-result", "toolCallId": "d", "toolName": "f", "output": {"type": "execution-denied", "reason": "no"}},
-            {"type": "tool-approval-response", "approvalId": "ap1", "approved": true}
-        ]}))
+        let m = parse(
+            1,
+            &json!({"role": "tool", "content": [
+                {"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": "A"}},
+                {"type": "tool-result", "toolCallId": "b", "toolName": "f", "output": {"type": "error-json", "value": {"code": 1}}},
+                {"type": "tool-result", "toolCallId": "c", "toolName": "f", "output": {"type": "content", "value": [
+                    {"type": "text", "text": "see"}, {"type": "image-data", "data": "AAAA", "mediaType": "image/png"}]}},
+                {"type": "tool-result", "toolCallId": "d", "toolName": "f", "output": {"type": "execution-denied", "reason": "no"}},
+                {"type": "tool-approval-response", "approvalId": "ap1", "approved": true}
+            ]}),
+        )
         .unwrap();
         assert_eq!(m.result_ids().collect::<Vec<_>>(), vec!["a", "b", "c", "d"]);
         assert_eq!(m.blocks[1], Block::ToolResult { call_id: "b".into(), content: "{\"code\":1}".into(), is_error: true });
         assert!(matches!(&m.blocks[3], Block::Opaque { tokens: IMAGE_TOKENS, .. }));
         assert_eq!(m.blocks[4], Block::ToolResult { call_id: "d".into(), content: "no".into(), is_error: false });
-        let m = parse(2, &json!({"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "x", "approved": false}]})).unwrap();
+        let m = parse(2, &json!({"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "x", "approved": false}]}))
+            .unwrap();
         assert_eq!(m.role, Role::Tool);
         assert!(!m.has_results());
     }
@@ -412,12 +414,24 @@ mod tests {
             (json!({"role": "developer", "content": "x"}), "role"),
             (json!({"role": "system", "content": [{"type": "text", "text": "x"}]}), "content"),
             (json!({"role": "tool", "content": "x"}), "content"),
-            (json!({"role": "user", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}}]}), "content[0].type"),
-            (json!({"role": "user", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {}}]}), "content[0].type"),
+            (
+                json!({"role": "user", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}}]}),
+                "content[0].type",
+            ),
+            (
+                json!({"role": "user", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {}}]}),
+                "content[0].type",
+            ),
             (json!({"role": "tool", "content": [{"type": "text", "text": "x"}]}), "content[0].type"),
             (json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f"}]}), "content[0].output"),
-            (json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "", "toolName": "f", "output": {"type": "text", "value": ""}}]}), "content[0].toolCallId"),
-            (json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": 3}}]}), "content[0].output.value"),
+            (
+                json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "", "toolName": "f", "output": {"type": "text", "value": ""}}]}),
+                "content[0].toolCallId",
+            ),
+            (
+                json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": 3}}]}),
+                "content[0].output.value",
+            ),
         ];
         for (v, field) in cases {
             let e = parse(3, &v).unwrap_err();
@@ -428,10 +442,13 @@ mod tests {
 
     #[test]
     fn rebuild_rewrites_outputs_as_text_of_their_kind() {
-        let orig = parse(0, &json!({"role": "tool", "providerOptions": {"x": {}}, "content": [
-            {"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "json", "value": {"big": true}}},
-            {"type": "tool-result", "toolCallId": "b", "toolName": "g", "output": {"type": "error-text", "value": "long error"}}
-        ]}))
+        let orig = parse(
+            0,
+            &json!({"role": "tool", "providerOptions": {"x": {}}, "content": [
+                {"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "json", "value": {"big": true}}},
+                {"type": "tool-result", "toolCallId": "b", "toolName": "g", "output": {"type": "error-text", "value": "long error"}}
+            ]}),
+        )
         .unwrap();
         let blocks = vec![
             Block::ToolResult { call_id: "a".into(), content: "short".into(), is_error: false },
@@ -445,10 +462,13 @@ mod tests {
                 {"type": "tool-result", "toolCallId": "b", "toolName": "g", "output": {"type": "error-text", "value": "err"}}
             ]})
         );
-        let a = parse(0, &json!({"role": "assistant", "content": [
+        let a = parse(
+            0,
+            &json!({"role": "assistant", "content": [
             {"type": "reasoning", "text": "r", "providerOptions": {"anthropic": {"signature": "s"}}},
             {"type": "text", "text": "long"},
-            {"type": "tool-call", "toolCallId": "c", "toolName": "f", "input": {"k": 1}, "providerOptions": {"o": {}}}]}))
+            {"type": "tool-call", "toolCallId": "c", "toolName": "f", "input": {"k": 1}, "providerOptions": {"o": {}}}]}),
+        )
         .unwrap();
         let out = rebuild(&a, vec![Block::Text("s".into()), a.blocks[2].clone()], syn());
         assert_eq!(out.wire["content"][0], a.wire["content"][0]);

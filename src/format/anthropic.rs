@@ -104,7 +104,9 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
 fn read_block(index: usize, k: usize, item: &Value, role: Role, out: &mut Vec<Block>) -> Result<()> {
     let field = |f: &str| format!("content[{k}].{f}");
     let got = kind_of(item);
-    let obj = item.as_object().ok_or_else(|| Error::message_at(index, &format!("content[{k}]"), format!("expected a content block object, got {got}")))?;
+    let obj = item
+        .as_object()
+        .ok_or_else(|| Error::message_at(index, &format!("content[{k}]"), format!("expected a content block object, got {got}")))?;
     let ty = match obj.get("type") {
         Some(Value::String(t)) => t.as_str(),
         _ => return Err(Error::message_at(index, &field("type"), "must be a string")),
@@ -153,7 +155,9 @@ fn read_block(index: usize, k: usize, item: &Value, role: Role, out: &mut Vec<Bl
             let is_error = match obj.get("is_error") {
                 None | Some(Value::Null) => false,
                 Some(Value::Bool(b)) => *b,
-                Some(other) => return Err(Error::message_at(index, &field("is_error"), format!("must be a boolean, got {}", kind_of(other)))),
+                Some(other) => {
+                    return Err(Error::message_at(index, &field("is_error"), format!("must be a boolean, got {}", kind_of(other))))
+                }
             };
             let mut nested = Vec::new();
             let content = match obj.get("content") {
@@ -171,14 +175,22 @@ fn read_block(index: usize, k: usize, item: &Value, role: Role, out: &mut Vec<Bl
                             nested.push(Block::Opaque { raw: part.clone(), tokens: opaque_tokens(part) });
                         } else {
                             let got = kind_of(part);
-                            return Err(Error::message_at(index, &field(&format!("content[{j}]")), format!("expected a content block object, got {got}")));
+                            return Err(Error::message_at(
+                                index,
+                                &field(&format!("content[{j}]")),
+                                format!("expected a content block object, got {got}"),
+                            ));
                         }
                     }
                     texts.join("\n")
                 }
                 Some(other) => {
                     let got = kind_of(other);
-                    return Err(Error::message_at(index, &field("content"), format!("expected a string or an array of content blocks, got {got}")));
+                    return Err(Error::message_at(
+                        index,
+                        &field("content"),
+                        format!("expected a string or an array of content blocks, got {got}"),
+                    ));
                 }
             };
             out.push(Block::ToolResult { call_id, content, is_error });
@@ -222,7 +234,9 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
     let new: Vec<Block> = blocks.into_iter().filter(|b| !is_thinking_block(b)).collect();
     let string_content = matches!(original.wire.get("content"), Some(Value::String(_)));
     let content = if thinking.is_empty() && string_content && new.iter().all(|b| matches!(b, Block::Text(_))) {
-        Value::String(new.iter().filter_map(|b| if let Block::Text(t) = b { Some(t.as_str()) } else { None }).collect::<Vec<_>>().join("\n"))
+        Value::String(
+            new.iter().filter_map(|b| if let Block::Text(t) = b { Some(t.as_str()) } else { None }).collect::<Vec<_>>().join("\n"),
+        )
     } else {
         let mut out = thinking;
         write_blocks(&items, &new, &mut out);
@@ -250,14 +264,17 @@ fn write_blocks(items: &[&Value], new: &[Block], out: &mut Vec<Value>) {
             Block::Thinking(_) => {}
             Block::ToolCall { id, name, arguments } => {
                 let orig = items.iter().find(|v| block_type(v) == "tool_use" && v.get("id").and_then(Value::as_str) == Some(id));
-                out.push(write_input_call(orig.copied(), "name", name, arguments, |input| {
-                    json!({"type": "tool_use", "id": id, "name": name, "input": input})
-                }));
+                out.push(write_input_call(
+                    orig.copied(),
+                    "name",
+                    name,
+                    arguments,
+                    |input| json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+                ));
             }
             Block::ToolResult { call_id, content, is_error } => {
-                let orig = items
-                    .iter()
-                    .find(|v| block_type(v) == "tool_result" && v.get("tool_use_id").and_then(Value::as_str) == Some(call_id));
+                let orig =
+                    items.iter().find(|v| block_type(v) == "tool_result" && v.get("tool_use_id").and_then(Value::as_str) == Some(call_id));
                 let orig_parts: &[Value] = orig.and_then(|v| v.get("content")).and_then(Value::as_array).map_or(&[], Vec::as_slice);
                 let nested = kept_result_parts(new, i, orig_parts, &mut consumed);
                 let body = if nested.is_empty() {
@@ -430,13 +447,16 @@ mod tests {
 
     #[test]
     fn reads_every_block() {
-        let m = parse(0, &json!({"role": "assistant", "content": [
+        let m = parse(
+            0,
+            &json!({"role": "assistant", "content": [
                 {"type": "thinking", "thinking": "let me see", "signature": "sig"},
                 {"type": "redacted_thinking", "data": "abcdefgh"},
                 {"type": "text", "text": "Reading.", "citations": []},
                 {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.rs"}, "cache_control": {"type": "ephemeral"}},
                 {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "x"}}
-            ]}))
+            ]}),
+        )
         .unwrap();
         assert_eq!(m.role, Role::Assistant);
         assert_eq!(m.blocks[0], Block::Thinking("let me see".into()));
@@ -444,12 +464,15 @@ mod tests {
         assert_eq!(m.call_ids().collect::<Vec<_>>(), vec!["t1"]);
         assert!(matches!(&m.blocks[4], Block::Opaque { .. }), "server tools are kept as they came");
 
-        let m = parse(1, &json!({"role": "user", "content": [
+        let m = parse(
+            1,
+            &json!({"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "t1", "content": "fn main() {}"},
                 {"type": "tool_result", "tool_use_id": "t2", "is_error": true, "content": [
                     {"type": "text", "text": "denied"}, {"type": "image", "source": {"type": "url", "url": "u"}}]},
                 {"type": "text", "text": "go on"}
-            ]}))
+            ]}),
+        )
         .unwrap();
         assert_eq!(m.role, Role::Tool, "a user message with results belongs to the exchange");
         assert_eq!(m.result_ids().collect::<Vec<_>>(), vec!["t1", "t2"]);
@@ -528,8 +551,11 @@ mod tests {
 
     #[test]
     fn merge_puts_notes_after_what_must_come_first() {
-        let a = parse(0, &json!({"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "text", "text": "answer"}]}))
+        let a = parse(
+            0,
+            &json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "text", "text": "answer"}]}),
+        )
         .unwrap();
         let out = merge(&a, "note", true, syn());
         assert_eq!(out.wire["content"][0]["type"], "thinking");
@@ -556,7 +582,8 @@ mod tests {
         .map(|(i, v)| parse(i, v).unwrap())
         .collect();
         let codes: Vec<(usize, &str)> = validate(&msgs).iter().map(|p| (p.index, p.code)).collect();
-        let want = [(1, "ROLES_NOT_ALTERNATING"), (2, "THINKING_ONLY"), (3, "TOOL_RESULT_NOT_FIRST"), (4, "EMPTY_CONTENT"), (5, "EMPTY_CONTENT")];
+        let want =
+            [(1, "ROLES_NOT_ALTERNATING"), (2, "THINKING_ONLY"), (3, "TOOL_RESULT_NOT_FIRST"), (4, "EMPTY_CONTENT"), (5, "EMPTY_CONTENT")];
         assert_eq!(codes, want);
     }
 }

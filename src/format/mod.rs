@@ -246,7 +246,10 @@ impl Format {
             (Format::AiSdk, false) => ("tool-call", "toolCallId"),
         };
         let items = m.wire.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-        match items.iter().position(|b| b.get("type").and_then(Value::as_str) == Some(kind) && b.get(key).and_then(Value::as_str) == Some(id)) {
+        match items
+            .iter()
+            .position(|b| b.get("type").and_then(Value::as_str) == Some(kind) && b.get(key).and_then(Value::as_str) == Some(id))
+        {
             Some(k) => format!("content[{k}].{key}"),
             None => "content".into(),
         }
@@ -280,10 +283,13 @@ impl Format {
                 problems.push(Problem {
                     index: 0,
                     code: "FIRST_NOT_USER",
-                    message: format!("the request starts with a{} message; the first turn must be the user's", match first.role {
-                        Role::Assistant => "n assistant",
-                        _ => " non-user",
-                    }),
+                    message: format!(
+                        "the request starts with a{} message; the first turn must be the user's",
+                        match first.role {
+                            Role::Assistant => "n assistant",
+                            _ => " non-user",
+                        }
+                    ),
                 });
             }
         }
@@ -310,7 +316,13 @@ fn input_args(v: &Value) -> Option<Value> {
 /// object (Anthropic `tool_use`, AI SDK `tool-call`): the original part untouched when name and
 /// input are unchanged, else the original with `name_key` and `input` replaced (its other fields
 /// kept), else `fresh(input)`. Arguments that are not JSON become `{}`.
-pub(crate) fn write_input_call(orig: Option<&Value>, name_key: &str, name: &str, arguments: &str, fresh: impl FnOnce(Value) -> Value) -> Value {
+pub(crate) fn write_input_call(
+    orig: Option<&Value>,
+    name_key: &str,
+    name: &str,
+    arguments: &str,
+    fresh: impl FnOnce(Value) -> Value,
+) -> Value {
     let input: Value = serde_json::from_str(arguments).unwrap_or_else(|_| serde_json::json!({}));
     match orig {
         Some(p) if p.get(name_key).and_then(Value::as_str) == Some(name) && p.get("input") == Some(&input) => p.clone(),
@@ -422,11 +434,7 @@ fn pairing<M: AsRef<Message>>(format: Format, messages: &[M], complete: bool) ->
         }
         for id in m.call_ids() {
             if !seen_calls.insert(id.to_string()) {
-                problems.push(Problem {
-                    index: i,
-                    code: "DUPLICATE_CALL",
-                    message: format!("message {i} reuses tool call id {id:?}"),
-                });
+                problems.push(Problem { index: i, code: "DUPLICATE_CALL", message: format!("message {i} reuses tool call id {id:?}") });
             }
             open.push((i, id.to_string(), false));
         }
@@ -503,7 +511,12 @@ mod tests {
         let want = Some("u-1".to_string());
         assert_eq!(f.reload_call_uuid(&json!({"working_context_offload_uuid": "u-1"})), want);
         assert_eq!(f.reload_call_uuid(&json!("{\"working_context_offload_uuid\":\"u-1\"}")), want);
-        assert_eq!(f.reload_call_uuid(&json!({"id": "c", "function": {"name": "context_reload", "arguments": "{\"working_context_offload_uuid\":\"u-1\"}"}})), want);
+        assert_eq!(
+            f.reload_call_uuid(
+                &json!({"id": "c", "function": {"name": "context_reload", "arguments": "{\"working_context_offload_uuid\":\"u-1\"}"}})
+            ),
+            want
+        );
         assert_eq!(f.reload_call_uuid(&json!(3)), None);
     }
 }

@@ -14,14 +14,10 @@ use crate::message::{Block, Message, Role, Synthetic};
 pub const OPAQUE_PART_TOKENS: u32 = 85;
 
 pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| Error::message_at(index, "", format!("expected an object, got {}", kind_of(v))))?;
+    let obj = v.as_object().ok_or_else(|| Error::message_at(index, "", format!("expected an object, got {}", kind_of(v))))?;
     let role_str = match obj.get("role") {
         Some(Value::String(s)) => s.as_str(),
-        Some(other) => {
-            return Err(Error::message_at(index, "role", format!("expected a string, got {}", kind_of(other))))
-        }
+        Some(other) => return Err(Error::message_at(index, "role", format!("expected a string, got {}", kind_of(other)))),
         None => return Err(Error::message_at(index, "role", "is missing")),
     };
     let role = match role_str {
@@ -44,13 +40,7 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
         let call_id = match obj.get("tool_call_id") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             Some(Value::String(_)) => return Err(Error::message_at(index, "tool_call_id", "is empty")),
-            Some(other) => {
-                return Err(Error::message_at(
-                    index,
-                    "tool_call_id",
-                    format!("expected a string, got {}", kind_of(other)),
-                ))
-            }
+            Some(other) => return Err(Error::message_at(index, "tool_call_id", format!("expected a string, got {}", kind_of(other)))),
             None => return Err(Error::message_at(index, "tool_call_id", "is missing on a tool message")),
         };
         let mut parts = Vec::new();
@@ -77,9 +67,7 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
             match r {
                 Value::String(s) => blocks.push(Block::Text(s.clone())),
                 Value::Null => {}
-                other => {
-                    return Err(Error::message_at(index, "refusal", format!("expected a string, got {}", kind_of(other))))
-                }
+                other => return Err(Error::message_at(index, "refusal", format!("expected a string, got {}", kind_of(other)))),
             }
         }
         match obj.get("tool_calls") {
@@ -89,9 +77,7 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
                     blocks.push(read_call(index, k, call)?);
                 }
             }
-            Some(other) => {
-                return Err(Error::message_at(index, "tool_calls", format!("expected an array, got {}", kind_of(other))))
-            }
+            Some(other) => return Err(Error::message_at(index, "tool_calls", format!("expected an array, got {}", kind_of(other)))),
         }
     } else if obj.get("tool_calls").is_some_and(|v| !v.is_null()) {
         return Err(Error::message_at(index, "tool_calls", format!("only assistant messages may call tools, not {role_str}")));
@@ -121,11 +107,7 @@ fn read_call(index: usize, k: usize, call: &Value) -> Result<Block> {
         Some(Value::String(s)) => s.clone(),
         None | Some(Value::Null) => String::new(),
         Some(other) => {
-            return Err(Error::message_at(
-                index,
-                &field("function.arguments"),
-                format!("must be a JSON string, got {}", kind_of(other)),
-            ))
+            return Err(Error::message_at(index, &field("function.arguments"), format!("must be a JSON string, got {}", kind_of(other))))
         }
     };
     Ok(Block::ToolCall { id, name, arguments })
@@ -147,26 +129,18 @@ fn read_content(index: usize, content: &Value, out: &mut Vec<Block>) -> Result<(
                 match ty {
                     "text" | "input_text" | "output_text" => match obj.get("text") {
                         Some(Value::String(t)) => out.push(Block::Text(t.clone())),
-                        _ => {
-                            return Err(Error::message_at(index, &format!("content[{k}].text"), "must be a string"))
-                        }
+                        _ => return Err(Error::message_at(index, &format!("content[{k}].text"), "must be a string")),
                     },
                     "refusal" => match obj.get("refusal") {
                         Some(Value::String(t)) => out.push(Block::Text(t.clone())),
-                        _ => {
-                            return Err(Error::message_at(index, &format!("content[{k}].refusal"), "must be a string"))
-                        }
+                        _ => return Err(Error::message_at(index, &format!("content[{k}].refusal"), "must be a string")),
                     },
                     _ => out.push(Block::Opaque { raw: part.clone(), tokens: OPAQUE_PART_TOKENS }),
                 }
             }
             Ok(())
         }
-        other => Err(Error::message_at(
-            index,
-            "content",
-            format!("expected a string, an array of parts or null, got {}", kind_of(other)),
-        )),
+        other => Err(Error::message_at(index, "content", format!("expected a string, an array of parts or null, got {}", kind_of(other)))),
     }
 }
 
@@ -232,9 +206,8 @@ fn write_blocks(wire: &mut Map<String, Value>, role: Role, blocks: &[Block], ori
     if calls.is_empty() {
         wire.remove("tool_calls");
     } else {
-        let same_calls = original.is_some_and(|o| {
-            o.blocks.iter().filter(|b| matches!(b, Block::ToolCall { .. })).eq(calls.iter().copied())
-        });
+        let same_calls =
+            original.is_some_and(|o| o.blocks.iter().filter(|b| matches!(b, Block::ToolCall { .. })).eq(calls.iter().copied()));
         if !same_calls {
             let list = calls
                 .iter()
@@ -313,7 +286,11 @@ mod tests {
     fn reads_every_shape() {
         let m = parse(0, &json!({"role": "developer", "content": "be brief"})).unwrap();
         assert_eq!(m.role, Role::System);
-        let m = parse(1, &json!({"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image_url", "image_url": {"url": "x"}}]})).unwrap();
+        let m = parse(
+            1,
+            &json!({"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image_url", "image_url": {"url": "x"}}]}),
+        )
+        .unwrap();
         assert_eq!(m.blocks.len(), 2);
         assert!(matches!(m.blocks[1], Block::Opaque { .. }));
         let m = parse(2, &json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]})).unwrap();
@@ -333,7 +310,8 @@ mod tests {
         assert_eq!(e.field(), Some("tool_call_id"));
         let e = parse(0, &json!("hello")).unwrap_err();
         assert!(e.message().contains("expected an object"));
-        let e = parse(0, &json!({"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": {}}}]})).unwrap_err();
+        let e =
+            parse(0, &json!({"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": {}}}]})).unwrap_err();
         assert_eq!(e.field(), Some("tool_calls[0].function.arguments"));
     }
 

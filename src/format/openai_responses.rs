@@ -112,7 +112,8 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
         }
         Kind::Output => {
             let call_id = call_id("function call output")?;
-            let output = obj.get("output").ok_or_else(|| Error::message_at(index, "output", "is missing on a function call output item"))?;
+            let output =
+                obj.get("output").ok_or_else(|| Error::message_at(index, "output", "is missing on a function call output item"))?;
             let (content, nested) = read_output(index, output)?;
             let mut blocks = vec![Block::ToolResult { call_id, content, is_error: false }];
             blocks.extend(nested);
@@ -145,7 +146,9 @@ fn read_message(index: usize, obj: &Map<String, Value>) -> Result<(Role, Vec<Blo
                 return Err(Error::message_at(
                     index,
                     "role",
-                    format!("unknown role {other:?} (expected user, assistant, system or developer; tool results are function_call_output items)"),
+                    format!(
+                    "unknown role {other:?} (expected user, assistant, system or developer; tool results are function_call_output items)"
+                ),
                 ))
             }
         },
@@ -158,7 +161,9 @@ fn read_message(index: usize, obj: &Map<String, Value>) -> Result<(Role, Vec<Blo
         Some(Value::Array(parts)) => {
             for (k, part) in parts.iter().enumerate() {
                 let field = |f: &str| format!("content[{k}]{f}");
-                let p = part.as_object().ok_or_else(|| Error::message_at(index, &field(""), format!("expected a part object, got {}", kind_of(part))))?;
+                let p = part
+                    .as_object()
+                    .ok_or_else(|| Error::message_at(index, &field(""), format!("expected a part object, got {}", kind_of(part))))?;
                 let text_of = |key: &str| match p.get(key) {
                     Some(Value::String(t)) => Ok(t.clone()),
                     _ => Err(Error::message_at(index, &field(&format!(".{key}")), "must be a string")),
@@ -170,7 +175,9 @@ fn read_message(index: usize, obj: &Map<String, Value>) -> Result<(Role, Vec<Blo
                 }
             }
         }
-        Some(other) => return Err(Error::message_at(index, "content", format!("expected a string or an array of parts, got {}", kind_of(other)))),
+        Some(other) => {
+            return Err(Error::message_at(index, "content", format!("expected a string or an array of parts, got {}", kind_of(other))))
+        }
         None => return Err(Error::message_at(index, "content", "is missing")),
     }
     Ok((role, blocks))
@@ -191,7 +198,11 @@ fn read_output<'a>(index: usize, output: &'a Value) -> Result<(String, Vec<Block
         Value::Array(parts) => parts.iter().for_each(&mut read),
         Value::Object(_) => read(output),
         other => {
-            return Err(Error::message_at(index, "output", format!("expected a string, an array of parts or an output object, got {}", kind_of(other))))
+            return Err(Error::message_at(
+                index,
+                "output",
+                format!("expected a string, an array of parts or an output object, got {}", kind_of(other)),
+            ))
         }
     }
     Ok((texts.join("\n"), nested))
@@ -226,7 +237,8 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
                 })
                 .collect();
             let text = texts.join("\n");
-            let opaque: Vec<Value> = blocks.iter().filter_map(|b| if let Block::Opaque { raw, .. } = b { Some(raw.clone()) } else { None }).collect();
+            let opaque: Vec<Value> =
+                blocks.iter().filter_map(|b| if let Block::Opaque { raw, .. } = b { Some(raw.clone()) } else { None }).collect();
             let content = if opaque.is_empty() && matches!(wire.get("content"), Some(Value::String(_))) {
                 Value::String(text)
             } else {
@@ -355,7 +367,10 @@ pub(crate) fn validate<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> {
             Kind::Reasoning if messages.get(i + 1).is_some_and(|next| next.as_ref().role != Role::Assistant) => problems.push(Problem {
                 index: i,
                 code: "REASONING_WITHOUT_FOLLOWER",
-                message: format!("reasoning item {i} is not followed by the rest of its response (item {} is not on the model's side)", i + 1),
+                message: format!(
+                    "reasoning item {i} is not followed by the rest of its response (item {} is not on the model's side)",
+                    i + 1
+                ),
             }),
             _ => {}
         }
@@ -379,7 +394,8 @@ mod tests {
         assert_eq!(m.role, Role::System);
         assert!(matches!(m.blocks[1], Block::Opaque { tokens: OPAQUE_PART_TOKENS, .. }));
         let api = parse(2, &json!({"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "ls", "arguments": "{}"})).unwrap();
-        let sdk = parse(2, &json!({"type": "function_call", "callId": "c1", "name": "ls", "arguments": "{}", "status": "completed"})).unwrap();
+        let sdk =
+            parse(2, &json!({"type": "function_call", "callId": "c1", "name": "ls", "arguments": "{}", "status": "completed"})).unwrap();
         assert_eq!(api.blocks, sdk.blocks);
         assert_eq!(api.call_ids().collect::<Vec<_>>(), vec!["c1"]);
         let api = parse(3, &json!({"type": "function_call_output", "call_id": "c1", "output": "a\nb"})).unwrap();
@@ -389,7 +405,11 @@ mod tests {
         assert_eq!(api.payload_text(), "a\nb");
         let m = parse(4, &json!({"type": "function_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "see"}, {"type": "input_image", "image_url": "u"}]})).unwrap();
         assert_eq!(m.blocks.len(), 2);
-        let api = parse(5, &json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}], "encrypted_content": "XYZ"})).unwrap();
+        let api = parse(
+            5,
+            &json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}], "encrypted_content": "XYZ"}),
+        )
+        .unwrap();
         let sdk = parse(5, &json!({"type": "reasoning", "content": [{"type": "input_text", "text": "think"}], "providerData": {"encryptedContent": "XYZ"}})).unwrap();
         assert_eq!(api.blocks, vec![Block::Thinking("think".into())]);
         assert_eq!(api.blocks, sdk.blocks);
@@ -427,9 +447,16 @@ mod tests {
 
     #[test]
     fn rebuild_keeps_spelling_fields_and_part_types() {
-        let orig = parse(0, &json!({"type": "function_call_result", "callId": "c9", "name": "grep", "status": "completed", "output": "long", "x": 1})).unwrap();
+        let orig = parse(
+            0,
+            &json!({"type": "function_call_result", "callId": "c9", "name": "grep", "status": "completed", "output": "long", "x": 1}),
+        )
+        .unwrap();
         let out = rebuild(&orig, vec![Block::ToolResult { call_id: "c9".into(), content: "short".into(), is_error: false }], syn());
-        assert_eq!(out.wire, json!({"type": "function_call_result", "callId": "c9", "name": "grep", "status": "completed", "output": "short", "x": 1}));
+        assert_eq!(
+            out.wire,
+            json!({"type": "function_call_result", "callId": "c9", "name": "grep", "status": "completed", "output": "short", "x": 1})
+        );
         assert_eq!(out.synthetic, Some(syn()));
 
         let orig = parse(0, &json!({"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
@@ -455,7 +482,10 @@ mod tests {
     #[test]
     fn written_items_read_back_and_validate() {
         let a = synthesize(Role::Assistant, "note".into(), syn());
-        assert_eq!(a.wire, json!({"type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "note", "annotations": []}]}));
+        assert_eq!(
+            a.wire,
+            json!({"type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "note", "annotations": []}]})
+        );
         assert_eq!(a.blocks, vec![Block::Text("note".into())]);
         let u = synthesize(Role::Tool, "n".into(), syn());
         assert_eq!(u.wire, json!({"role": "user", "content": "n"}));
@@ -491,6 +521,8 @@ mod tests {
         let hosted_out = p(json!({"type": "computer_call_output", "call_id": "k", "output": {}}));
         assert!(continues_turn(&rs, &fc) && continues_turn(&fc, &fc));
         assert!(continues_turn(&fc, &hosted_out) && continues_turn(&hosted_out, &hosted_out));
-        assert!(!continues_turn(&out, &fc) && !continues_turn(&fc, &out) && !continues_turn(&rs, &user) && !continues_turn(&hosted_out, &fc));
+        assert!(
+            !continues_turn(&out, &fc) && !continues_turn(&fc, &out) && !continues_turn(&rs, &user) && !continues_turn(&hosted_out, &fc)
+        );
     }
 }

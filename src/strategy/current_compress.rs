@@ -58,7 +58,13 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
             Outcome::Done { text, input_tokens, output_tokens, ms } => {
                 let uuid = ctx.in_place_offload(i);
                 let msg = in_place(ctx, i, &text, &uuid, kind);
-                edits.push(Edit { span: i..i + 1, replacement: vec![msg], offload: Some(uuid), usage: (input_tokens, output_tokens), ms: Some(ms) });
+                edits.push(Edit {
+                    span: i..i + 1,
+                    replacement: vec![msg],
+                    offload: Some(uuid),
+                    usage: (input_tokens, output_tokens),
+                    ms: Some(ms),
+                });
             }
             Outcome::Failed { error, ms } => {
                 llm::fail(ctx, kind, &(i..i + 1), error, ms);

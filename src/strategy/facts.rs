@@ -153,12 +153,7 @@ pub(crate) fn parse_facts(answer: &str) -> Vec<String> {
             .map(str::to_string)
             .collect(),
     };
-    items
-        .into_iter()
-        .filter(|f| !is_none(f))
-        .map(|f| crate::message::head_chars(&f, MAX_FACT_CHARS).to_string())
-        .take(MAX_FACTS)
-        .collect()
+    items.into_iter().filter(|f| !is_none(f)).map(|f| crate::message::head_chars(&f, MAX_FACT_CHARS).to_string()).take(MAX_FACTS).collect()
 }
 
 fn fact_text(v: &Value) -> Option<String> {
@@ -207,7 +202,9 @@ fn block(found: &[(&Concept, Vec<String>)], messages: usize, results: usize, uui
         }
         out.push_str("</concept>\n");
     }
-    out.push_str("</compressed_facts>\nNote: only facts about the configured concepts were kept; the state of the task may not be fully captured.\n");
+    out.push_str(
+        "</compressed_facts>\nNote: only facts about the configured concepts were kept; the state of the task may not be fully captured.\n",
+    );
     out.push_str(&offload_marker(uuid));
     out
 }
@@ -294,7 +291,8 @@ mod tests {
 
     #[test]
     fn concepts_are_checked_field_by_field() {
-        let ok = read_concepts(&json!([{"keyword": "db", "description": "the database", "factType": "single"}, {"keyword": "files"}])).unwrap();
+        let ok =
+            read_concepts(&json!([{"keyword": "db", "description": "the database", "factType": "single"}, {"keyword": "files"}])).unwrap();
         assert_eq!(ok[0].fact_type, FactType::Single);
         assert_eq!(ok[1].fact_type, FactType::Multiple);
         for (v, field) in [

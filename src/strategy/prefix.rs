@@ -142,9 +142,10 @@ pub(super) fn select(ctx: &Ctx<'_>, strategy: Strategy, keep_first_user: bool, s
     };
     // The cut a preparation chose, when it still frees enough.
     let hinted = ctx.summaries.hint(strategy).and_then(|h| ctx.working.iter().position(|e| std::rc::Rc::ptr_eq(&e.msg, &h)));
-    let hinted = hinted.filter(|&j| j <= end && settle(ctx, j) == j).and_then(usable).filter(|span| {
-        ctx.tokens(span.clone()).saturating_sub(summary_tokens) >= ctx.excess()
-    });
+    let hinted = hinted
+        .filter(|&j| j <= end && settle(ctx, j) == j)
+        .and_then(usable)
+        .filter(|span| ctx.tokens(span.clone()).saturating_sub(summary_tokens) >= ctx.excess());
     let span = match hinted {
         Some(s) => s,
         None => match usable(reserve_cut(ctx, reserve, end)) {
@@ -197,7 +198,14 @@ pub(super) fn select(ctx: &Ctx<'_>, strategy: Strategy, keep_first_user: bool, s
 
 /// The summarize request for a span: the transcript of what is shown, a note on what was left
 /// out, the strategy's instruction.
-pub(super) fn request(ctx: &Ctx<'_>, sel: &PrefixSpan, kind: &'static str, system: &str, instruction: String, target: usize) -> SummarizeRequest {
+pub(super) fn request(
+    ctx: &Ctx<'_>,
+    sel: &PrefixSpan,
+    kind: &'static str,
+    system: &str,
+    instruction: String,
+    target: usize,
+) -> SummarizeRequest {
     let left_out = sel.show.start - sel.span.start;
     let instruction = if left_out > 0 {
         format!("({left_out} older messages of this part were too long to show; they are kept elsewhere.)\n{instruction}")

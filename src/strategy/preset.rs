@@ -112,16 +112,19 @@ fn known_names() -> String {
 /// Reads the `preset` option.
 pub(crate) fn read_preset(v: &Value) -> Result<Preset> {
     let names: Vec<String> = Preset::ALL.iter().map(|p| format!("\"{}\"", p.name())).collect();
-    v.as_str().and_then(Preset::from_name).ok_or_else(|| {
-        Error::config("preset", format!("must be one of {}, got {}", names.join(", "), show(v)))
-    })
+    v.as_str()
+        .and_then(Preset::from_name)
+        .ok_or_else(|| Error::config("preset", format!("must be one of {}, got {}", names.join(", "), show(v))))
 }
 
 /// Reads one strategy name of an option (`strategies[2]`, `factsFallback`).
 pub(crate) fn read_strategy(v: &Value, field: &str) -> Result<Strategy> {
     match v {
         Value::String(s) => Strategy::from_name(s).ok_or_else(|| {
-            Error::config(field, format!("{s:?} is not a strategy; use an event type such as \"PREFIX_SUMMARY\" or one of {}", known_names()))
+            Error::config(
+                field,
+                format!("{s:?} is not a strategy; use an event type such as \"PREFIX_SUMMARY\" or one of {}", known_names()),
+            )
         }),
         other => Err(Error::config(field, format!("must be a strategy name (a string), got {}", kind_of(other)))),
     }

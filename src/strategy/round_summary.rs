@@ -47,11 +47,8 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
         match outcome {
             Outcome::Done { text, input_tokens, output_tokens, ms } => {
                 let uuid = new_uuid();
-                let msg = ctx.format.synthesize(
-                    Role::Assistant,
-                    format!("{text}\n{}", offload_marker(&uuid)),
-                    Synthetic::new(kind, Some(&uuid)),
-                );
+                let msg =
+                    ctx.format.synthesize(Role::Assistant, format!("{text}\n{}", offload_marker(&uuid)), Synthetic::new(kind, Some(&uuid)));
                 edits.push(Edit { span, replacement: vec![msg], offload: Some(uuid), usage: (input_tokens, output_tokens), ms: Some(ms) });
             }
             Outcome::Failed { error, ms } => {

@@ -28,13 +28,7 @@ const DESCRIPTIONS: [&str; 5] = [
 ];
 
 /// What a missing field says.
-const DEFAULTS: [&str; 5] = [
-    "(not stated)",
-    "(not stated)",
-    "(none recorded)",
-    "(none recorded)",
-    "(none recorded)",
-];
+const DEFAULTS: [&str; 5] = ["(not stated)", "(not stated)", "(none recorded)", "(none recorded)", "(none recorded)"];
 
 /// The default `summaryTemplate`.
 pub const DEFAULT_TEMPLATE: &str = "<system-info>Summary of the earlier conversation (its messages were offloaded; reload them with the marker below when details are needed).\n\
@@ -294,10 +288,14 @@ mod tests {
 
     #[test]
     fn reads_json_in_fences_prose_and_loose_keys() {
-        let f = fields(parse(r#"{"task_overview":"fix the build","current_state":"linker fails","important_discoveries":["flag -lz missing","ci uses gcc 12"],"next_steps":"patch Makefile","context_to_preserve":"/src/Makefile"}"#));
+        let f = fields(parse(
+            r#"{"task_overview":"fix the build","current_state":"linker fails","important_discoveries":["flag -lz missing","ci uses gcc 12"],"next_steps":"patch Makefile","context_to_preserve":"/src/Makefile"}"#,
+        ));
         assert_eq!(f[0], "fix the build");
         assert_eq!(f[2], "- flag -lz missing\n- ci uses gcc 12");
-        let f = fields(parse("Sure! Here it is:\n```json\n{\"taskOverview\": \"a {braced} goal\", \"Next Steps\": \"x\"}\n```\nHope it helps."));
+        let f = fields(parse(
+            "Sure! Here it is:\n```json\n{\"taskOverview\": \"a {braced} goal\", \"Next Steps\": \"x\"}\n```\nHope it helps.",
+        ));
         assert_eq!(f[0], "a {braced} goal");
         assert_eq!(f[3], "x");
         assert_eq!(f[1], "(not stated)", "a missing field gets its default");

@@ -33,11 +33,9 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
             .blocks
             .iter()
             .map(|b| match b {
-                Block::ToolResult { call_id, content, is_error } if cut(call_id, content) => Block::ToolResult {
-                    call_id: call_id.clone(),
-                    content: shorten(content, limit, &uuid),
-                    is_error: *is_error,
-                },
+                Block::ToolResult { call_id, content, is_error } if cut(call_id, content) => {
+                    Block::ToolResult { call_id: call_id.clone(), content: shorten(content, limit, &uuid), is_error: *is_error }
+                }
                 other => other.clone(),
             })
             .collect();

@@ -92,7 +92,10 @@ pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Ed
         }
     }
     let text = match summary {
-        Some(s) => format!("[Summary of {trimmed} earlier turns, compacted to keep the conversation within its window]\n{s}\n{}", offload_marker(&uuid)),
+        Some(s) => format!(
+            "[Summary of {trimmed} earlier turns, compacted to keep the conversation within its window]\n{s}\n{}",
+            offload_marker(&uuid)
+        ),
         None => notice(ctx, &span, trimmed, &uuid),
     };
     let msg = ctx.format.synthesize(Role::User, text, mark);

@@ -79,9 +79,8 @@ pub fn summarize(request: &SummarizeRequest) -> String {
     if input == 0 {
         return String::new();
     }
-    let target = request
-        .target_chars
-        .unwrap_or_else(|| ((input as f64 * DEFAULT_FRACTION) as usize).clamp(MIN_TARGET_CHARS, MAX_TARGET_CHARS));
+    let target =
+        request.target_chars.unwrap_or_else(|| ((input as f64 * DEFAULT_FRACTION) as usize).clamp(MIN_TARGET_CHARS, MAX_TARGET_CHARS));
     let budget = target.min((input as f64 * MAX_SHARE) as usize).max(1);
     if request.kind == "facts" {
         if let Some(keyword) = facts::concept(instruction(&request.prompt)) {
@@ -468,23 +467,62 @@ fn shape(key: &str) -> String {
 }
 
 const ERROR_WORDS: [&str; 20] = [
-    "error", "exception", "traceback", "failed", "failure", "fatal", "panic", "assert", "denied", "refused", "not found",
-    "no such", "timed out", "timeout", "segfault", "abort", "cannot", "unable to", "invalid", "crash",
+    "error",
+    "exception",
+    "traceback",
+    "failed",
+    "failure",
+    "fatal",
+    "panic",
+    "assert",
+    "denied",
+    "refused",
+    "not found",
+    "no such",
+    "timed out",
+    "timeout",
+    "segfault",
+    "abort",
+    "cannot",
+    "unable to",
+    "invalid",
+    "crash",
 ];
 const WARN_WORDS: [&str; 3] = ["warn", "deprecat", "retry"];
 const DECISION_WORDS: [&str; 24] = [
-    "decid", "decision", "chose", "choose", "root cause", "the cause", "because", "instead", "will ", "plan", "agreed",
-    "conclu", "next step", "todo", "fixed", "fix ", "changed", "must", "should", "need", "do not", "don't", "confirmed",
+    "decid",
+    "decision",
+    "chose",
+    "choose",
+    "root cause",
+    "the cause",
+    "because",
+    "instead",
+    "will ",
+    "plan",
+    "agreed",
+    "conclu",
+    "next step",
+    "todo",
+    "fixed",
+    "fix ",
+    "changed",
+    "must",
+    "should",
+    "need",
+    "do not",
+    "don't",
+    "confirmed",
     "verified",
 ];
 const COMMAND_WORDS: [&str; 16] = [
-    "pytest", "cargo ", "npm ", "npx ", "git ", "python ", "pip ", "make ", "docker ", "kubectl ", "curl ", "node ",
-    "yarn ", "go test", "go build", "./",
+    "pytest", "cargo ", "npm ", "npx ", "git ", "python ", "pip ", "make ", "docker ", "kubectl ", "curl ", "node ", "yarn ", "go test",
+    "go build", "./",
 ];
 const DEFINITION_WORDS: [&str; 8] = ["def ", "class ", "fn ", "function ", "struct ", "interface ", "enum ", "impl "];
 const EXTENSIONS: [&str; 28] = [
-    "py", "rs", "ts", "tsx", "js", "mjs", "jsx", "json", "toml", "yaml", "yml", "md", "txt", "log", "sql", "sh", "go",
-    "java", "kt", "c", "h", "cpp", "hpp", "html", "css", "lock", "cfg", "ini",
+    "py", "rs", "ts", "tsx", "js", "mjs", "jsx", "json", "toml", "yaml", "yml", "md", "txt", "log", "sql", "sh", "go", "java", "kt", "c",
+    "h", "cpp", "hpp", "html", "css", "lock", "cfg", "ini",
 ];
 
 /// The facts a line carries, as a score: errors 6, paths and ids 4, decisions 4, commands 3,
@@ -492,7 +530,9 @@ const EXTENSIONS: [&str; 28] = [
 pub(crate) fn fact_score(line: &str) -> i32 {
     // A listing's line number (`  42\tcode`, after cleaning `42 code`) is no fact by itself.
     let line = match line.split_once(' ') {
-        Some((n, rest)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !rest.starts_with(|c: char| c.is_ascii_digit()) => rest,
+        Some((n, rest)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !rest.starts_with(|c: char| c.is_ascii_digit()) => {
+            rest
+        }
         _ => line,
     };
     let lower = line.to_lowercase();
@@ -556,11 +596,7 @@ fn is_id(token: &str) -> bool {
     }
     // BILL-2291, JIRA-12
     if let Some((key, n)) = t.split_once('-') {
-        if key.len() >= 2
-            && key.chars().all(|c| c.is_ascii_uppercase())
-            && !n.is_empty()
-            && n.chars().all(|c| c.is_ascii_digit())
-        {
+        if key.len() >= 2 && key.chars().all(|c| c.is_ascii_uppercase()) && !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) {
             return true;
         }
     }
@@ -598,8 +634,7 @@ mod tests {
     use serde_json::json;
 
     fn request(kind: &str, messages: &[Value], target: Option<usize>) -> SummarizeRequest {
-        let parsed: Vec<Message> =
-            messages.iter().enumerate().map(|(i, m)| Format::OpenAi.parse(i, m).unwrap()).collect();
+        let parsed: Vec<Message> = messages.iter().enumerate().map(|(i, m)| Format::OpenAi.parse(i, m).unwrap()).collect();
         let refs: Vec<&Message> = parsed.iter().collect();
         SummarizeRequest {
             kind: kind.into(),
@@ -617,7 +652,10 @@ mod tests {
     }
 
     fn filler(lines: usize) -> String {
-        (0..lines).map(|i| format!("the quick brown fox jumps over the lazy dog again and again {}", "x".repeat(i % 7))).collect::<Vec<_>>().join("\n")
+        (0..lines)
+            .map(|i| format!("the quick brown fox jumps over the lazy dog again and again {}", "x".repeat(i % 7)))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     fn session() -> Vec<Value> {
@@ -758,14 +796,16 @@ mod tests {
         };
         let out = summarize(&req);
         assert!(out.contains("Error: disk full on /var/lib/data"), "{out}");
-        let messages = vec![json!({"role": "assistant", "content": format!("The template has a </user> tag in src/page.html\n{}", filler(30))})];
+        let messages =
+            vec![json!({"role": "assistant", "content": format!("The template has a </user> tag in src/page.html\n{}", filler(30))})];
         let out = summarize(&request("large_message", &messages, None));
         assert!(out.contains("</user> tag in src/page.html"), "{out}");
     }
 
     #[test]
     fn long_arguments_give_their_facts_and_a_length() {
-        let patch = format!("--- a/src/money.rs\n+++ b/src/money.rs\n@@ -1,3 +1,3 @@\n-    round_each()\n+    allocate_total()\n{}", filler(40));
+        let patch =
+            format!("--- a/src/money.rs\n+++ b/src/money.rs\n@@ -1,3 +1,3 @@\n-    round_each()\n+    allocate_total()\n{}", filler(40));
         let messages = vec![
             json!({"role": "assistant", "content": null, "tool_calls": [call("p", "apply_patch", json!({"patch": patch}))]}),
             json!({"role": "tool", "tool_call_id": "p", "content": "patched 1 file"}),

@@ -74,7 +74,10 @@ mod tests {
 
     #[test]
     fn finds_the_concept_in_the_instruction() {
-        assert_eq!(concept("\n\nExtract the facts about the concept \"deploy target\": where it runs\nGive ...").as_deref(), Some("deploy target"));
+        assert_eq!(
+            concept("\n\nExtract the facts about the concept \"deploy target\": where it runs\nGive ...").as_deref(),
+            Some("deploy target")
+        );
         assert_eq!(concept("Summarize."), None);
         assert_eq!(concept("the concept \"\" is empty"), None);
     }

@@ -15,8 +15,14 @@ pub(super) enum Kind {
     Thinking,
     /// Text outside any tag, or of a role this reader does not know.
     Text,
-    Call { id: String, name: String },
-    Result { id: String, error: bool },
+    Call {
+        id: String,
+        name: String,
+    },
+    Result {
+        id: String,
+        error: bool,
+    },
 }
 
 impl Kind {
@@ -45,9 +51,8 @@ pub(super) struct Block {
 }
 
 /// Tags the engine escapes inside content (see `message::escape_tags`).
-const TAGS: [&str; 10] = [
-    "conversation", "user", "assistant", "system", "tool_call", "tool_result", "tool", "thinking", "plan_aware_hint", "attachment",
-];
+const TAGS: [&str; 10] =
+    ["conversation", "user", "assistant", "system", "tool_call", "tool_result", "tool", "thinking", "plan_aware_hint", "attachment"];
 
 /// The blocks of the prompt's `<conversation>` and the words of the plan's goal, if any. A
 /// prompt without a transcript is one block of text.
@@ -122,9 +127,9 @@ fn unescape_tags(text: &str) -> String {
         out.push_str(&rest[..p]);
         let after = &rest[p + 4..];
         let name = after.strip_prefix('/').unwrap_or(after);
-        let tag = TAGS.iter().any(|t| {
-            name.starts_with(t) && name[t.len()..].chars().next().is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
-        });
+        let tag = TAGS
+            .iter()
+            .any(|t| name.starts_with(t) && name[t.len()..].chars().next().is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_')));
         out.push_str(if tag { "<" } else { "&lt;" });
         rest = after;
     }
@@ -136,11 +141,8 @@ fn unescape_tags(text: &str) -> String {
 /// mention them matter more.
 pub(super) fn goal_words(rest: &str) -> Vec<String> {
     let Some(goal) = rest.lines().find_map(|l| l.strip_prefix("Goal: ")) else { return Vec::new() };
-    let mut words: Vec<String> = goal
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 5)
-        .map(str::to_lowercase)
-        .collect();
+    let mut words: Vec<String> =
+        goal.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 5).map(str::to_lowercase).collect();
     words.sort();
     words.dedup();
     words

@@ -63,10 +63,12 @@ pub(crate) fn summary(text: &str) -> Result<Summary, HostError> {
     let count = |key: &str| -> Result<Option<u64>, HostError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => match n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.is_finite()).map(|f| f.round() as u64)) {
-                Some(n) => Ok(Some(n)),
-                None => Err(bad(format!("`{key}` must be a non-negative number, got {n}"))),
-            },
+            Some(Value::Number(n)) => {
+                match n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.is_finite()).map(|f| f.round() as u64)) {
+                    Some(n) => Ok(Some(n)),
+                    None => Err(bad(format!("`{key}` must be a non-negative number, got {n}"))),
+                }
+            }
             Some(_) => Err(bad(format!("`{key}` must be a number"))),
         }
     };

@@ -67,7 +67,11 @@ impl HostParts {
     pub fn read(host: &JsHost) -> Result<HostParts, JsValue> {
         let host: &JsValue = host.as_ref();
         if !host.is_object() {
-            return Err(js_field_error(ErrorCode::InvalidConfig, "store", format!("the host must be an object with a store, got {}", describe(host))));
+            return Err(js_field_error(
+                ErrorCode::InvalidConfig,
+                "store",
+                format!("the host must be an object with a store, got {}", describe(host)),
+            ));
         }
         let store = prop(host, "store")?;
         for method in ["get", "put", "delete"] {
@@ -102,9 +106,9 @@ fn optional_fn(host: &JsValue, key: &str, option: &str) -> Result<Option<Functio
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    v.dyn_into::<Function>()
-        .map(Some)
-        .map_err(|v| js_field_error(ErrorCode::InvalidConfig, option, format!("option `{option}` must be a function, got {}", describe(&v))))
+    v.dyn_into::<Function>().map(Some).map_err(|v| {
+        js_field_error(ErrorCode::InvalidConfig, option, format!("option `{option}` must be a function, got {}", describe(&v)))
+    })
 }
 
 /// Awaits what a host call returned (a value or a Promise); a throw or a rejection becomes a
@@ -141,9 +145,7 @@ impl Summarizer for JsSummarizer {
     async fn summarize(&self, request: &SummarizeRequest) -> Result<Summary, HostError> {
         let text = super::convert::to_text(request);
         let v = settle(self.0.call1(&JsValue::UNDEFINED, &JsValue::from_str(&text))).await?;
-        let json = v
-            .as_string()
-            .ok_or_else(|| HostError::new(format!("summarize must resolve to JSON text, got {}", describe(&v))))?;
+        let json = v.as_string().ok_or_else(|| HostError::new(format!("summarize must resolve to JSON text, got {}", describe(&v))))?;
         super::convert::summary(&json)
     }
 }

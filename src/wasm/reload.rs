@@ -30,7 +30,11 @@ fn options(options_json: &str) -> Result<Options, JsValue> {
     let offloads = match value.as_object_mut().and_then(|o| o.remove("offloads")) {
         None | Some(Value::Null) => None,
         Some(list) => Some(serde_json::from_value::<Vec<OffloadRecord>>(list).map_err(|e| {
-            js_field_error(ErrorCode::InvalidArgument, "offloads", format!("`offloads` must be the offload records compress() returned ({e})"))
+            js_field_error(
+                ErrorCode::InvalidArgument,
+                "offloads",
+                format!("`offloads` must be the offload records compress() returned ({e})"),
+            )
         })?),
     };
     let named = value.get("format").is_some_and(|f| !f.is_null());

@@ -158,7 +158,9 @@ pub fn to_responses(msgs: &[Value], sdk: bool) -> Vec<Value> {
     for (i, m) in msgs.iter().enumerate() {
         match m["role"].as_str().unwrap_or("") {
             "system" => out.push(json!({"role": "developer", "content": text_of(m)})),
-            "user" if i % 3 == 0 => out.push(json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text_of(m)}]})),
+            "user" if i % 3 == 0 => {
+                out.push(json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text_of(m)}]}))
+            }
             "user" => out.push(json!({"role": "user", "content": text_of(m)})),
             "tool" => {
                 let id = m["tool_call_id"].as_str().unwrap_or("").to_string();

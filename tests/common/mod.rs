@@ -22,9 +22,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use autocontext::message::find_markers;
-use autocontext::{
-    AutoContextMemory, Config, Format, HostError, MemoryStore, OffloadStore, SummarizeRequest, Summarizer, Summary,
-};
+use autocontext::{AutoContextMemory, Config, Format, HostError, MemoryStore, OffloadStore, SummarizeRequest, Summarizer, Summary};
 use serde_json::{json, Value};
 
 /// Runs a future to completion on the current thread.
@@ -133,21 +131,18 @@ impl Summarizer for FakeSummarizer {
         self.in_flight.set(self.in_flight.get() - 1);
         let input = (request.prompt.chars().count() / 4) as u64;
         match &self.mode {
-            Mode::Fixed(t) => Ok(Summary {
-                text: t.clone(),
-                input_tokens: Some(input),
-                output_tokens: Some((t.chars().count() / 4) as u64 + 1),
-            }),
+            Mode::Fixed(t) => {
+                Ok(Summary { text: t.clone(), input_tokens: Some(input), output_tokens: Some((t.chars().count() / 4) as u64 + 1) })
+            }
             Mode::Digest => {
                 let head: String = request.prompt.chars().take(160).collect();
                 let text = format!("[{} summary of {} chars] {}", request.kind, request.prompt.len(), head);
                 let out = (text.chars().count() / 4) as u64;
                 Ok(Summary { text, input_tokens: Some(input), output_tokens: Some(out) })
             }
-            Mode::Fail(tag) => Err(HostError::with_payload(
-                format!("summarizer exploded ({tag})"),
-                Box::new(SummarizerBoom { tag: tag.clone() }),
-            )),
+            Mode::Fail(tag) => {
+                Err(HostError::with_payload(format!("summarizer exploded ({tag})"), Box::new(SummarizerBoom { tag: tag.clone() })))
+            }
             Mode::Empty => Ok(Summary { text: "   \n ".into(), input_tokens: None, output_tokens: None }),
         }
     }
@@ -261,8 +256,8 @@ pub fn tool_result(id: &str, chars: usize) -> Value {
 /// `chars` characters of text that tokenizes like prose and differs per seed.
 pub fn filler(seed: &str, chars: usize) -> String {
     const WORDS: [&str; 16] = [
-        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
-        "lima", "mike", "november", "oscar", "papa",
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "november",
+        "oscar", "papa",
     ];
     let mut s = String::with_capacity(chars + 16);
     let mut k = seed.bytes().fold(7usize, |a, b| a.wrapping_mul(31).wrapping_add(b as usize));
