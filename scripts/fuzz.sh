@@ -11,12 +11,20 @@
 # `cd fuzz && cargo fuzz run <target> -s none` (no sanitizer: the default, AddressSanitizer,
 # needs nightly). New interesting inputs go to the output directory, not to the repository;
 # `scripts/fuzz.sh --merge` folds them into fuzz/corpus, minimized.
+#
+# `scripts/fuzz.sh --fixed` (what the test command runs) replays the kept corpus and then a
+# fixed number of new inputs from a fixed seed per target, so a given commit always runs the
+# same inputs: the test command never fails on an input that a luckier run happened to find.
+# Longer, random runs are for hunting (`scripts/fuzz.sh 600`); what they find goes into
+# fuzz/corpus with --merge and becomes part of every test run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 merge=0
+fixed=0
 if [ "${1:-}" = "--merge" ]; then merge=1; shift; fi
+if [ "${1:-}" = "--fixed" ]; then fixed=1; shift; fi
 seconds=${1:-20}
 targets=(parse ladder state)
 out=${AUTOCONTEXT_FUZZ_OUT:-$PWD/target/fuzz-out}
@@ -54,8 +62,16 @@ mkdir -p "$out"
 for t in "${targets[@]}"; do
   work="$out/$t"
   rm -rf "$work" && mkdir -p "$work/corpus" "$work/artifacts"
-  echo "fuzz: $t for ${seconds}s" >&2
-  if ! "$bin/$t" "$work/corpus" "fuzz/corpus/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 \
+  if [ "$fixed" = 1 ]; then
+    # New inputs per target after the corpus: about 15 s each on a 2-core machine.
+    case $t in parse) runs=400000 ;; *) runs=$(( $(ls "fuzz/corpus/$t" | wc -l) + 500 )) ;; esac
+    budget=(-runs="$runs" -seed=1)
+    echo "fuzz: $t, the kept corpus and then up to $runs runs from seed 1" >&2
+  else
+    budget=(-max_total_time="$seconds")
+    echo "fuzz: $t for ${seconds}s" >&2
+  fi
+  if ! "$bin/$t" "$work/corpus" "fuzz/corpus/$t" "${budget[@]}" -timeout=30 -rss_limit_mb=2048 \
       -max_len=16384 -print_final_stats=1 -artifact_prefix="$work/artifacts/" >"$work/log" 2>&1; then
     tail -n 40 "$work/log" >&2
     for a in "$work"/artifacts/*; do
@@ -72,4 +88,4 @@ for t in "${targets[@]}"; do
     echo "fuzz: $t corpus now $(ls "fuzz/corpus/$t" | wc -l) inputs" >&2
   fi
 done
-echo "fuzz: no crash in ${targets[*]} (${seconds}s each)" >&2
+echo "fuzz: no crash in ${targets[*]}" >&2

@@ -7,10 +7,14 @@ bash scripts/setup.sh
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 echo "== cost benchmark accounting (bench/cost)" >&2
 node --test bench/cost/
+echo "== cargo fmt --check, cargo clippy -D warnings" >&2
+cargo fmt --check
+cargo fmt --check --manifest-path fuzz/Cargo.toml
+cargo clippy --quiet --all-targets --features cl100k -- -D warnings
 echo "== cargo test (native core)" >&2
 cargo test --quiet --features cl100k
-echo "== fuzz (each target ${AUTOCONTEXT_FUZZ_SECONDS:-15} s from fuzz/corpus)" >&2
-bash scripts/fuzz.sh "${AUTOCONTEXT_FUZZ_SECONDS:-15}"
+echo "== fuzz (the kept corpus, then a fixed set of new inputs per target)" >&2
+bash scripts/fuzz.sh --fixed
 echo "== build" >&2
 bash scripts/build.sh
 echo "== node tests (packed package)" >&2
