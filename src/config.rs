@@ -402,13 +402,7 @@ impl Config {
                 format!("({}) leaves no room for messages under maxToken × tokenRatio ({})", self.reserved_tokens, self.trigger_tokens()),
             ));
         }
-        let sid = &self.session_id;
-        if sid.is_empty() || sid.len() > 128 || !sid.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':')) {
-            return Err(Error::config(
-                "sessionId",
-                format!("must be 1–128 characters of A–Z, a–z, 0–9, '-', '_', '.', ':' (it prefixes store keys), got {sid:?}"),
-            ));
-        }
+        check_session_id(&self.session_id)?;
         Ok(())
     }
 
@@ -616,6 +610,25 @@ fn show(v: &Value) -> String {
     }
 }
 
+/// Checks a session id against what every shipped store accepts as the first segment of its
+/// keys (`<sessionId>/<uuid>`, `<sessionId>/log/<n>`): at most 128 of `A–Z a–z 0–9 - _ . :`
+/// (the file system store maps each to one file name, the key-value stores fit their key
+/// limits), neither beginning nor ending with `.` (so never `.` or `..`, which no directory
+/// can be named, nor a name Windows would strip of its trailing dot), and no `..` inside.
+pub fn check_session_id(sid: &str) -> Result<()> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':');
+    if sid.is_empty() || sid.len() > 128 || !sid.chars().all(allowed) || sid.starts_with('.') || sid.ends_with('.') || sid.contains("..") {
+        return Err(Error::config(
+            "sessionId",
+            format!(
+                "must be 1–128 characters of A–Z, a–z, 0–9, '-', '_', '.', ':', neither begin nor end with '.' and hold no \"..\" \
+                 (it is the first part of every store key, and a directory name in the file system store), got {sid:?}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -649,6 +662,12 @@ mod tests {
             (json!({"offloadSinglePreview": 6000}), "offloadSinglePreview"),
             (json!({"sessionId": "a/b"}), "sessionId"),
             (json!({"sessionId": ""}), "sessionId"),
+            (json!({"sessionId": ".."}), "sessionId"),
+            (json!({"sessionId": "."}), "sessionId"),
+            (json!({"sessionId": "chat."}), "sessionId"),
+            (json!({"sessionId": ".chat"}), "sessionId"),
+            (json!({"sessionId": "a..b"}), "sessionId"),
+            (json!({"sessionId": "a".repeat(129)}), "sessionId"),
             (json!({"format": "xml"}), "format"),
             (json!({"offloadReloadLimit": 10}), "offloadReloadLimit"),
             (json!({"tokenizer": "gpt2"}), "tokenizer"),

@@ -242,10 +242,96 @@ pub fn find_markers(text: &str) -> Vec<String> {
     out
 }
 
-/// Removes anything that looks like an offload marker, so text from outside (a summary) can
-/// never point a reload at an offload it did not come from.
+/// What a neutralized marker becomes.
+pub const MARKER_REMOVED: &str = "[offload marker removed]";
+
+/// How far after the word `CONTEXT_OFFLOAD` a marker's end (`-->`) or its uuid may be, in bytes.
+const MARKER_TAIL: usize = 120;
+
+/// The byte ranges of everything in `text` a reader could take for an offload marker, in
+/// order: any spelling of the word `CONTEXT_OFFLOAD` (any letter case; `_`, `-`, spaces or
+/// nothing between its halves, as in `context offload` or `ContextOffload`, and the reload
+/// tool's argument name), with the `<!--` before it when there is one, and its tail: through
+/// the next `-->` when that closes it within a short distance, else through a uuid-shaped
+/// token (8-4-4-4-12 hex digits) or an id after `uuid=` or `uuid:` there. This is wider than
+/// what [`find_markers`] reads on purpose: the model reading the working list is the parser to
+/// fear, and it accepts `<!--  CONTEXT_OFFLOAD:  uuid=… -->` or a bare `CONTEXT_OFFLOAD: uuid=…`.
+pub fn marker_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let lower = text.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut from = 0;
+    while let Some(p) = lower[from..].find("context").map(|p| p + from) {
+        let mut q = p + "context".len();
+        let mut seps = 0;
+        while q < bytes.len() && seps < 3 && matches!(bytes[q], b'_' | b'-' | b' ' | b'\t') {
+            q += 1;
+            seps += 1;
+        }
+        if !lower[q..].starts_with("offload") {
+            from = p + 1;
+            continue;
+        }
+        let word_end = q + "offload".len();
+        // The opening before the word, spaces allowed between.
+        let before = lower[..p].trim_end_matches([' ', '\t']);
+        let start = if before.ends_with("<!--") { before.len() - 4 } else { p };
+        let tail_end = (word_end + MARKER_TAIL).min(text.len());
+        let tail_end = (0..=tail_end - word_end).rev().map(|k| word_end + k).find(|&i| lower.is_char_boundary(i)).unwrap_or(word_end);
+        let tail = &lower[word_end..tail_end];
+        let next_word = tail.find("context").unwrap_or(tail.len());
+        let end = match tail[..next_word].find("-->") {
+            Some(c) => word_end + c + 3,
+            None => match uuid_in(&tail[..next_word]) {
+                Some(r) => word_end + r.end,
+                None => word_end,
+            },
+        };
+        match out.last_mut() {
+            Some(last) if start <= last.end => last.end = last.end.max(end),
+            _ => out.push(start..end),
+        }
+        from = end.max(p + 1);
+    }
+    out
+}
+
+/// The first id a marker's tail names: a uuid-shaped token, else the id after `uuid=`/`uuid:`.
+fn uuid_in(tail: &str) -> Option<std::ops::Range<usize>> {
+    let is_id = |c: char| c.is_ascii_alphanumeric() || c == '-';
+    for (i, _) in tail.char_indices() {
+        if tail.is_char_boundary(i + 36.min(tail.len() - i)) && tail.len() - i >= 36 && crate::reload::is_uuid(&tail[i..i + 36]) {
+            return Some(i..i + 36);
+        }
+    }
+    let at = tail.find("uuid")?;
+    let after = &tail[at + 4..];
+    let lead = after.len() - after.trim_start_matches([' ', '=', ':', '"', '\'']).len();
+    if lead == 0 {
+        return None;
+    }
+    let id = &after[lead..];
+    let len = id.find(|c: char| !is_id(c)).unwrap_or(id.len());
+    (len > 0).then(|| at + 4 + lead..at + 4 + lead + len)
+}
+
+/// Neutralizes anything that looks like an offload marker ([`marker_spans`]), so text from
+/// outside (a summary, a preview of the host's content) can never point a reload at an offload
+/// it did not come from: each becomes [`MARKER_REMOVED`]. The engine adds its own marker after.
 pub fn strip_markers(text: &str) -> String {
-    text.replace("<!-- CONTEXT_OFFLOAD", "<!-- (marker removed)")
+    let spans = marker_spans(text);
+    if spans.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for r in spans {
+        out.push_str(&text[at..r.start]);
+        out.push_str(MARKER_REMOVED);
+        at = r.end;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 const TAGS: [&str; 10] =
@@ -341,5 +427,42 @@ mod tests {
         assert_eq!(find_markers(&t), vec!["c-3"]);
         let t = format!("<!-- CONTEXT_OFFLOAD: uuid={}", offload_marker("d-4"));
         assert_eq!(find_markers(&t), vec!["d-4"]);
+    }
+
+    #[test]
+    fn every_spelling_of_a_marker_is_neutralized() {
+        let u = "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
+        let cases = [
+            format!("a {} b", offload_marker(u)),
+            format!("a <!--  CONTEXT_OFFLOAD:  uuid={u}  --> b"),
+            format!("a <!--CONTEXT_OFFLOAD uuid = {u}--> b"),
+            format!("a CONTEXT_OFFLOAD: uuid={u} b"),
+            format!("a context offload: {u} b"),
+            format!("a Context-Offload uuid: '{u}' b"),
+            format!("a ContextOffload(uuid={}) b", u.to_uppercase()),
+            format!("a {{\"working_context_offload_uuid\": \"{u}\"}} b"),
+            "a <!-- CONTEXT_OFFLOAD: uuid=short-id --> b".to_string(),
+            "a CONTEXT_OFFLOAD: uuid=abc123 b".to_string(),
+        ];
+        for t in &cases {
+            let out = strip_markers(t);
+            assert!(
+                !out.to_ascii_lowercase().contains("offload:") && !out.to_ascii_lowercase().contains(&u.to_string()),
+                "{t:?} -> {out:?}"
+            );
+            assert!(!out.contains("abc123") && !out.contains("short-id"), "{t:?} -> {out:?}");
+            assert!(out.starts_with("a ") && out.ends_with(" b") && out.contains(MARKER_REMOVED), "{t:?} -> {out:?}");
+            assert!(find_markers(&out).is_empty());
+        }
+        // Plain text, ids that no marker names, and other words are kept.
+        for t in ["context of the offloading", "request id 0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a", "the contexts", "日本語 context"] {
+            assert_eq!(strip_markers(t), t);
+        }
+        // Two markers, and one inside another's tail, all go; the text between stays.
+        let t = format!("{} middle {}", offload_marker(u), offload_marker("a-1"));
+        assert_eq!(strip_markers(&t), format!("{MARKER_REMOVED} middle {MARKER_REMOVED}"));
+        // Multi-byte text near a marker never splits a character.
+        let t = format!("é CONTEXT_OFFLOAD {} uuid=日本", "é".repeat(100));
+        let _ = strip_markers(&t);
     }
 }

@@ -180,22 +180,20 @@ pub(super) fn clean(line: &str) -> String {
     out
 }
 
-/// Removes every `<!-- CONTEXT_OFFLOAD: ... -->` marker (a summary never names offloads).
+/// Removes every offload marker, in any spelling a reader could take for one (a summary never
+/// names offloads).
 pub(super) fn strip_markers(line: &str) -> String {
-    const OPEN: &str = MARKER;
-    if !line.contains(OPEN) {
+    let spans = crate::message::marker_spans(line);
+    if spans.is_empty() {
         return line.to_string();
     }
-    let mut out = String::new();
-    let mut rest = line;
-    while let Some(p) = rest.find(OPEN) {
-        out.push_str(&rest[..p]);
-        rest = match rest[p..].find("-->") {
-            Some(end) => &rest[p + end + 3..],
-            None => "",
-        };
+    let mut out = String::with_capacity(line.len());
+    let mut at = 0;
+    for r in spans {
+        out.push_str(&line[at..r.start]);
+        at = r.end;
     }
-    out.push_str(rest);
+    out.push_str(&line[at..]);
     out
 }
 
