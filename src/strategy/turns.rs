@@ -18,7 +18,8 @@
 //!
 //! The start of the list counts as an assistant turn (the first message is the user's) and its
 //! end too (a final assistant message would be read as the start of the model's answer).
-//! An in-place rewrite keeps its message's role and place and never needs this; one that a
+//! An in-place rewrite of one message keeps its role and place and never needs this (where
+//! the host's own list does not alternate around it, it stays as the host sent it); one that a
 //! strategy moved (a kept user turn joined to the note that replaces the turns before it) and
 //! that lands next to a message of its side is joined with that message ([`Format::join`]), the
 //! edit growing by it as above. An edit that could only be fitted by joining a neighbour
@@ -97,6 +98,13 @@ pub(crate) fn fit(format: Format, work: &[Entry], st: &Structure, mut edits: Vec
             continue;
         }
         let written = e.replacement[0].synthetic.as_ref().is_some_and(|s| !s.in_place);
+        if !written && e.span.len() == 1 {
+            // Rewritten in place where it was: same role, same neighbours, so the turns
+            // alternate around it exactly as they did around its original (a host's list that
+            // did not alternate there is left as the host sent it, not joined).
+            out.push(e);
+            continue;
+        }
         let prev = if e.span.start == 0 {
             Side::Edge
         } else {
@@ -176,7 +184,7 @@ pub(crate) fn fit(format: Format, work: &[Entry], st: &Structure, mut edits: Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::Synthetic;
+    use crate::message::{Block, Synthetic};
     use serde_json::{json, Value};
     use std::rc::Rc;
 
@@ -267,5 +275,26 @@ mod tests {
         assert!(alternates(&roles(&short, &out)));
         // Other formats are left alone.
         assert_eq!(fit(Format::OpenAi, &work, &st, vec![note(Role::User, 1..3)])[0].span, 1..3);
+    }
+
+    #[test]
+    fn a_message_shrunk_in_place_stays_where_it_was_even_between_user_turns() {
+        // The host sent two user messages in a row; shrinking the first in place changes
+        // neither its role nor its neighbours, so it is not joined to the second (a joined
+        // message would stand for two originals behind an offload that holds one).
+        let work = entries(json!([
+            {"role": "user", "content": "q1"},
+            {"role": "assistant", "content": "a1"},
+            {"role": "user", "content": "a long note"},
+            {"role": "user", "content": "q2"},
+            {"role": "assistant", "content": "a2"}
+        ]));
+        let st = Structure::analyze(Format::Anthropic, &work, 0);
+        let shrunk = Format::Anthropic.rebuild(&work[2].msg, vec![Block::Text("a lo...".into())], Synthetic::copy_of("TEST", "u"));
+        let edit = Edit { span: 2..3, replacement: vec![shrunk], offload: Some("u".into()), usage: (None, None), ms: None };
+        let out = fit(Format::Anthropic, &work, &st, vec![edit]);
+        assert_eq!(out[0].span, 2..3);
+        assert_eq!(out[0].replacement[0].wire["content"], json!("a lo..."));
+        assert!(out[0].replacement[0].synthetic.as_ref().unwrap().copy);
     }
 }
