@@ -18,7 +18,8 @@ export type ErrorCode =
   | 'STORE_FAILED'
   | 'SUMMARIZE_FAILED'
   | 'TOKENIZER_FAILED'
-  | 'LIMIT_EXCEEDED';
+  | 'LIMIT_EXCEEDED'
+  | 'CONFLICT';
 
 /** Where an {@link AutoContextError} happened and what caused it. */
 export interface AutoContextErrorOptions {

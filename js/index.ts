@@ -22,6 +22,7 @@ import type { WasmHost, WasmStore } from './wasm/autocontext.js';
 import { AutoContextError, call, callAsync, describe, fromWasm, isAutoContextError, type ErrorCode } from './errors.js';
 import { checkDiagnostics, count, Diagnostics } from './diagnostics.js';
 import { findLoneSurrogate } from './lone-surrogate.js';
+import { checkSaved, checkSessionId } from './session-store.js';
 import { MemoryStore } from './stores/memory.js';
 import { DEFAULT_STORE_TIMEOUT_MS, timedStore } from './timed-store.js';
 import { wireReplacer } from './wire.js';
@@ -44,6 +45,7 @@ import type {
   ReloadToolFor,
   SummarizeFn,
   StandaloneReloadOptions,
+  SessionStore,
   SummarizeRequest,
   TokenCounterFn,
   TokenizerName,
@@ -287,7 +289,7 @@ function workingIndex(index: unknown): number {
   return index;
 }
 
-let restoring: { wasm: WasmMemory; store: OffloadStore; diag: Diagnostics } | null = null;
+let restoring: { wasm: WasmMemory; store: OffloadStore; diag: Diagnostics; revision: number } | null = null;
 
 /** Frees a memory's WebAssembly side at once (for `compress()`, whose memory nobody else sees). */
 let release: (memory: AutoContextMemory<FormatName, never>) => void;
@@ -307,6 +309,8 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   readonly #diag: Diagnostics;
   #pending: Promise<CompressResult> | null = null;
   #preparing: Promise<PrepareResult> | null = null;
+  #revision = 0;
+  #saving = false;
 
   static {
     release = (memory) => memory.#wasm.free();
@@ -321,7 +325,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    */
   constructor(options: AutoContextOptions<F, NoInfer<M>> = {}) {
     if (restoring !== null) {
-      ({ wasm: this.#wasm, store: this.#store, diag: this.#diag } = restoring);
+      ({ wasm: this.#wasm, store: this.#store, diag: this.#diag, revision: this.#revision } = restoring);
       restoring = null;
       return;
     }
@@ -365,8 +369,78 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     const diag = new Diagnostics(host, () => made?.sessionId() ?? '');
     const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS, diag);
     const wasm = (made = call(() => WasmMemory.fromJson(text, wasmHost)));
-    restoring = { wasm, store, diag };
+    restoring = { wasm, store, diag, revision: revisionOf(text) };
     return new AutoContextMemory<F, M>();
+  }
+
+  /**
+   * Restores the session `sessionId` from where {@link AutoContextMemory.save} put it, or
+   * returns `null` when it was never saved. The memory keeps the revision it loaded, so its next
+   * save is refused with `CONFLICT` if another writer saved the session in between.
+   *
+   * ```js
+   * const memory = (await AutoContextMemory.load(sessions, 'chat-1', { store, summarize }))
+   *   ?? new AutoContextMemory({ sessionId: 'chat-1', store, summarize });
+   * memory.add(turn);
+   * await memory.compressIfNeeded();
+   * await memory.save(sessions); // CONFLICT if another writer saved chat-1 since the load
+   * ```
+   *
+   * @throws {@link AutoContextError} `INVALID_ARGUMENT` for a malformed session id or a
+   *   session store without `load` and `save`; `INVALID_STATE` when the saved state is not a
+   *   valid one or belongs to another session id; `STORE_FAILED` when the session store fails.
+   */
+  static async load<F extends FormatName = 'openai', M extends object = MessageFor<F>>(
+    sessions: SessionStore,
+    sessionId: string,
+    host: HostOptions<NoInfer<M>> = {},
+  ): Promise<AutoContextMemory<F, M> | null> {
+    checkSessionStore(sessions);
+    checkSessionId(sessionId);
+    const saved = await sessions.load(sessionId);
+    if (saved === null || saved === undefined) return null;
+    const { revision, state } = checkSaved(saved);
+    const memory = AutoContextMemory.fromJSON<F, M>(state, host);
+    const id = memory.sessionId;
+    if (id !== sessionId) {
+      release(memory as never);
+      throw new AutoContextError('INVALID_STATE', `the state saved as session ${JSON.stringify(sessionId)} is session ${JSON.stringify(id)}'s`);
+    }
+    memory.#revision = revision;
+    return memory;
+  }
+
+  /**
+   * Saves this memory's state to `sessions` as the next revision, and returns it. The save is
+   * refused, and nothing written, when another writer saved the session since this memory was
+   * loaded or last saved: one writer per session. Wait for a running pass first (a save during
+   * one would store the state from before it).
+   *
+   * @throws {@link AutoContextError} `CONFLICT` for a stale revision (load the session again
+   *   and redo the turn on it); `LIMIT_EXCEEDED` while a pass or another save of this memory
+   *   runs; `STORE_FAILED` (or the session store's own error) when the session store fails.
+   */
+  async save(sessions: SessionStore): Promise<number> {
+    checkSessionStore(sessions);
+    if (this.#pending !== null) throw new AutoContextError('LIMIT_EXCEEDED', 'a compression pass is running on this memory; await it, then save');
+    if (this.#saving) throw new AutoContextError('LIMIT_EXCEEDED', 'a save of this memory is running; await it first');
+    this.#saving = true;
+    try {
+      const revision = this.#revision + 1;
+      await sessions.save(this.sessionId, { revision, state: this.#stateText(revision) });
+      this.#revision = revision;
+      return revision;
+    } finally {
+      this.#saving = false;
+    }
+  }
+
+  /**
+   * The revision this memory was last saved as or loaded at ({@link AutoContextMemory.save});
+   * 0 when it never was.
+   */
+  get revision(): number {
+    return this.#revision;
   }
 
   /**
@@ -654,7 +728,14 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
 
   /** The whole memory as versioned, JSON-safe state (offloaded originals stay in the store). */
   toJSON(): MemoryState {
-    return JSON.parse(this.#wasm.toJson()) as MemoryState;
+    return JSON.parse(this.#stateText(this.#revision)) as MemoryState;
+  }
+
+  /** The state as JSON text, carrying `revision`. */
+  #stateText(revision: number): string {
+    const text = this.#wasm.toJson();
+    // The engine's state is a JSON object: the revision goes in as its last field.
+    return revision === 0 ? text : `${text.slice(0, text.lastIndexOf('}'))},"revision":${revision}}`;
   }
 
   /** The session id that prefixes this memory's store keys (`<sessionId>/<uuid>`). */
@@ -665,6 +746,27 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   /** The store holding this memory's offloaded originals. */
   get store(): OffloadStore {
     return this.#store;
+  }
+}
+
+/** The revision a state's JSON text carries (0 when none or malformed: the engine reports a bad state). */
+function revisionOf(text: string): number {
+  try {
+    const r = (JSON.parse(text) as { revision?: unknown } | null)?.revision;
+    if (r === undefined || r === null) return 0;
+    if (!Number.isSafeInteger(r) || (r as number) < 0) throw new AutoContextError('INVALID_STATE', `state.revision must be a whole number from 0, got ${String(r)}`, { field: 'revision' });
+    return r as number;
+  } catch (e) {
+    if (isAutoContextError(e)) throw e;
+    return 0;
+  }
+}
+
+/** `INVALID_ARGUMENT` unless `sessions` has `load` and `save`. */
+function checkSessionStore(sessions: unknown): asserts sessions is SessionStore {
+  const o = sessions as Record<string, unknown> | null;
+  if (o === null || typeof o !== 'object' || typeof o.load !== 'function' || typeof o.save !== 'function') {
+    throw new AutoContextError('INVALID_ARGUMENT', `a session store needs load and save methods, got ${describe(sessions)}`, { field: 'sessions' });
   }
 }
 

@@ -96,6 +96,38 @@ export interface OffloadStore {
   delete(key: string): Awaitable<unknown>;
 }
 
+/** A session as a {@link SessionStore} keeps it: the state `toJSON()` made, as JSON, and its revision. */
+export interface SavedSession {
+  /** The revision: 1 for a session's first save, one more for each save after it. */
+  revision: number;
+  /** The memory's state, `JSON.stringify(memory.toJSON())`. */
+  state: string;
+}
+
+/**
+ * Where a memory's state is saved between requests, with one writer per session enforced: a
+ * save of revision `n` goes through only if the stored revision is `n - 1` (none stored, for
+ * `n = 1`), checked and written in one atomic step, and is refused otherwise with a
+ * `CONFLICT` error, leaving the stored session as it was. `memory.save(sessions)` and
+ * `AutoContextMemory.load(sessions, sessionId, host)` use it. Each shipped store that can check
+ * atomically has one: `MemorySessionStore` (autocontext/stores/memory), `FsSessionStore`
+ * (autocontext/stores/fs), `IndexedDBSessionStore` (autocontext/stores/indexeddb),
+ * `DenoKVSessionStore` (autocontext/stores/deno-kv) and `DurableObjectSessionStore`
+ * (autocontext/stores/durable-object). Workers KV cannot check a write atomically, so it has
+ * none (see the README).
+ */
+export interface SessionStore {
+  /** The session's last saved state and revision, or `null` when it was never saved. */
+  load(sessionId: string): Promise<SavedSession | null>;
+  /**
+   * Saves `session` unless its revision does not follow the stored one.
+   *
+   * @throws `AutoContextError` `CONFLICT` when another writer saved the session since the
+   *   revision before `session.revision`; nothing is written then.
+   */
+  save(sessionId: string, session: SavedSession): Promise<void>;
+}
+
 /**
  * A built-in tokenizer: exact `o200k_base` (in `autocontext` and `autocontext/full`) or `cl100k_base`
  * (in `autocontext/full`), or a fast estimate (in every build, and the default of `autocontext/lite`).
@@ -169,7 +201,11 @@ export interface EngineOptions {
    * `STORE_FAILED`: the pass fails and changes nothing, a reload rejects (default 30000).
    */
   storeTimeoutMs?: number;
-  /** Namespace of this conversation's store keys (default: a new uuid). */
+  /**
+   * Namespace of this conversation's store keys (default: a new uuid): 1–128 characters of
+   * `A–Z a–z 0–9 - _ . :`, neither beginning nor ending with `.` and without `..`, so that every
+   * shipped store accepts it (the file system store makes it a directory).
+   */
   sessionId?: string;
   /** Overrides of the LLM strategies' instructions. */
   customPrompt?: CustomPrompt;
@@ -580,6 +616,11 @@ export interface MemoryState {
   offloads: OffloadInfo[];
   /** The events so far. */
   events: CompressionEvent[];
+  /**
+   * The revision this state was last saved as (or loaded at) through a {@link SessionStore};
+   * 0 or absent when never saved.
+   */
+  revision?: number;
   /** Any further field a later version writes. */
   [field: string]: unknown;
 }

@@ -31,6 +31,9 @@ pub enum ErrorCode {
     TokenizerFailed,
     /// A limit of the engine was reached.
     LimitExceeded,
+    /// A save named a revision that does not follow the stored one: another writer saved the
+    /// session since this state was loaded.
+    Conflict,
 }
 
 impl ErrorCode {
@@ -46,6 +49,7 @@ impl ErrorCode {
             ErrorCode::SummarizeFailed => "SUMMARIZE_FAILED",
             ErrorCode::TokenizerFailed => "TOKENIZER_FAILED",
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
+            ErrorCode::Conflict => "CONFLICT",
         }
     }
 }

@@ -32,11 +32,15 @@
  * behind. Only a process that dies while writing the chunks of a value larger than 800 KiB can
  * leave unreferenced chunks, under that value's own key.
  *
+ * {@link DenoKVSessionStore} keeps saved sessions (`memory.save(sessions)`) in the same kind of
+ * database, refusing a stale revision with `CONFLICT` by an atomic check.
+ *
  * @module
  */
 
 import { AutoContextError, describe, invalidArgument } from '../errors.js';
-import type { OffloadStore } from '../types.js';
+import { checkSaved, checkSessionId, conflict, storedRevision } from '../session-store.js';
+import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
 
 /** One part of a Deno KV key (this store only writes strings and numbers). */
 export type KvKeyPart = string | number | bigint | boolean | symbol | Uint8Array;
@@ -397,6 +401,165 @@ export class DenoKVStore implements OffloadStore {
       } catch {
         // The write already failed; its error is the one the caller sees.
       }
+    }
+  }
+}
+
+/** Options of a {@link DenoKVSessionStore}. */
+export interface DenoKVSessionStoreOptions {
+  /** First part of every key; default `'autocontext-sessions'`. */
+  prefix?: string;
+}
+
+/** What a session's head key holds: its revision and where its state's bytes are. */
+interface SessionHead {
+  autocontextSession: 1;
+  revision: number;
+  generation: string;
+  chunks: number;
+  bytes: number;
+  encoding: Header['encoding'];
+}
+
+function isSessionHead(value: unknown): value is SessionHead {
+  if (value === null || typeof value !== 'object') return false;
+  const h = value as Partial<SessionHead>;
+  return (
+    h.autocontextSession === 1 &&
+    typeof h.generation === 'string' &&
+    Number.isSafeInteger(h.chunks) &&
+    Number.isSafeInteger(h.bytes) &&
+    (h.encoding === 'utf-8' || h.encoding === 'utf-16le')
+  );
+}
+
+/**
+ * A {@link SessionStore} in a Deno KV database: one writer per session, enforced by an atomic
+ * check of the session's head.
+ *
+ * Session `s` lives under `[prefix, s]`: the head `[prefix, s, 'head']` names the revision and
+ * the generation of the state's chunks `[prefix, s, generation, i]` (64 KiB each). A save writes
+ * the new chunks under a fresh generation, then commits the head in one atomic operation that
+ * checks the head it read (revision `n - 1`) is still there; it fails with `CONFLICT` when
+ * another writer saved since, and removes its chunks again. The replaced generation's chunks
+ * are removed after the commit. Chunks that fit beside the head (800 KiB) go in the same
+ * operation; only a process that dies while writing a larger state can leave chunks no head
+ * names, under its own session.
+ */
+export class DenoKVSessionStore implements SessionStore {
+  /** The database. */
+  readonly kv: DenoKvLike;
+  /** First part of every key. */
+  readonly prefix: string;
+
+  /**
+   * @param kv - a database from `Deno.openKv()`.
+   * @param options - the first key part (default `'autocontext-sessions'`).
+   * @throws {@link AutoContextError} `INVALID_CONFIG` when `kv` is not a Deno KV database or an
+   *   option is malformed.
+   */
+  constructor(kv: DenoKvLike, options: DenoKVSessionStoreOptions = {}) {
+    const { prefix = 'autocontext-sessions' } = options ?? {};
+    // The offload store checks the same things.
+    const store = new DenoKVStore(kv, { prefix });
+    this.kv = store.kv;
+    this.prefix = store.prefix;
+  }
+
+  /** The session's last saved state and revision, or `null`. */
+  async load(sessionId: string): Promise<SavedSession | null> {
+    const base: KvKey = [this.prefix, checkSessionId(sessionId)];
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const entry = await this.kv.get([...base, 'head'], { consistency: 'strong' });
+      if (entry.versionstamp === null) return null;
+      if (!isSessionHead(entry.value)) throw failed(`Deno KV holds ${describe(entry.value)} as the head of session ${JSON.stringify(sessionId)}, not one this store wrote`);
+      const head = entry.value;
+      const revision = storedRevision(sessionId, head.revision);
+      const bytes = await readChunks(this.kv, [...base, head.generation], head.chunks, head.bytes);
+      if (bytes !== null) return { revision, state: decode(bytes, head.encoding) };
+      // A save replaced the state after we read its head: read again, unless the head is the same.
+      const again = await this.kv.get([...base, 'head'], { consistency: 'strong' });
+      if (again.versionstamp === entry.versionstamp) throw failed(`the chunks of session ${JSON.stringify(sessionId)} are missing from Deno KV`);
+    }
+    throw failed(`could not read session ${JSON.stringify(sessionId)}: it kept changing while being read`);
+  }
+
+  /**
+   * Saves `session` if its revision follows the stored one, committed by one atomic check.
+   *
+   * @throws `AutoContextError` `CONFLICT` otherwise (nothing is written).
+   */
+  async save(sessionId: string, session: SavedSession): Promise<void> {
+    const base: KvKey = [this.prefix, checkSessionId(sessionId)];
+    const next = checkSaved(session);
+    const headKey: KvKey = [...base, 'head'];
+    const old = await this.kv.get(headKey, { consistency: 'strong' });
+    if (old.versionstamp !== null && !isSessionHead(old.value)) {
+      throw failed(`Deno KV holds ${describe(old.value)} as the head of session ${JSON.stringify(sessionId)}, not one this store wrote`);
+    }
+    const stored = old.versionstamp === null ? 0 : storedRevision(sessionId, (old.value as SessionHead).revision);
+    if (stored !== next.revision - 1) throw conflict(sessionId, next.revision, stored);
+
+    const { bytes, encoding } = encode(next.state);
+    const generation = crypto.randomUUID();
+    const count = Math.max(1, Math.ceil(bytes.length / CHUNK_BYTES));
+    const chunks = Array.from({ length: count }, (_, i) => ({
+      key: [...base, generation, i] as KvKey,
+      value: bytes.subarray(i * CHUNK_BYTES, Math.min(bytes.length, (i + 1) * CHUNK_BYTES)),
+    }));
+    const head: SessionHead = { autocontextSession: 1, revision: next.revision, generation, chunks: count, bytes: bytes.length, encoding };
+    const plan = new Batches(keyBytes(headKey) + 256, 1);
+    for (const c of chunks) plan.add(c.key, c.value);
+    const [withHead, ...early] = plan.groups;
+    const ours = chunks.map((c) => c.key);
+    let committed = false;
+    try {
+      for (const group of early) {
+        if (!(await apply(this.kv.atomic(), group).commit()).ok) throw failed('a Deno KV atomic operation without checks did not commit');
+      }
+      const op = apply(this.kv.atomic().check({ key: headKey, versionstamp: old.versionstamp }), withHead).set(headKey, head);
+      committed = (await op.commit()).ok;
+    } finally {
+      if (!committed) await removeQuietly(this.kv, ours);
+    }
+    if (!committed) {
+      const now = await this.kv.get(headKey, { consistency: 'strong' });
+      const found = isSessionHead(now.value) ? now.value.revision : 0;
+      throw conflict(sessionId, next.revision, found);
+    }
+    // The replaced state is unreachable now.
+    if (isSessionHead(old.value)) {
+      const h = old.value;
+      await removeQuietly(this.kv, Array.from({ length: h.chunks }, (_, i) => [...base, h.generation, i]));
+    }
+  }
+}
+
+/** The bytes of `chunks` chunks under `prefix`, or `null` when some are missing. */
+async function readChunks(kv: DenoKvLike, prefix: KvKey, chunks: number, size: number): Promise<Uint8Array | null> {
+  const out = new Uint8Array(size);
+  let next = 0;
+  let offset = 0;
+  for await (const entry of kv.list({ prefix }, { consistency: 'strong' })) {
+    const index = entry.key[entry.key.length - 1];
+    const { value } = entry;
+    if (index !== next || !(value instanceof Uint8Array) || offset + value.length > out.length) return null;
+    out.set(value, offset);
+    offset += value.length;
+    next += 1;
+  }
+  return next === chunks && offset === size ? out : null;
+}
+
+/** Removes keys, best effort (chunks nothing names). */
+async function removeQuietly(kv: DenoKvLike, keys: KvKey[]): Promise<void> {
+  const plan = new Batches(0, 0);
+  for (const k of keys) plan.add(k);
+  for (const group of plan.groups) {
+    try {
+      await apply(kv.atomic(), group).commit();
+    } catch {
+      // Only leaves unreferenced chunks behind.
     }
   }
 }

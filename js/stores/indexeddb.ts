@@ -22,11 +22,16 @@
  * is not a string, `STORE_FAILED` when IndexedDB fails, with the browser's `DOMException` as
  * `cause` (`QuotaExceededError` when the origin is out of storage).
  *
+ * {@link IndexedDBSessionStore} keeps saved sessions (`memory.save(sessions)`) in an object store
+ * of the same database, refusing a stale revision with `CONFLICT` inside one transaction: two
+ * tabs that restored the same session cannot both save it.
+ *
  * @module
  */
 
 import { AutoContextError, describe, invalidArgument } from '../errors.js';
-import type { OffloadStore } from '../types.js';
+import { checkSaved, checkSessionId, conflict, storedRevision } from '../session-store.js';
+import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
 
 /** Options of an {@link IndexedDBStore}. */
 export interface IndexedDBStoreOptions {
@@ -75,6 +80,12 @@ function storeFailed(what: string, cause: unknown): AutoContextError {
     : `IndexedDB ${what} failed${typeof name === 'string' ? ` (${name})` : ''}${detail}`;
   return new AutoContextError('STORE_FAILED', message, { cause });
 }
+
+/** Runs one request in its own transaction of a store (see `IndexedDBStore.#run`). */
+type Run = <T>(mode: IDBTransactionMode, what: string, make: (store: IDBObjectStore) => IDBRequest<T>) => Promise<T>;
+
+/** Each store's transaction runner, for the session store built on one. */
+const runners = new WeakMap<IndexedDBStore, Run>();
 
 /** Resolves with a request's result; rejects with its error. */
 function settle<T>(request: IDBRequest<T>): Promise<T> {
@@ -126,6 +137,7 @@ export class IndexedDBStore implements OffloadStore {
     this.storeName = storeName;
     this.#durability = durability;
     this.#factory = factory;
+    runners.set(this, (mode, what, make) => this.#run(mode, what, make));
   }
 
   /** The value under `key`, or `null` when there is none. */
@@ -286,5 +298,112 @@ export class IndexedDBStore implements OffloadStore {
     return mode === 'readwrite'
       ? db.transaction(this.storeName, mode, { durability: this.#durability })
       : db.transaction(this.storeName, mode);
+  }
+}
+
+/** Options of an {@link IndexedDBSessionStore}: those of an {@link IndexedDBStore}, whose object store defaults to `'sessions'`. */
+export type IndexedDBSessionStoreOptions = IndexedDBStoreOptions;
+
+/** What a session's record holds. */
+interface SessionRecord {
+  revision: number;
+  state: string;
+}
+
+/**
+ * A {@link SessionStore} in the browser's IndexedDB: one record per session (its id the key) in
+ * an object store of its own (default database `'autocontext'`, object store `'sessions'`). A
+ * save reads the stored revision and writes the new record in one `readwrite` transaction, so
+ * of two tabs saving the same revision the second gets `CONFLICT` and the first's state stays.
+ *
+ * ```js
+ * import { AutoContextMemory } from 'autocontext';
+ * import { IndexedDBSessionStore, IndexedDBStore } from 'autocontext/stores/indexeddb';
+ *
+ * const store = new IndexedDBStore();
+ * const sessions = new IndexedDBSessionStore();
+ * const memory = (await AutoContextMemory.load(sessions, 'chat-1', { store, summarize }))
+ *   ?? new AutoContextMemory({ sessionId: 'chat-1', store, summarize });
+ * ```
+ */
+export class IndexedDBSessionStore implements SessionStore {
+  /** The object store holding the sessions. */
+  readonly #store: IndexedDBStore;
+
+  /**
+   * @param options - database and object store names (default `'autocontext'` and
+   *   `'sessions'`), write durability, and the IndexedDB to use.
+   * @throws {@link AutoContextError} `INVALID_CONFIG` for bad options.
+   */
+  constructor(options: IndexedDBSessionStoreOptions = {}) {
+    if (options === null || typeof options !== 'object') {
+      throw new AutoContextError('INVALID_CONFIG', `IndexedDBSessionStore options must be an object, got ${describe(options)}`);
+    }
+    this.#store = new IndexedDBStore({ ...options, storeName: options.storeName ?? 'sessions' });
+  }
+
+  /** Name of the database. */
+  get databaseName(): string {
+    return this.#store.databaseName;
+  }
+
+  /** Name of the object store. */
+  get storeName(): string {
+    return this.#store.storeName;
+  }
+
+  /** The session's last saved state and revision, or `null`. */
+  async load(sessionId: string): Promise<SavedSession | null> {
+    checkSessionId(sessionId);
+    const run = runners.get(this.#store) as Run;
+    const record = await run('readonly', 'read', (store) => store.get(sessionId) as IDBRequest<unknown>);
+    if (record === undefined) return null;
+    const r = record as Partial<SessionRecord> | null;
+    if (r === null || typeof r !== 'object' || typeof r.state !== 'string') {
+      throw new AutoContextError('STORE_FAILED', `IndexedDB holds ${describe(record)} as session ${JSON.stringify(sessionId)}, not one this store wrote`);
+    }
+    return { revision: storedRevision(sessionId, r.revision), state: r.state };
+  }
+
+  /**
+   * Saves `session` if its revision follows the stored one, in one transaction.
+   *
+   * @throws `AutoContextError` `CONFLICT` otherwise (nothing is written).
+   */
+  async save(sessionId: string, session: SavedSession): Promise<void> {
+    checkSessionId(sessionId);
+    const next = checkSaved(session);
+    const run = runners.get(this.#store) as Run;
+    let refused: AutoContextError | null = null;
+    try {
+      await run('readwrite', 'write', (store) => {
+        const read = store.get(sessionId) as IDBRequest<unknown>;
+        read.onsuccess = () => {
+          const found = read.result as Partial<SessionRecord> | undefined;
+          let stored: number;
+          try {
+            stored = storedRevision(sessionId, found?.revision);
+          } catch (e) {
+            refused = e as AutoContextError;
+            read.transaction?.abort();
+            return;
+          }
+          if (stored !== next.revision - 1) {
+            refused = conflict(sessionId, next.revision, stored);
+            read.transaction?.abort();
+            return;
+          }
+          store.put({ revision: next.revision, state: next.state } satisfies SessionRecord, sessionId);
+        };
+        return read;
+      });
+    } catch (e) {
+      throw refused ?? e;
+    }
+  }
+
+  /** Closes the connection to the database (the store stays usable). */
+  close(): void {
+    this.#store.close();
   }
 }

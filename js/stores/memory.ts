@@ -10,7 +10,8 @@
  * @module
  */
 
-import type { OffloadStore } from '../types.js';
+import { checkSaved, checkSessionId, conflict } from '../session-store.js';
+import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
 
 /** A Map-backed {@link OffloadStore}. */
 export class MemoryStore implements OffloadStore {
@@ -47,5 +48,47 @@ export class MemoryStore implements OffloadStore {
   /** Removes every value. */
   clear(): void {
     this.#map.clear();
+  }
+}
+
+/**
+ * A Map-backed {@link SessionStore}: saved sessions live as long as the store object does. A
+ * save checks and writes in one synchronous step, so of two memories saving the same revision
+ * one gets `CONFLICT`.
+ *
+ * ```js
+ * import { AutoContextMemory } from 'autocontext';
+ * import { MemorySessionStore } from 'autocontext/stores/memory';
+ * const sessions = new MemorySessionStore();
+ * await memory.save(sessions);
+ * const again = await AutoContextMemory.load(sessions, memory.sessionId, { store });
+ * ```
+ */
+export class MemorySessionStore implements SessionStore {
+  readonly #map = new Map<string, SavedSession>();
+
+  /** The session's last saved state and revision, or `null`. */
+  async load(sessionId: string): Promise<SavedSession | null> {
+    checkSessionId(sessionId);
+    const saved = this.#map.get(sessionId);
+    return saved === undefined ? null : { ...saved };
+  }
+
+  /**
+   * Saves `session` if its revision follows the stored one.
+   *
+   * @throws `AutoContextError` `CONFLICT` otherwise.
+   */
+  async save(sessionId: string, session: SavedSession): Promise<void> {
+    checkSessionId(sessionId);
+    const next = checkSaved(session);
+    const stored = this.#map.get(sessionId)?.revision ?? 0;
+    if (stored !== next.revision - 1) throw conflict(sessionId, next.revision, stored);
+    this.#map.set(sessionId, next);
+  }
+
+  /** The ids of the sessions saved. */
+  sessions(): string[] {
+    return [...this.#map.keys()];
   }
 }

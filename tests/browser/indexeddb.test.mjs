@@ -176,3 +176,33 @@ test('over quota: STORE_FAILED with the QuotaExceededError as cause; a pass fail
     await other.close();
   }
 });
+
+test('two tabs on one saved session (IndexedDBSessionStore): the stale save refused, nothing lost', async () => {
+  // Two tabs of the same browser on the test page: same origin, same IndexedDB.
+  await ready(() => page.goto(`${server.url}/page.html`));
+  const other = await browser.context.newPage();
+  try {
+    await other.goto(`${server.url}/page.html`);
+    await other.waitForFunction(() => window.harness !== undefined, null, { timeout: 60_000 });
+    const args = { databaseName: 'autocontext-sessions', sessionId: 'tabs', maxToken: 4_000 };
+    const a = await page.evaluate((x) => window.harness.sessionTurn(x), { ...args, first: conversation(10), messages: conversation(11).slice(1) });
+    const b = await other.evaluate((x) => window.harness.sessionTurn(x), { ...args, messages: conversation(12).slice(1) });
+    assert.equal(a.loaded, 1);
+    assert.equal(b.loaded, 1, 'both tabs restored revision 1');
+    const [sa, sb] = await Promise.all([page.evaluate(() => window.harness.sessionSave()), other.evaluate(() => window.harness.sessionSave())]);
+    const outcomes = [sa, sb];
+    assert.equal(outcomes.filter((o) => o.ok).length, 1, JSON.stringify(outcomes.map((o) => o.error ?? o.value.revision)));
+    const refused = outcomes.find((o) => !o.ok).error;
+    assert.equal(refused.code, 'CONFLICT');
+    assert.ok(refused.isAutoContextError);
+    const winner = outcomes.find((o) => o.ok).value;
+    assert.equal(winner.revision, 2);
+    const saved = await page.evaluate((x) => window.harness.sessionCheck(x), args);
+    assert.equal(saved.revision, 2);
+    assert.deepEqual(saved.originals, winner.originals, "the saved session is the winning tab's, whole");
+    assert.ok(saved.offloads > 0 && saved.reloaded.every((n) => n > 0), JSON.stringify(saved));
+    assert.deepEqual(browser.errors, []);
+  } finally {
+    await other.close();
+  }
+});

@@ -7,7 +7,7 @@ const autocontext = await import('autocontext'); // module load + WebAssembly co
 const t1 = performance.now();
 autocontext.countTokens('hello world'); // the first count loads the o200k vocabulary
 const t2 = performance.now();
-const { IndexedDBStore } = await import('autocontext/stores/indexeddb');
+const { IndexedDBSessionStore, IndexedDBStore } = await import('autocontext/stores/indexeddb');
 const { AutoContextMemory, AutoContextError, isAutoContextError } = autocontext;
 
 const MARKER = /<!-- CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36}) -->/g;
@@ -219,7 +219,42 @@ async function contract({ databaseName }) {
   return runStoreContract(() => new IndexedDBStore({ databaseName }), { close: (store) => store.close(), checksKeys: true });
 }
 
+/** A tab's turn on a saved session: load it, add a round, compress; the save comes later. */
+let turn = null;
+async function sessionTurn({ databaseName, sessionId, first, messages, maxToken }) {
+  const store = new IndexedDBStore({ databaseName });
+  const sessions = new IndexedDBSessionStore({ databaseName });
+  if (first) {
+    const memory = new AutoContextMemory({ sessionId, maxToken, store });
+    memory.add(first);
+    await memory.save(sessions);
+  }
+  const memory = await AutoContextMemory.load(sessions, sessionId, { store });
+  memory.add(messages);
+  const result = await memory.compressIfNeeded();
+  turn = { memory, sessions };
+  return { loaded: memory.revision, compressed: result.compressed, originals: memory.originalMessages().length };
+}
+
+/** Saves the pending turn: the revision saved, or the error. */
+async function sessionSave() {
+  const { memory, sessions } = turn;
+  return outcome(async () => ({ revision: await memory.save(sessions), originals: memory.originalMessages() }));
+}
+
+/** The saved session as a fresh load sees it, with every offload it names reloaded. */
+async function sessionCheck({ databaseName, sessionId }) {
+  const store = new IndexedDBStore({ databaseName });
+  const memory = await AutoContextMemory.load(new IndexedDBSessionStore({ databaseName }), sessionId, { store });
+  const reloaded = [];
+  for (const o of memory.offloads()) reloaded.push((await memory.reload(o.uuid)).length);
+  return { revision: memory.revision, originals: memory.originalMessages(), offloads: memory.offloads().length, reloaded };
+}
+
 window.harness = {
+  sessionTurn,
+  sessionSave,
+  sessionCheck,
   coldStart: { moduleMs: t1 - t0, firstCountMs: t2 - t1, totalMs: t2 - t0 },
   compress,
   restore,

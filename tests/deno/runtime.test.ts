@@ -6,7 +6,7 @@
 // <dir> is an empty directory for on-disk databases (scripts/test-runtimes.sh passes one).
 import { AutoContextError, AutoContextMemory, countTokens, isAutoContextError } from 'autocontext';
 import { MemoryStore } from 'autocontext/stores/memory';
-import { CHUNK_BYTES, DenoKVStore, INLINE_UNITS } from 'autocontext/stores/deno-kv';
+import { CHUNK_BYTES, DenoKVSessionStore, DenoKVStore, INLINE_UNITS } from 'autocontext/stores/deno-kv';
 import { bigValue, equal, storeContract } from '../contract/store-contract.mjs';
 import { runExample } from '../../examples/deno/main.ts';
 
@@ -313,4 +313,66 @@ Deno.test('examples/deno runs: compresses into Deno KV and answers context_reloa
     for (const k of keys) if (typeof (await kv.get(['autocontext', ...k.split('/')])).value !== 'string') chunked.push(k);
     assert(chunked.length > 0, 'some offload was over 64 KiB and chunked');
     assert(lines.some((l) => l.startsWith('context_reload(')), 'the example printed its reload');
+  }));
+
+/** A round of an agent conversation with tool results of `chars` characters. */
+function toolRound(n: number, chars: number): unknown[] {
+  const calls = [0, 1].map((k) => ({ id: `r${n}c${k}`, type: 'function', function: { name: 'read_file', arguments: `{"path":"m${n}_${k}"}` } }));
+  return [
+    { role: 'user', content: `Question ${n}` },
+    { role: 'assistant', content: null, tool_calls: calls },
+    ...calls.map((c, k) => ({ role: 'tool', tool_call_id: c.id, content: `part ${n}.${k} `.repeat(chars / 10) })),
+    { role: 'assistant', content: `Answer ${n}.` },
+  ];
+}
+
+Deno.test('DenoKVSessionStore: two writers on one session (two store objects), the stale save refused, nothing lost', async () => {
+  // One database, as two isolates of Deno Deploy share one (two connections to one local
+  // SQLite file in one process would fight over its lock instead).
+  const kvA = await Deno.openKv(`${dir}/sessions.sqlite`);
+  const kvB = kvA;
+  try {
+    const host = (kv: Deno.Kv) => ({ store: new DenoKVStore(kv) });
+    const sessionsA = new DenoKVSessionStore(kvA);
+    const sessionsB = new DenoKVSessionStore(kvB);
+    const first = new AutoContextMemory({ sessionId: 'two', maxToken: 6000, ...host(kvA) });
+    first.add(toolRound(0, 1000) as never);
+    equal(await first.save(sessionsA), 1, 'the first save');
+    const a = (await AutoContextMemory.load(sessionsA, 'two', host(kvA)))!;
+    const b = (await AutoContextMemory.load(sessionsB, 'two', host(kvB)))!;
+    for (const [m, k] of [[a, 1], [b, 50]] as const) {
+      for (let n = k; n < k + 4; n++) m.add(toolRound(n, 1500) as never);
+      await m.compressIfNeeded();
+    }
+    const results = await Promise.allSettled([a.save(sessionsA), b.save(sessionsB)]);
+    const lost = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+    equal(lost.length, 1, 'one save refused');
+    assert(isAutoContextError(lost[0].reason, 'CONFLICT'), String(lost[0].reason));
+    const winner = results[0].status === 'fulfilled' ? a : b;
+    const back = (await AutoContextMemory.load(new DenoKVSessionStore(kvA), 'two', host(kvA)))!;
+    equal(back.revision, 2, 'the winner is revision 2');
+    equal(JSON.stringify(back.originalMessages()), JSON.stringify(winner.originalMessages()), "the saved session is the winner's, whole");
+    for (const o of back.offloads()) assert((await back.reload(o.uuid)).length > 0, `offload ${o.uuid} reloads`);
+    equal((await rejected((winner === a ? b : a).save(sessionsA))).code, 'CONFLICT', 'still stale later');
+  } finally {
+    kvA.close();
+  }
+});
+
+Deno.test('DenoKVSessionStore: a state over 800 KiB is chunked, replaced without leftovers, and read back exactly', () =>
+  withKv(async (kv) => {
+    const sessions = new DenoKVSessionStore(kv);
+    equal(await sessions.load('big'), null, 'nothing saved yet');
+    const big = 'é𝄞 state '.repeat(200_000) + '\uD800';
+    await sessions.save('big', { revision: 1, state: big });
+    const back = await sessions.load('big');
+    equal(back?.revision, 1, 'revision');
+    assert(back?.state === big, 'the state comes back exactly');
+    await sessions.save('big', { revision: 2, state: 'small' });
+    equal((await sessions.load('big'))?.state, 'small', 'replaced');
+    const entries = await raw(kv, ['autocontext-sessions', 'big']);
+    equal(entries.length, 2, 'the head and one chunk: the big state left nothing');
+    equal((await rejected(sessions.save('big', { revision: 2, state: 'stale' }))).code, 'CONFLICT', 'stale');
+    equal((await rejected(sessions.save('..', { revision: 1, state: 'x' }))).code, 'INVALID_ARGUMENT', 'bad id');
+    equal((await raw(kv, ['autocontext-sessions', 'big'])).length, 2, 'a refused save leaves no chunks');
   }));

@@ -287,3 +287,28 @@ test('the store contract in workerd: CloudflareKVStore on a KV binding, and Memo
     await mf.dispose();
   }
 });
+
+test('DurableObjectSessionStore in workerd: two writers on one session, the stale save refused, nothing lost', async () => {
+  const outdir = join(work, 'sessions');
+  await bundleWorker(join(app, 'tests/workerd/session-worker.mjs'), outdir);
+  const mf = new Miniflare({
+    ...moduleOptions(outdir),
+    compatibilityDate: '2026-07-01',
+    kvNamespaces: ['KV'],
+    durableObjects: { SESSIONS: { className: 'Sessions', useSQLite: true } },
+  });
+  try {
+    const out = await (await mf.dispatchFetch(await mf.ready)).json();
+    assert.equal(out.first, 1);
+    assert.deepEqual([...out.statuses].sort(), ['fulfilled', 'rejected'], JSON.stringify(out));
+    assert.ok(out.codes.includes('CONFLICT'), JSON.stringify(out));
+    assert.equal(out.revision, 2);
+    assert.ok(out.sameAsWinner, "the saved session is the winner's, whole");
+    assert.ok(out.offloads > 0 && out.reloaded === out.offloads, JSON.stringify(out));
+    assert.ok(out.bigBack, 'a state over 128 KiB comes back whole');
+    assert.equal(out.bigKeys, 3, 'revision, part count and one part: the big state left nothing');
+    assert.equal(out.stale, 'CONFLICT');
+  } finally {
+    await mf.dispose();
+  }
+});

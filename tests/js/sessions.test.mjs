@@ -1,0 +1,202 @@
+// Saved sessions with one writer enforced (memory.save / AutoContextMemory.load) on the session
+// stores Node runs: MemorySessionStore and FsSessionStore. A stale save is refused with
+// CONFLICT and changes nothing; a process killed at any point restarts from its last save.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AutoContextMemory, isAutoContextError } from 'autocontext';
+import { MemorySessionStore, MemoryStore } from 'autocontext/stores/memory';
+import { FsSessionStore, FsStore } from 'autocontext/stores/fs';
+import { markers, rejected, round } from './helpers.mjs';
+
+async function withDir(fn) {
+  const dir = await mkdtemp(join(tmpdir(), 'autocontext-sessions-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Every file under `dir`, relative, sorted. */
+async function files(dir) {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath ?? e.path, e.name).slice(dir.length + 1)).sort();
+}
+
+/** Every offload a memory's working list names reloads, and so does every one it lists. */
+async function assertRecoverable(memory) {
+  const listed = new Set(memory.offloads().map((o) => o.uuid));
+  for (const uuid of markers(JSON.stringify(memory.messages()))) assert.ok(listed.has(uuid), `the working list names ${uuid}, which is not listed`);
+  for (const uuid of listed) assert.ok((await memory.reload(uuid)).length >= 1, uuid);
+}
+
+/** Two writers on one session: the stale save is refused, and nothing of the winner is lost. */
+async function twoWriters(sessions, store) {
+  const host = { store };
+  const first = new AutoContextMemory({ sessionId: 'two', maxToken: 6_000, ...host });
+  first.add(round(0));
+  assert.equal(await first.save(sessions), 1);
+  // Two tabs (two Workers) restore revision 1 and each run a turn with a pass.
+  const a = await AutoContextMemory.load(sessions, 'two', host);
+  const b = await AutoContextMemory.load(sessions, 'two', host);
+  assert.equal(a.revision, 1);
+  for (const [m, k] of [[a, 1], [b, 50]]) {
+    for (let n = k; n < k + 4; n++) m.add(round(n));
+    await m.compressIfNeeded();
+  }
+  // Saved at the same time: one wins, the other is refused whole.
+  const results = await Promise.allSettled([a.save(sessions), b.save(sessions)]);
+  const won = results.filter((r) => r.status === 'fulfilled');
+  const lost = results.filter((r) => r.status === 'rejected');
+  assert.equal(won.length, 1, JSON.stringify(results.map((r) => r.status)));
+  assert.ok(isAutoContextError(lost[0].reason, 'CONFLICT'), String(lost[0].reason));
+  assert.match(lost[0].reason.message, /stale/);
+  const winner = results[0].status === 'fulfilled' ? a : b;
+  const loser = winner === a ? b : a;
+  assert.equal(winner.revision, 2);
+  assert.equal(loser.revision, 1, 'a refused save keeps the revision');
+  // What is saved is the winner's session, whole, and every original it names reloads.
+  const back = await AutoContextMemory.load(sessions, 'two', host);
+  assert.equal(back.revision, 2);
+  assert.deepEqual(back.originalMessages(), winner.originalMessages());
+  assert.deepEqual(back.messages(), winner.messages());
+  await assertRecoverable(back);
+  // The loser saves again later: still stale. Loading again and redoing its turn works.
+  assert.equal((await rejected(loser.save(sessions))).code, 'CONFLICT');
+  const redo = await AutoContextMemory.load(sessions, 'two', host);
+  redo.add({ role: 'user', content: 'the turn again' });
+  assert.equal(await redo.save(sessions), 3);
+  // A memory never saved cannot overwrite a saved session either.
+  const fresh = new AutoContextMemory({ sessionId: 'two', ...host });
+  assert.equal((await rejected(fresh.save(sessions))).code, 'CONFLICT');
+  assert.equal((await AutoContextMemory.load(sessions, 'two', host)).revision, 3);
+}
+
+test('MemorySessionStore: two writers on one session, the stale save refused, nothing lost', () => twoWriters(new MemorySessionStore(), new MemoryStore()));
+
+test('FsSessionStore: two writers on one session, the stale save refused, nothing lost', () =>
+  withDir(async (dir) => {
+    await twoWriters(new FsSessionStore(join(dir, 'sessions')), new FsStore(join(dir, 'offloads')));
+    assert.deepEqual(await files(join(dir, 'sessions')), ['two.session'], 'no lock or temporary file left');
+  }));
+
+test('session stores check their arguments; load of an unknown session is null; state and revision round-trip', async () => {
+  await withDir(async (dir) => {
+    for (const sessions of [new MemorySessionStore(), new FsSessionStore(dir)]) {
+      assert.equal(await sessions.load('nobody'), null);
+      assert.equal(await AutoContextMemory.load(sessions, 'nobody'), null);
+      for (const bad of ['..', 'a/b', '', 5]) assert.equal((await rejected(sessions.load(bad))).code, 'INVALID_ARGUMENT');
+      for (const bad of [{ revision: 0, state: '{}' }, { revision: 1.5, state: '{}' }, { revision: 1, state: {} }, null]) {
+        assert.equal((await rejected(sessions.save('x', bad))).code, 'INVALID_ARGUMENT');
+      }
+      const state = 'é\n{"any":"text"}\n';
+      await sessions.save('x', { revision: 1, state });
+      assert.deepEqual(await sessions.load('x'), { revision: 1, state });
+      assert.equal((await rejected(sessions.save('x', { revision: 3, state }))).code, 'CONFLICT');
+      assert.equal((await rejected(sessions.save('x', { revision: 1, state }))).code, 'CONFLICT');
+    }
+  });
+  assert.equal((await rejected(new AutoContextMemory().save({}))).code, 'INVALID_ARGUMENT');
+  // The revision travels in toJSON(): a state restored with fromJSON saves as the next one.
+  const sessions = new MemorySessionStore();
+  const m = new AutoContextMemory({ sessionId: 'j' });
+  assert.equal(m.toJSON().revision, undefined);
+  await m.save(sessions);
+  assert.equal(m.toJSON().revision, 1);
+  const again = AutoContextMemory.fromJSON(JSON.stringify(m.toJSON()));
+  assert.equal(again.revision, 1);
+  assert.equal(await again.save(sessions), 2);
+  // A state saved under another session id is not this session's.
+  await sessions.save('other', { revision: 1, state: JSON.stringify(m.toJSON()) });
+  assert.equal((await rejected(AutoContextMemory.load(sessions, 'other'))).code, 'INVALID_STATE');
+});
+
+test('FsSessionStore: racing saves never both win a revision; a lock of a dead process is broken', () =>
+  withDir(async (dir) => {
+    const sessions = new FsSessionStore(dir, { lockTimeoutMs: 20_000 });
+    // Many saves racing for the same revisions: each revision is won exactly once.
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 24 }, async (_, k) => {
+        const revision = 1 + (k % 6);
+        await sessions.save('race', { revision, state: `by ${k}` });
+        return revision;
+      }),
+    );
+    for (const r of outcomes) if (r.status === 'rejected') assert.ok(['CONFLICT'].includes(r.reason.code), String(r.reason));
+    const won = outcomes.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+    assert.deepEqual([...new Set(won)].length, won.length, 'no revision saved twice');
+    // A lock file left by a process that no longer runs does not block the session.
+    const gone = spawn(process.execPath, ['-e', '']);
+    await new Promise((done) => gone.on('exit', done));
+    await writeFile(join(dir, 'dead.lock'), `${gone.pid} ${(await import('node:os')).hostname()} ${Date.now()}\n`);
+    await sessions.save('dead', { revision: 1, state: 'ok' });
+    assert.deepEqual(await sessions.load('dead'), { revision: 1, state: 'ok' });
+    // A lock held by a live process makes a save wait, then fail with STORE_FAILED naming it.
+    await writeFile(join(dir, 'held.lock'), `${process.pid} ${(await import('node:os')).hostname()} ${Date.now()}\n`);
+    const e = await rejected(new FsSessionStore(dir, { lockTimeoutMs: 50 }).save('held', { revision: 1, state: 'x' }));
+    assert.equal(e.code, 'STORE_FAILED');
+    assert.match(e.message, /held\.lock/);
+  }));
+
+test('FsStore.sweep removes the temporary files a killed write left, not live ones, not keys', () =>
+  withDir(async (dir) => {
+    const store = new FsStore(dir);
+    await store.put('s/k', 'value');
+    await store.put('t/k', 'value');
+    await writeFile(join(dir, 's', 'k~0123abcd.tmp'), 'partial');
+    await writeFile(join(dir, 't', 'k~4567abcd.tmp'), 'partial');
+    assert.deepEqual(await store.sweep('s/'), ['s/k~0123abcd.tmp']);
+    assert.deepEqual(await files(dir), ['s/k', 't/k', 't/k~4567abcd.tmp'], 'other sessions and keys untouched');
+    assert.deepEqual(await store.sweep(), ['t/k~4567abcd.tmp']);
+    assert.deepEqual(await store.keys(), ['s/k', 't/k']);
+  }));
+
+test('killed at 20 random points, a session restarts from its last save: it loads, nothing is lost, no temporary file stays', () =>
+  withDir(async (dir) => {
+    const writer = join(fileURLToPath(new URL('.', import.meta.url)), 'session-writer.mjs');
+    let random = 0x2545f491;
+    const next = () => ((random = (random * 1103515245 + 12345) >>> 0) % 1000) / 1000;
+    let acknowledged = { revision: 0, messages: 0 };
+    for (let kill = 0; kill < 20; kill++) {
+      const child = spawn(process.execPath, [writer, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (err += d));
+      const exited = new Promise((done) => child.on('exit', (code, signal) => done({ code, signal })));
+      // Wait for its first save (so each run makes progress), then kill it at a random moment.
+      const started = Date.now();
+      while (!out.includes('\n') && Date.now() - started < 60_000 && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 5 + next() * 250));
+      child.kill('SIGKILL');
+      const { signal } = await exited;
+      assert.equal(signal, 'SIGKILL', `the writer died on its own: ${err}`);
+      const lines = out.trim().split('\n').filter(Boolean);
+      const [revision, messages] = lines[lines.length - 1].split(' ').map(Number);
+      assert.ok(revision > acknowledged.revision, `run ${kill} saved (${lines.length} saves)`);
+      acknowledged = { revision, messages };
+      // Restart from the last save: it loads, at the acknowledged revision or the one after it
+      // (killed between its save and its report), holding every message acknowledged.
+      const store = new FsStore(join(dir, 'offloads'));
+      const memory = await AutoContextMemory.load(new FsSessionStore(join(dir, 'sessions')), 's', { store });
+      assert.ok(memory !== null);
+      assert.ok(memory.revision === revision || memory.revision === revision + 1, `${memory.revision} vs ${revision}`);
+      assert.ok(memory.originalMessages().length >= messages);
+      await assertRecoverable(memory);
+      // The temporary files a kill left: the fs store's sweep removes them.
+      await store.sweep('s/');
+      assert.deepEqual((await files(join(dir, 'offloads'))).filter((f) => f.endsWith('.tmp')), []);
+    }
+    assert.ok(acknowledged.messages > 20 * 6, `${acknowledged.messages} messages`);
+    // The next save of the session removes what a killed save left in the sessions directory.
+    const store = new FsStore(join(dir, 'offloads'));
+    const sessions = new FsSessionStore(join(dir, 'sessions'));
+    const memory = await AutoContextMemory.load(sessions, 's', { store });
+    await memory.save(sessions);
+    assert.deepEqual(await files(join(dir, 'sessions')), ['s.session']);
+  }));

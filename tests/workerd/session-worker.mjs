@@ -1,0 +1,63 @@
+// A Worker whose Durable Object runs two writers on one session inside workerd: two memories
+// restored from the same DurableObjectSessionStore state, each running a turn with a pass,
+// saved at once. Bundled by worker.test.mjs; the object answers JSON.
+import { DurableObject } from 'cloudflare:workers';
+import { AutoContextMemory } from 'autocontext';
+import { CloudflareKVStore } from 'autocontext/stores/cloudflare-kv';
+import { DurableObjectSessionStore } from 'autocontext/stores/durable-object';
+
+function round(n, chars) {
+  const calls = [0, 1].map((k) => ({ id: `r${n}c${k}`, type: 'function', function: { name: 'read_file', arguments: `{"path":"m${n}_${k}"}` } }));
+  return [
+    { role: 'user', content: `Question ${n}` },
+    { role: 'assistant', content: null, tool_calls: calls },
+    ...calls.map((c, k) => ({ role: 'tool', tool_call_id: c.id, content: `part ${n}.${k} `.repeat(chars / 10) })),
+    { role: 'assistant', content: `Answer ${n}.` },
+  ];
+}
+
+export class Sessions extends DurableObject {
+  async twoWriters() {
+    const sessions = new DurableObjectSessionStore(this.ctx.storage);
+    const host = { store: new CloudflareKVStore(this.env.KV, { prefix: 'offloads/' }) };
+    const first = new AutoContextMemory({ sessionId: 'two', maxToken: 6000, ...host });
+    first.add(round(0, 1000));
+    const out = { first: await first.save(sessions) };
+    const a = await AutoContextMemory.load(sessions, 'two', host);
+    const b = await AutoContextMemory.load(sessions, 'two', host);
+    for (const [m, k] of [[a, 1], [b, 50]]) {
+      for (let n = k; n < k + 4; n++) m.add(round(n, 1500));
+      await m.compressIfNeeded();
+    }
+    const results = await Promise.allSettled([a.save(sessions), b.save(sessions)]);
+    out.statuses = results.map((r) => r.status);
+    out.codes = results.map((r) => r.reason?.code ?? null);
+    const winner = results[0].status === 'fulfilled' ? a : b;
+    const back = await AutoContextMemory.load(sessions, 'two', host);
+    out.revision = back.revision;
+    out.sameAsWinner = JSON.stringify(back.originalMessages()) === JSON.stringify(winner.originalMessages());
+    out.offloads = back.offloads().length;
+    out.reloaded = 0;
+    for (const o of back.offloads()) if ((await back.reload(o.uuid)).length > 0) out.reloaded += 1;
+    // A state over the 128 KiB value limit is split into parts and read back whole.
+    const big = 'é𝄞 state '.repeat(60_000);
+    await sessions.save('big', { revision: 1, state: big });
+    out.bigBack = (await sessions.load('big')).state === big;
+    await sessions.save('big', { revision: 2, state: 'small' });
+    out.bigKeys = (await this.ctx.storage.list({ prefix: 'session:big:' })).size;
+    try {
+      await sessions.save('big', { revision: 2, state: 'stale' });
+      out.stale = 'saved';
+    } catch (e) {
+      out.stale = e.code;
+    }
+    return out;
+  }
+}
+
+export default {
+  async fetch(request, env) {
+    const stub = env.SESSIONS.get(env.SESSIONS.idFromName('one'));
+    return Response.json(await stub.twoWriters());
+  },
+};
