@@ -1,6 +1,6 @@
 // The cost benchmark: replays every trace of the shared corpus and traces-extra as an agent loop
 // against each system (autocontext's presets, the peers, the baselines) and accounts what each
-// request costs, with and without a provider's prompt cache (bench/cost/accounting.mjs). Each
+// request costs, with and without a provider's prompt cache (js/cli/accounting.js, shared with the command line). Each
 // system runs in a fresh Node process of its own, so its CPU figure and its garbage are its own.
 //
 //   node bench/cost.mjs [--systems a,b] [--traces part,part] [--json file] [--md file] [--jobs n]

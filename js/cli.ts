@@ -5,8 +5,10 @@
  * - `compress <file|dir>` replays conversations the way an agent loop would (message by
  *   message, compressing before every model call) with the package's own public API, and
  *   reports what compression did: messages and tokens before and after, the events by
- *   strategy, the summarize calls and their token usage, the offloads written, and how many
- *   model calls would have overflowed the window with and without autocontext.
+ *   strategy, the summarize calls and their token usage, the offloads written, how many
+ *   model calls would have overflowed the window with and without autocontext, and the bill:
+ *   the input tokens of every model call with and without autocontext, plainly and as a
+ *   provider with a prompt cache bills them.
  * - `replay <file>` draws the token curve of the same loop, each compression marked.
  * - `reload <uuid> --store <dir>` prints the originals of an offloaded span.
  *
@@ -49,8 +51,10 @@ Usage
 
 compress replays a conversation the way an agent loop would: it adds the messages one
 by one, compresses before every model call (every assistant message) and once more
-before the next one, then reports what that did. Given a directory, it does the same
-for every *.json file under it and prints one row per conversation.
+before the next one, then reports what that did and what the model calls cost in input
+tokens with and without autocontext, plainly and cache-aware (a request's unchanged
+start billed as a cache read). Given a directory, it does the same for every *.json
+file under it and prints one row per conversation.
 
 replay runs the same loop and draws the tokens each model call sent, with and without
 autocontext, marking every compression.
@@ -81,6 +85,8 @@ Options
                        shape (for a directory: a directory mirroring it)
   --store DIR          keep the offloaded originals as files under DIR/<sessionId>/
                        (default: in memory, gone when the command ends)
+  --prices P           whose prompt-cache prices the bill uses: anthropic (default;
+                       cache read 0.1×, cache write 1.25×) or openai (cached input 0.5×)
   --json               print the report as JSON
   -h, --help           show this help
   -v, --version        show the version

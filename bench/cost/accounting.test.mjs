@@ -16,7 +16,7 @@ import {
   recoverable,
   requestTokens,
   turnCost,
-} from './accounting.mjs';
+} from '../../js/cli/accounting.js';
 import { anthropicToOpenAI } from './traces.mjs';
 
 // One token per character: every expected figure below can be read off the strings.
@@ -171,4 +171,23 @@ test('Anthropic traces become OpenAI chat messages with the same calls, results 
     { role: 'user', content: 'also check c' },
     { role: 'assistant', content: 'done' },
   ]);
+});
+
+test('the ledger takes a whole-message counter in place of a text counter (another format, the engine counting)', () => {
+  // Ten tokens per message whatever it holds: the prefix and the totals follow from the counts alone.
+  const ledger = new Ledger({ messageTokens: () => 10, window: 35 });
+  ledger.turn([sys, user], user);
+  ledger.turn([sys, user, call], call);
+  ledger.turn([sys, { ...user, content: 'other' }, call, result], result);
+  assert.deepEqual(
+    ledger.turns.map((x) => [x.tokens, x.prefixTokens, x.rewrite]),
+    [
+      [REQUEST_OVERHEAD + 20, 0, false],
+      [REQUEST_OVERHEAD + 30, 20, false],
+      [REQUEST_OVERHEAD + 40, 10, true],
+    ],
+  );
+  assert.equal(ledger.totals.overWindow, 1);
+  assert.equal(ledger.totals.plain, 3 * REQUEST_OVERHEAD + 90);
+  assert.throws(() => new Ledger({ window: 10 }), /countText or messageTokens/);
 });

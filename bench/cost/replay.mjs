@@ -3,7 +3,7 @@
 // send, which the ledger accounts; then the assistant message and what follows are added. After
 // the last message the system produces one more request, the next call's, which only serves
 // the recoverability figure.
-import { Ledger, recoverable, requestTokens } from './accounting.mjs';
+import { Ledger, recoverable, requestTokens } from '../../js/cli/accounting.js';
 import { CpuClock } from './clock.mjs';
 import { SummarizerLog } from './summarizer.mjs';
 

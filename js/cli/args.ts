@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 
 import { UsageError } from './errors.js';
+import { PROVIDERS, type Provider } from './bill.js';
 import { FORMATS, type FormatName } from './format.js';
 import { MAX_WINDOW } from './loop.js';
 import { summarizerSettings, type SummarizerSettings } from './summarizers.js';
@@ -26,6 +27,8 @@ export interface RunOptions {
   concepts?: string[];
   summarizer: SummarizerSettings;
   store?: string;
+  /** Whose prices the bill uses (`--prices`). */
+  prices: Provider;
   json: boolean;
 }
 
@@ -41,8 +44,8 @@ const COMMANDS = ['compress', 'replay', 'reload'];
 
 /** Which options each command takes (the others are refused by name). */
 const ALLOWED: Record<string, string[]> = {
-  compress: ['max-token', 'ratio', 'format', 'preset', 'concept', 'summarizer', 'model', 'store', 'out', 'json'],
-  replay: ['max-token', 'ratio', 'format', 'preset', 'concept', 'summarizer', 'model', 'store', 'json'],
+  compress: ['max-token', 'ratio', 'format', 'preset', 'concept', 'summarizer', 'model', 'store', 'prices', 'out', 'json'],
+  replay: ['max-token', 'ratio', 'format', 'preset', 'concept', 'summarizer', 'model', 'store', 'prices', 'json'],
   reload: ['store', 'json'],
 };
 
@@ -96,6 +99,12 @@ function parseFormat(text: string): FormatName {
   return name as FormatName;
 }
 
+function parsePrices(text: string): Provider {
+  const name = text.trim().toLowerCase();
+  if (!(PROVIDERS as string[]).includes(name)) throw new UsageError(`--prices must be ${PROVIDERS.join(' or ')}; got ${JSON.stringify(text)}`);
+  return name as Provider;
+}
+
 /** Parses `argv` (without `node` and the script). */
 export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = process.env): Command {
   let parsed;
@@ -114,6 +123,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
         model: { type: 'string' },
         out: { type: 'string' },
         store: { type: 'string' },
+        prices: { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -149,6 +159,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
     maxToken: parseWindow(values['max-token']),
     ratio: values.ratio === undefined ? DEFAULT_RATIO : parseRatio(values.ratio),
     summarizer: summarizerSettings(values.summarizer, values.model, env),
+    prices: values.prices === undefined ? PROVIDERS[0]! : parsePrices(values.prices),
     json: values.json === true,
   };
   if (values.format !== undefined) options.format = parseFormat(values.format);

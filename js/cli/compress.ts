@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { isAutoContextError } from '../errors.js';
 import type { FsStore } from '../stores/fs.js';
 import type { RunOptions } from './args.js';
+import { sumBills, type Bill } from './bill.js';
 import { InputError, UsageError, fsReason, oneLine } from './errors.js';
 import type { FormatName } from './format.js';
 import { conversationFiles, isDirectory } from './input.js';
@@ -39,6 +40,8 @@ export interface Report {
   saved: { messages: number; tokens: number; percent: number };
   turns: { user: number; model: number; overWindow: number; overWindowWithout: number };
   largestRequest: { tokens: number; tokensWithout: number };
+  /** What the model calls cost in input tokens with and without autocontext, plainly and cache-aware. */
+  bill: Bill;
   passes: { checks: number; compressed: number };
   events: { count: number; tokensSaved: number; byType: EventSummary[] };
   summarizer: SummarizerStats & { failed: number; usage: 'counted' | 'reported' | 'partial' | 'none' };
@@ -81,6 +84,7 @@ export function buildReport(run: Run, o: RunOptions, version: string): Report {
     saved: { messages: before.messages - after.messages, tokens: before.tokens - after.tokens, percent: percent(before.tokens - after.tokens, before.tokens) },
     turns: loop.turns,
     largestRequest: loop.largest,
+    bill: loop.bill,
     passes: { checks: loop.calls.length, compressed: loop.calls.filter((c) => c.compressed).length },
     events: summarizeEvents(events.filter((e) => e.type !== 'SUMMARIZE_FAILED')),
     summarizer: { ...s, failed, usage },
@@ -126,6 +130,40 @@ export function summarizerLine(r: Pick<Report, 'summarizer'>, s: Style): string 
   return z.failed > 0 ? `${line} · ${s.bad(`${num(z.failed)} failed`)} ${s.dim('(fell back to offload)')}` : line;
 }
 
+/** How each provider's prices read in the bill's note. */
+const PRICE_NOTES: Record<Bill['prices'], string> = {
+  anthropic: "input tokens at Anthropic's prices, cache read 0.1×, cache write 1.25× (--prices openai)",
+  openai: "input tokens at OpenAI's prices, cached input 0.5×, the rest 1× (--prices anthropic)",
+};
+
+/** The bill: input tokens with and without autocontext, plainly and as the provider bills them. */
+export function billLines(b: Bill, s: Style): string[] {
+  const pct = (p: number) => `${p < 0 ? '−' : ''}${Math.abs(p).toFixed(1)}%`;
+  const rows = [
+    [`bill of ${num(b.calls)} model call${b.calls === 1 ? '' : 's'}`, 'input tokens', 'cache-aware', ''],
+    [
+      'without autocontext',
+      num(b.without.inputTokens),
+      num(b.without.cacheAware),
+      `${num(b.without.overWindow)} call${b.without.overWindow === 1 ? '' : 's'} over the window`,
+    ],
+    ['with autocontext', num(b.with.inputTokens), num(b.with.cacheAware), `${num(b.with.rewrites)} call${b.with.rewrites === 1 ? '' : 's'} rewrote the prompt`],
+    ['saved', pct(b.saved.inputPercent), pct(b.saved.cacheAwarePercent), ''],
+  ];
+  const lines = table(rows, [false, true, true, false], (row, col, cell) =>
+    row === 0 || col === 3
+      ? s.dim(cell)
+      : col === 0
+        ? s.bold(cell)
+        : row === 3
+          ? (col === 1 ? b.saved.inputPercent : b.saved.cacheAwarePercent) >= 0
+            ? s.good(cell)
+            : s.bad(cell)
+          : cell,
+  );
+  return [...lines.map((l) => `  ${l}`.trimEnd()), `  ${s.dim(`cache-aware: ${PRICE_NOTES[b.prices]}`)}`];
+}
+
 /** The report, for people. */
 export function renderReport(r: Report, s: Style): string {
   const out: string[] = [`${s.bold('autocontext')} ${r.autocontext} · compress ${r.file}`, ''];
@@ -148,6 +186,8 @@ export function renderReport(r: Report, s: Style): string {
       row === 0 || col === 3 ? s.dim(cell) : col === 0 ? s.bold(cell) : row === 3 ? s.good(cell) : cell,
     ).map((l) => `  ${l}`),
   );
+  out.push('');
+  out.push(...billLines(r.bill, s));
   out.push('');
 
   if (r.events.byType.length === 0) {
@@ -209,6 +249,8 @@ export interface DirectoryReport {
     saved: { tokens: number; percent: number };
     events: number;
     turns: { model: number; overWindow: number; overWindowWithout: number };
+    /** The bills of the conversations that succeeded, summed. */
+    bill: Bill;
   };
   timeMs: number;
 }
@@ -281,6 +323,10 @@ async function compressDirectory(dir: string, o: RunOptions & { out?: string }, 
       saved: { tokens: before.tokens - after.tokens, percent: percent(before.tokens - after.tokens, before.tokens) },
       events: sum((r) => r.events.count),
       turns: { model: sum((r) => r.turns.model), overWindow: sum((r) => r.turns.overWindow), overWindowWithout: sum((r) => r.turns.overWindowWithout) },
+      bill: sumBills(
+        o.prices,
+        ok.map((r) => r.bill),
+      ),
     },
     timeMs: round1(performance.now() - started),
   };
@@ -329,6 +375,7 @@ export function renderDirectoryReport(r: DirectoryReport, s: Style): string {
     out.push('');
     for (const [i, message] of errors) out.push(`  ${s.bad('failed')} ${rows[i]![0]}: ${message}`);
   }
+  out.push('', ...billLines(r.totals.bill, s));
   out.push('');
   facts(out, s, [['time', seconds(r.timeMs)]]);
   return out.join('\n') + '\n';

@@ -2,7 +2,8 @@
  * The agent loop the commands replay: a conversation fed to a memory message by message, with
  * a compression pass before every model call (every assistant message) and once more at the
  * end, before the call that would come next. Beside it runs the same conversation never
- * compressed, which is what an agent without autocontext would have sent.
+ * compressed, which is what an agent without autocontext would have sent, and the bill of
+ * both.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import type { AutoContextMemory } from '../index.js';
 import { isAutoContextError } from '../errors.js';
 import type { AutoContextOptions, CompressionEvent, CompressResult, OffloadStore, SummarizeFn, WireMessage } from '../types.js';
 import { InputError, UsageError } from './errors.js';
+import { BillMeter, type Bill, type Provider } from './bill.js';
 import { isUserTurn, type FormatName } from './format.js';
 import { SummarizerUnavailable } from './openai.js';
 
@@ -31,6 +33,8 @@ export interface LoopSettings {
   summarize?: SummarizeFn;
   /** Where the format came from, for the message when the engine cannot read it. */
   formatFrom: 'option' | 'detected' | 'default';
+  /** Whose prices the bill uses. */
+  prices: Provider;
 }
 
 /** One model call of the replay: the request it sent. */
@@ -61,6 +65,8 @@ export interface LoopResult {
   compressionMs: number;
   turns: { user: number; model: number; overWindow: number; overWindowWithout: number };
   largest: { tokens: number; tokensWithout: number };
+  /** What the conversation's model calls cost with and without autocontext. */
+  bill: Bill;
 }
 
 /** The commands read conversations of every format, so their memories take any wire message. */
@@ -103,6 +109,7 @@ export async function replayConversation(
   const calls: ModelCall[] = [];
   const turns = { user: 0, model: 0, overWindow: 0, overWindowWithout: 0 };
   const largest = { tokens: 0, tokensWithout: 0 };
+  const meter = new BillMeter(s.format, s.maxToken, s.prices);
 
   const modelCall = async (index: number): Promise<CompressResult> => {
     const tokensBeforePass = memory.tokenCount();
@@ -133,6 +140,7 @@ export async function replayConversation(
       if (call.tokensWithout > s.maxToken) turns.overWindowWithout++;
       largest.tokens = Math.max(largest.tokens, call.tokens);
       largest.tokensWithout = Math.max(largest.tokensWithout, call.tokensWithout);
+      meter.call(memory.messages(), messages.slice(0, i));
     } else if (isUserTurn(message)) {
       turns.user++;
     }
@@ -142,7 +150,7 @@ export async function replayConversation(
   }
   // Before the next model call.
   const final = await modelCall(messages.length);
-  return { memory, plain, calls, final, target, compressionMs, turns, largest };
+  return { memory, plain, calls, final, target, compressionMs, turns, largest, bill: meter.bill() };
 }
 
 /** The events of a run, by type: count, messages replaced, tokens saved. */

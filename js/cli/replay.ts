@@ -8,7 +8,7 @@
 
 import type { RunOptions } from './args.js';
 import { tokenChart } from './chart.js';
-import { summarizerLine, type Report, buildReport } from './compress.js';
+import { billLines, summarizerLine, type Report, buildReport } from './compress.js';
 import { isDirectory } from './input.js';
 import { UsageError } from './errors.js';
 import { runFile } from './run.js';
@@ -38,6 +38,7 @@ export interface ReplayReport {
   summarizer: Report['summarizer'];
   before: Report['before'];
   after: Report['after'];
+  bill: Report['bill'];
   calls: ReplayCall[];
 }
 
@@ -87,6 +88,7 @@ export function renderReplay(r: ReplayReport, s: Style, width: number): string {
     ['over the window', `${r.turns.overWindow === 0 ? s.good(overText) : s.bad(overText)}   ${s.dim(`without autocontext: ${num(r.turns.overWindowWithout)}`)}`],
     ['next call sends', `${num(r.after.tokens)} tokens   ${s.dim(`without autocontext: ${num(r.before.tokens)}`)}`],
   ]);
+  out.push('', ...billLines(r.bill, s));
   return out.join('\n') + '\n';
 }
 
@@ -104,6 +106,7 @@ export async function replayCommand(o: RunOptions, version: string, s: Style, wi
     summarizer: base.summarizer,
     before: base.before,
     after: base.after,
+    bill: base.bill,
     calls: run.loop.calls.map((c, i) => ({
       call: i + 1,
       message: c.message,

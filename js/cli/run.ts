@@ -49,6 +49,7 @@ export async function runFile(file: string, o: RunOptions, onMessage?: (done: nu
     maxToken: o.maxToken,
     ratio: o.ratio,
     store,
+    prices: o.prices,
   };
   if (summarize !== undefined) settings.summarize = summarize;
   if (o.preset !== undefined) settings.preset = o.preset;

@@ -255,6 +255,20 @@ pub fn validate_messages(messages_json: &str, format: &str, request: bool) -> Re
     Ok(convert::to_text(&convert::validate(&messages, format, request)))
 }
 
+/// Tokens of each message of a list of wire messages (JSON text of an array), counted as the
+/// engine counts a message of its working list with this build's default tokenizer: the figures
+/// `tokenCount()` sums (plus the request's fixed overhead). A replay that prices requests message
+/// by message, the cached prefix apart from the rest, reads them here.
+#[wasm_bindgen(js_name = countMessageTokens)]
+pub fn count_message_tokens(messages_json: &str, format: &str) -> Result<Vec<u32>, JsValue> {
+    let format = convert::format(format)?;
+    let Value::Array(items) = convert::parse(messages_json, ErrorCode::InvalidMessage, "messages")? else {
+        return Err(js_field_error(ErrorCode::InvalidArgument, "messages", "must be an array of messages"));
+    };
+    let counter = TokenCounter::new(Tokenizer::DEFAULT).map_err(to_js)?;
+    items.iter().enumerate().map(|(i, v)| format.parse(i, v).and_then(|m| counter.count_message(&m)).map_err(to_js)).collect()
+}
+
 /// Tokens in a text with a built-in tokenizer (`o200k_base`, `cl100k_base` or `estimate`), or
 /// with this build's default one when none is named. A tokenizer the build lacks is an
 /// `INVALID_CONFIG` error that names the build to import.

@@ -31,6 +31,12 @@ const GOLDEN = {
   largest: { tokens: 23_870, tokensWithout: 90_882 },
   passes: { checks: 69, compressed: 8 },
   offloads: { count: 9, messages: 101, bytes: 425_280 },
+  // The bill of the 68 model calls at Anthropic's prices: without autocontext exact (the
+  // history has no markers), with it within 1%.
+  bill: {
+    without: { inputTokens: 3_448_490, cachedTokens: 3_357_407, cacheAware: 449_594, rewrites: 0, overWindow: 43 },
+    with: { inputTokens: 1_099_225, cachedTokens: 959_478, cacheAware: 270_632, rewrites: 7, overWindow: 0 },
+  },
 };
 
 const line = (stdout, label) => {
@@ -82,6 +88,22 @@ test('golden: the text report of the bundled example', async () => {
   const largest = /^([\d,]+) tokens   without autocontext: ([\d,]+)$/.exec(line(stdout, 'largest request'));
   assert.ok(near(n(largest[1]), g.largest.tokens) && n(largest[1]) <= 32_000, largest[1]);
   assert.equal(n(largest[2]), g.largest.tokensWithout);
+  const b = g.bill;
+  const fmt = (x) => x.toLocaleString('en-US');
+  assert.equal(line(stdout, 'bill of'), '68 model calls   input tokens   cache-aware');
+  assert.equal(line(stdout, 'without autocontext'), `${fmt(b.without.inputTokens)}       ${fmt(b.without.cacheAware)}   ${b.without.overWindow} calls over the window`);
+  const withRow = /^([\d,]+)\s+([\d,]+)   (\d+) calls rewrote the prompt$/.exec(line(stdout, 'with autocontext'));
+  assert.ok(withRow, line(stdout, 'with autocontext'));
+  assert.ok(near(n(withRow[1]), b.with.inputTokens) && near(n(withRow[2]), b.with.cacheAware), withRow[0]);
+  assert.equal(Number(withRow[3]), b.with.rewrites);
+  const savedRows = stdout.split('\n').filter((l) => l.startsWith('  saved'));
+  assert.equal(savedRows.length, 2, 'the sizes table and the bill each end with a saved row');
+  const pct = (part, whole) => `${(Math.round((1000 * part) / whole) / 10).toFixed(1)}%`;
+  assert.equal(
+    savedRows[1].slice(7).trim().replace(/\s+/g, ' '),
+    `${pct(b.without.inputTokens - n(withRow[1]), b.without.inputTokens)} ${pct(b.without.cacheAware - n(withRow[2]), b.without.cacheAware)}`,
+  );
+  assert.match(stdout, /^ {2}cache-aware: input tokens at Anthropic's prices, cache read 0\.1×, cache write 1\.25× \(--prices openai\)$/m);
   assert.equal(line(stdout, 'compression passes'), `${g.passes.compressed} of ${g.passes.checks} checks changed the working list`);
   assert.match(line(stdout, 'offloads written'), new RegExp(`^${g.offloads.count}, holding ${g.offloads.messages} messages \\([\\d.]+ KB\\)$`));
   assert.match(stdout, /^ {24}in memory, gone at exit \(--store DIR keeps them\)$/m);
@@ -112,6 +134,12 @@ test('golden: the same numbers as JSON', async () => {
   assert.equal(r.summarizer.failed, 0);
   assert.equal(r.summarizer.outputTokens, g.summarizer.outputTokens);
   assert.equal(r.summarizer.usage, 'counted');
+  assert.deepEqual(r.bill.without, g.bill.without);
+  assert.deepEqual([r.bill.prices, r.bill.cacheRead, r.bill.cacheWrite, r.bill.calls], ['anthropic', 0.1, 1.25, g.turns.model]);
+  assert.deepEqual([r.bill.with.rewrites, r.bill.with.overWindow], [g.bill.with.rewrites, g.bill.with.overWindow]);
+  for (const k of ['inputTokens', 'cachedTokens', 'cacheAware']) assert.ok(near(r.bill.with[k], g.bill.with[k]), `bill.with.${k}: ${r.bill.with[k]}`);
+  assert.equal(r.bill.with.overWindow, r.turns.overWindow, 'the bill and the turn count agree on the window');
+  assert.equal(r.bill.without.overWindow, r.turns.overWindowWithout);
   assert.equal(r.offloads.count, g.offloads.count);
   assert.equal(r.offloads.messages, g.offloads.messages);
   assert.ok(near(r.offloads.bytes, g.offloads.bytes), `${r.offloads.bytes}`);
