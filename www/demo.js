@@ -1,11 +1,13 @@
 // The demo: a conversation replayed as an agent loop would run it. Each step adds the messages
 // up to the next model call, runs autocontext's compression pass, and shows the request the
-// model would get: a meter against the window, the chart of every call so far, the working
-// list, the offloads (kept in IndexedDB) and the events. The summarizer is the built-in
+// model would get: a meter against the window, the chart of every call so far, the bill (input
+// tokens with and without autocontext, plainly and cache-aware, priced as the command line
+// prices them), the working list, the offloads (kept in IndexedDB) and the events. The summarizer is the built-in
 // offline one unless the settings name an OpenAI-compatible endpoint.
 
 import { AutoContextMemory, countTokens, isAutoContextError, offlineSummarize } from 'autocontext';
 import { IndexedDBStore } from 'autocontext/stores/indexeddb';
+import { BillMeter } from '/pkg/dist/cli/bill.js';
 import { detectFormat, isUserTurn } from '/pkg/dist/cli/format.js';
 import { openaiSummarizer, SummarizerUnavailable } from '/pkg/dist/cli/openai.js';
 import { drawChart } from './chart.js';
@@ -23,6 +25,7 @@ const state = {
   conversation: null, // { name, messages, format }
   memory: null,
   plain: null,
+  meter: null, // the bill of the model calls so far
   callAt: [], // index of the message each model call produces (the last: the conversation's length)
   step: 0, // model calls made
   cursor: 0, // messages added
@@ -72,7 +75,8 @@ function readSettings() {
     .split(',')
     .map((c) => c.trim())
     .filter((c) => c !== '');
-  const settings = { maxToken, ratio, preset: preset || undefined, concepts, summarizer };
+  const prices = String(data.get('prices') ?? 'anthropic');
+  const settings = { maxToken, ratio, preset: preset || undefined, concepts, summarizer, prices };
   if (summarizer === 'openai') {
     settings.baseURL = String(data.get('baseURL') ?? '').trim() || 'https://api.openai.com/v1';
     settings.model = String(data.get('model') ?? '').trim();
@@ -133,6 +137,7 @@ async function restart() {
     options.summarize = summarizeFn(s);
     state.memory = new AutoContextMemory(options);
     state.plain = new AutoContextMemory({ format: conversation.format, maxToken: 1_000_000_000, msgThreshold: 10_000_000 });
+    state.meter = new BillMeter(conversation.format, s.maxToken, s.prices);
   } catch (e) {
     state.memory = null;
     status(`Cannot start: ${e.message}`, true);
@@ -213,6 +218,8 @@ async function step() {
     const before = memory.tokenCount();
     const result = await memory.compressIfNeeded();
     const unavailable = result.errors?.map((e) => e.cause).find((c) => c instanceof SummarizerUnavailable);
+    // A model call of the conversation (not the next one, after its last message) is billed.
+    if (end < conversation.messages.length) state.meter.call(memory.messages(), conversation.messages.slice(0, end));
     state.step++;
     const events = result.events.map((e) => e.type);
     for (const event of result.events) state.events.push({ call: state.step, event });
@@ -319,6 +326,8 @@ async function render(result) {
     }),
   );
 
+  renderBill(state.meter.bill());
+
   // The working list, with the engine's marks.
   const working = memory.toJSON().working;
   $('working-count').textContent = `${working.length} messages · ${fmt(tokens)} tokens`;
@@ -342,6 +351,42 @@ async function render(result) {
     const what = result.compressed ? `compressed ${fmt(result.tokensBefore)} → ${fmt(result.tokensAfter)} tokens: ${[...new Set(result.events.map((e) => e.type))].join(', ')}` : 'no compression needed';
     status(`Call ${state.step}: ${what}.`);
   }
+}
+
+/** Whose prices the bill's note names. */
+const PRICE_NOTES = {
+  anthropic: "input tokens at Anthropic's prices: a request's unchanged start is a cache read at 0.1×, the rest a cache write at 1.25×",
+  openai: "input tokens at OpenAI's prices: a request's unchanged start is cached input at 0.5×, the rest 1×",
+};
+
+/** The bill of the model calls so far: with and without autocontext, plainly and cache-aware. */
+function renderBill(bill) {
+  const pct = (p) => `${p < 0 ? '−' : ''}${Math.abs(p).toFixed(1)}%`;
+  const row = (cells, cls) => {
+    const tr = document.createElement('tr');
+    if (cls) tr.className = cls;
+    for (const [text, c] of cells) {
+      const td = document.createElement('td');
+      td.textContent = text;
+      if (c) td.className = c;
+      tr.append(td);
+    }
+    return tr;
+  };
+  const tone = (p) => (p >= 0 ? 'good' : 'bad');
+  $('bill-calls').textContent = `bill of ${bill.calls} model call${bill.calls === 1 ? '' : 's'}`;
+  $('bill-body').replaceChildren(
+    row([['without autocontext'], [fmt(bill.without.inputTokens)], [fmt(bill.without.cacheAware)], [`${bill.without.overWindow} over the window`, 'note']]),
+    row([['with autocontext'], [fmt(bill.with.inputTokens)], [fmt(bill.with.cacheAware)], [`${bill.with.rewrites} rewrote the prompt`, 'note']]),
+    row([['saved'], [pct(bill.saved.inputPercent), tone(bill.saved.inputPercent)], [pct(bill.saved.cacheAwarePercent), tone(bill.saved.cacheAwarePercent)], ['']], 'saved'),
+  );
+  const table = $('bill');
+  table.dataset.prices = bill.prices;
+  table.dataset.with = String(bill.with.inputTokens);
+  table.dataset.without = String(bill.without.inputTokens);
+  table.dataset.withCacheAware = String(bill.with.cacheAware);
+  table.dataset.withoutCacheAware = String(bill.without.cacheAware);
+  $('bill-note').textContent = `cache-aware: ${PRICE_NOTES[bill.prices]}`;
 }
 
 async function reload(uuid) {

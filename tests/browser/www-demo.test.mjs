@@ -75,6 +75,17 @@ test('the demo plays the bundled sample to the end; the meter never passes the w
 
   const points = await page.evaluate(() => window.demo.state.points);
   assert.equal(points.length, 69);
+  // The bill prices the conversation's 68 model calls (not the next one): its request tokens
+  // are the engine's own counts at each call, summed, with and without autocontext.
+  const bill = await page.evaluate(() => ({ ...document.getElementById('bill').dataset, text: document.getElementById('bill').innerText }));
+  const billed = points.slice(0, 68);
+  assert.equal(bill.prices, 'anthropic');
+  assert.equal(Number(bill.with), billed.reduce((a, p) => a + p.tokens, 0));
+  assert.equal(Number(bill.without), billed.reduce((a, p) => a + p.without, 0));
+  assert.ok(Number(bill.withCacheAware) < Number(bill.withoutCacheAware), `cache-aware ${bill.withCacheAware} vs ${bill.withoutCacheAware}`);
+  assert.match(bill.text, /bill of 68 model calls/);
+  assert.match(bill.text, /43 over the window/);
+  assert.match(bill.text, /Anthropic's prices/);
   assert.ok(points.some((p) => p.without > 32_000), 'without autocontext the sample overflows the window');
   const compressed = points.filter((p) => p.events.length > 0).length;
   assert.ok(compressed >= 3);
