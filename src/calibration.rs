@@ -4,7 +4,7 @@
 //! other model, and without the provider's hidden framing, tool schemas or images as the
 //! provider bills them). After each model call the host can report what the provider counted
 //! (`usage.prompt_tokens`, `input_tokens`, `promptTokenCount`) with
-//! [`AutoContextMemory::observe_usage`]. The ratio of the provider's count to the engine's
+//! [`crate::AutoContextMemory::observe_usage`]. The ratio of the provider's count to the engine's
 //! estimate of the same request, smoothed over calls, becomes a correction factor applied to the
 //! trigger: with a provider that counts 20% more, passes start 20% earlier in the estimate's
 //! units, so the real request still fits. The report says how far the estimate drifted, and how
@@ -22,9 +22,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::AutoContextMemory;
 use crate::error::{Error, ErrorCode, Result};
-use crate::host::{OffloadStore, Summarizer};
 
 /// The factor never leaves this range (a report off by more is a host mistake, not drift).
 const MIN_FACTOR: f64 = 0.25;
@@ -73,7 +71,7 @@ impl Calibration {
     }
 
     /// Folds in one observation of `ratio` (provider / estimate), which the caller has
-    /// already bounded (see [`AutoContextMemory::observe_usage`]).
+    /// already bounded (see [`crate::AutoContextMemory::observe_usage`]).
     pub(crate) fn observe(&mut self, ratio: f64) {
         let ratio = ratio.clamp(MIN_FACTOR, MAX_FACTOR);
         self.factor = if self.samples == 0 { ratio } else { (1.0 - WEIGHT) * self.factor + WEIGHT * ratio };
@@ -102,7 +100,7 @@ impl Calibration {
     }
 }
 
-/// What [`AutoContextMemory::observe_usage`] reports.
+/// What [`crate::AutoContextMemory::observe_usage`] reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageReport {
@@ -190,75 +188,70 @@ pub fn read_usage(v: &Value) -> Result<(u64, Option<u64>)> {
     Ok((prompt, cached))
 }
 
-impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
-    /// Reports the provider's count of the last request, made from the working list as it is
-    /// now (call it after the model call, before adding the reply): `prompt_tokens` the
-    /// provider counted, `cached_tokens` it served from its cache. Updates the correction
-    /// factor applied to the trigger and reports the drift. A count below half the estimate is
-    /// refused (the factor is unchanged); one whose ratio to the estimate is below `tokenRatio`
-    /// or above 4 is folded in at that bound, so the calibrated trigger never passes the
-    /// window; the report's `status` and `warning` say which.
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` when `prompt_tokens` is 0 or `cached_tokens` exceeds it.
-    pub fn observe_usage(&self, prompt_tokens: u64, cached_tokens: Option<u64>) -> Result<UsageReport> {
-        if prompt_tokens == 0 {
-            return Err(Error::new(ErrorCode::InvalidArgument, "promptTokens must be a positive integer").at_field("promptTokens"));
-        }
-        if cached_tokens.is_some_and(|c| c > prompt_tokens) {
-            return Err(Error::new(ErrorCode::InvalidArgument, "cachedTokens cannot exceed promptTokens").at_field("cachedTokens"));
-        }
-        let estimated = self.token_count().max(1);
-        let ratio = prompt_tokens as f64 / estimated as f64;
-        let trigger = self.config().trigger_tokens();
-        let floor = self.config().token_ratio.clamp(MIN_PLAUSIBLE, 1.0);
-        let mut st = self.state.borrow_mut();
-        let (status, warning) = if ratio < MIN_PLAUSIBLE {
-            let why = format!(
-                "refused: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated}, less than half, \
-                 which no tokenizer explains (the usage of another call, the output tokens or only the cached share?); \
-                 the trigger stays at {} estimated tokens",
-                st.calibration.estimate_of(trigger)
-            );
-            (UsageStatus::Refused, Some(why))
-        } else if ratio < floor {
-            st.calibration.observe(floor);
-            let why = format!(
-                "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({ratio:.2}x); \
-                 folded in as {floor:.2}x (tokenRatio), since a lower factor would move the trigger past maxToken"
-            );
-            (UsageStatus::Clamped, Some(why))
-        } else if ratio > MAX_FACTOR {
-            st.calibration.observe(MAX_FACTOR);
-            let why = format!(
-                "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({ratio:.1}x); \
-                 folded in as {MAX_FACTOR}x; tokens sent besides the messages (system prompt, tool schemas) belong in reservedTokens"
-            );
-            (UsageStatus::Clamped, Some(why))
-        } else {
-            st.calibration.observe(ratio);
-            (UsageStatus::Accepted, None)
-        };
-        let c = st.calibration;
-        Ok(UsageReport {
-            estimated_tokens: estimated,
-            prompt_tokens,
-            cached_tokens,
-            cache_hit_ratio: cached_tokens.map(|k| k as f64 / prompt_tokens as f64),
-            drift: prompt_tokens as i64 - estimated as i64,
-            drift_ratio: ratio - 1.0,
-            correction: c.factor,
-            samples: c.samples,
-            trigger_tokens: c.estimate_of(trigger),
-            status,
-            warning,
-        })
+/// Folds a usage report into `calibration` (see [`crate::AutoContextMemory::observe_usage`]):
+/// `estimated` is the engine's count of the request, `trigger` the trigger in provider tokens
+/// (`maxToken × tokenRatio`), `token_ratio` the option.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when `prompt_tokens` is 0 or `cached_tokens` exceeds it.
+pub(crate) fn observe_usage(
+    calibration: &mut Calibration,
+    estimated: u64,
+    trigger: u64,
+    token_ratio: f64,
+    prompt_tokens: u64,
+    cached_tokens: Option<u64>,
+) -> Result<UsageReport> {
+    if prompt_tokens == 0 {
+        return Err(Error::new(ErrorCode::InvalidArgument, "promptTokens must be a positive integer").at_field("promptTokens"));
     }
-
-    /// The correction factor and its observations.
-    pub fn calibration(&self) -> Calibration {
-        self.state.borrow().calibration
+    if cached_tokens.is_some_and(|c| c > prompt_tokens) {
+        return Err(Error::new(ErrorCode::InvalidArgument, "cachedTokens cannot exceed promptTokens").at_field("cachedTokens"));
     }
+    let estimated = estimated.max(1);
+    let ratio = prompt_tokens as f64 / estimated as f64;
+    let floor = token_ratio.clamp(MIN_PLAUSIBLE, 1.0);
+    let st = calibration;
+    let (status, warning) = if ratio < MIN_PLAUSIBLE {
+        let why = format!(
+            "refused: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated}, less than half, \
+             which no tokenizer explains (the usage of another call, the output tokens or only the cached share?); \
+             the trigger stays at {} estimated tokens",
+            st.estimate_of(trigger)
+        );
+        (UsageStatus::Refused, Some(why))
+    } else if ratio < floor {
+        st.observe(floor);
+        let why = format!(
+            "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({ratio:.2}x); \
+             folded in as {floor:.2}x (tokenRatio), since a lower factor would move the trigger past maxToken"
+        );
+        (UsageStatus::Clamped, Some(why))
+    } else if ratio > MAX_FACTOR {
+        st.observe(MAX_FACTOR);
+        let why = format!(
+            "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({ratio:.1}x); \
+             folded in as {MAX_FACTOR}x; tokens sent besides the messages (system prompt, tool schemas) belong in reservedTokens"
+        );
+        (UsageStatus::Clamped, Some(why))
+    } else {
+        st.observe(ratio);
+        (UsageStatus::Accepted, None)
+    };
+    let c = *st;
+    Ok(UsageReport {
+        estimated_tokens: estimated,
+        prompt_tokens,
+        cached_tokens,
+        cache_hit_ratio: cached_tokens.map(|k| k as f64 / prompt_tokens as f64),
+        drift: prompt_tokens as i64 - estimated as i64,
+        drift_ratio: ratio - 1.0,
+        correction: c.factor,
+        samples: c.samples,
+        trigger_tokens: c.estimate_of(trigger),
+        status,
+        warning,
+    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //!
 //! Whatever the estimate says, a provider may still refuse a request as too long (another
 //! tokenizer, hidden framing, tool schemas, the output reservation). The host hands the error
-//! to [`AutoContextMemory::handle_overflow`] as it got it (the SDK's error object, its JSON
+//! to [`crate::AutoContextMemory::handle_overflow`] as it got it (the SDK's error object, its JSON
 //! body, or its message). The error is recognized by the shapes providers really send:
 //!
 //! - OpenAI: code `context_length_exceeded`, "This model's maximum context length is N tokens.
@@ -24,13 +24,9 @@
 //! raises the calibration factor; then a pass compacts to a fraction of the target
 //! ([`AGGRESSIVE`]) and the answer says whether a retry can succeed.
 
-use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::{AutoContextMemory, CompressResult};
-use crate::error::Result;
-use crate::events::CompressionEvent;
-use crate::host::{OffloadStore, Summarizer};
+use crate::calibration::Calibration;
 
 /// An overflow compacts to this share of the usual target.
 pub const AGGRESSIVE: f64 = 0.6;
@@ -44,40 +40,6 @@ pub struct Overflow {
     pub limit: Option<u64>,
     /// What the provider counted in the refused input, when stated.
     pub requested: Option<u64>,
-}
-
-/// What [`AutoContextMemory::handle_overflow`] did.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OverflowResult {
-    /// Whether the error was recognized as "context too long".
-    pub overflow: bool,
-    /// Whether sending the working list again can succeed (it is now shorter than what was
-    /// refused).
-    pub retry: bool,
-    /// Who sent the error, as far as its shape tells.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
-    /// The provider's input limit, when the error stated it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u64>,
-    /// What the provider counted, when the error stated it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub requested: Option<u64>,
-    /// Request tokens (estimated) before and after the compaction.
-    pub tokens_before: u64,
-    /// Request tokens (estimated) after the compaction.
-    pub tokens_after: u64,
-    /// The target the compaction aimed for.
-    pub target_tokens: u64,
-    /// The changes made.
-    pub events: Vec<CompressionEvent>,
-    /// Why no retry is advised, when it is not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The pass itself (failures included), when one ran. Not serialized.
-    #[serde(skip)]
-    pub pass: Option<CompressResult>,
 }
 
 /// Every string in the error (objects, arrays, and JSON hidden inside strings), lowercased, and
@@ -192,64 +154,15 @@ pub fn classify(error: &Value) -> Option<Overflow> {
     None
 }
 
-impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
-    /// Handles an error the provider returned for the working list: when it says the context
-    /// is too long, calibrates the estimate with the provider's numbers (when stated), compacts
-    /// to [`AGGRESSIVE`] of the target, and says whether to retry. Any other error is left
-    /// alone (`overflow: false, retry: false`).
-    ///
-    /// # Errors
-    /// As [`AutoContextMemory::compress_if_needed`] (a failed store write, a pass already
-    /// running).
-    pub async fn handle_overflow(&self, error: &Value) -> Result<OverflowResult> {
-        let before = self.token_count();
-        let Some(o) = classify(error) else {
-            return Ok(OverflowResult {
-                overflow: false,
-                retry: false,
-                provider: None,
-                limit: None,
-                requested: None,
-                tokens_before: before,
-                tokens_after: before,
-                target_tokens: before,
-                events: Vec::new(),
-                reason: Some("not a context-length error; compacting would not help".into()),
-                pass: None,
-            });
-        };
-        if let Some(requested) = o.requested {
-            // The refused request was this working list: the provider counts that much more.
-            self.state.borrow_mut().calibration.at_least(requested as f64 / before.max(1) as f64);
-        }
-        let calibration = self.calibration();
-        let mut budget = self.config().trigger_tokens();
-        if let Some(limit) = o.limit {
-            budget = budget.min((limit as f64 * self.config().token_ratio) as u64);
-        }
-        let target = ((calibration.estimate_of(budget) as f64) * AGGRESSIVE).floor().max(1.0) as u64;
-        let pass = self.compress_to(target).await?;
-        let after = pass.tokens_after;
-        let retry = after < before;
-        let reason = (!retry).then(|| {
-            "nothing more could be compacted (what remains is protected: system messages, the first and the current user \
-             message, results the model has not answered yet); a retry would be refused again"
-                .to_string()
-        });
-        Ok(OverflowResult {
-            overflow: true,
-            retry,
-            provider: Some(o.provider.to_string()),
-            limit: o.limit,
-            requested: o.requested,
-            tokens_before: before,
-            tokens_after: after,
-            target_tokens: target,
-            events: pass.events.clone(),
-            reason,
-            pass: Some(pass),
-        })
+/// The target of the compaction after overflow `o`: [`AGGRESSIVE`] of the trigger
+/// (`trigger_tokens`, in provider tokens), or of `tokenRatio` of the provider's stated limit
+/// when lower, in the estimate's units.
+pub(crate) fn target(o: &Overflow, trigger_tokens: u64, token_ratio: f64, calibration: &Calibration) -> u64 {
+    let mut budget = trigger_tokens;
+    if let Some(limit) = o.limit {
+        budget = budget.min((limit as f64 * token_ratio) as u64);
     }
+    ((calibration.estimate_of(budget) as f64) * AGGRESSIVE).floor().max(1.0) as u64
 }
 
 #[cfg(test)]

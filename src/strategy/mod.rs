@@ -35,7 +35,7 @@ use crate::format::Format;
 use crate::host::Summarizer;
 use crate::message::Message;
 use crate::plan::Plan;
-use crate::prepare::Summaries;
+use crate::prepared::Summaries;
 use crate::structure::{Protection, Structure};
 
 pub(crate) use facts::read_concepts as facts_concepts;

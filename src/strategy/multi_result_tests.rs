@@ -56,7 +56,7 @@ fn result_blocks(m: &Message) -> Vec<(String, String, bool)> {
 fn with_ctx<R>(working: &[Entry], config: &Config, excess: u64, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
     let st = Structure::analyze(Format::OpenAi, working, config.last_keep as usize);
     let failures = RefCell::new(Vec::new());
-    let summaries = crate::prepare::Summaries::none();
+    let summaries = crate::prepared::Summaries::none();
     let total: u64 = working.iter().map(|e| e.tokens as u64).sum();
     let ctx = Ctx {
         config,

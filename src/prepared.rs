@@ -1,4 +1,4 @@
-//! Background compaction: summaries computed before the pass that needs them.
+//! Prepared summaries: answers obtained before the pass that needs them.
 //!
 //! A compression pass that calls the host's LLM makes the agent wait for it, on the request
 //! path. Once usage passes `prepareRatio` of the window, [`crate::AutoContextMemory::prepare`]
@@ -20,11 +20,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use serde::Serialize;
-
-use crate::engine::{request_tokens, sum_tokens, AutoContextMemory};
-use crate::error::Result;
-use crate::host::{OffloadStore, SummarizeRequest, Summarizer};
+use crate::host::SummarizeRequest;
 use crate::message::Message;
 use crate::strategy::Strategy;
 
@@ -236,115 +232,6 @@ fn find_uuids(text: &str) -> Vec<(usize, usize)> {
         }
     }
     out
-}
-
-/// What [`crate::AutoContextMemory::prepare`] did.
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PrepareResult {
-    /// Whether a preparation ran (usage was past `prepareRatio` and none was running).
-    pub prepared: bool,
-    /// Summarize calls made to the host.
-    pub summarize_calls: usize,
-    /// Requests already prepared by an earlier preparation (no call made).
-    pub reused: usize,
-    /// Prepared answers now waiting for the next pass.
-    pub ready: usize,
-    /// Request tokens when it ran (the estimate, before calibration).
-    pub tokens: u64,
-    /// The token count from which a preparation runs (`prepareRatio` of the window, calibrated).
-    pub prepare_tokens: u64,
-    /// Why nothing was prepared, when nothing was.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-/// Clears a flag when dropped.
-struct Flag<'a>(&'a Cell<bool>);
-
-impl Drop for Flag<'_> {
-    fn drop(&mut self) {
-        self.0.set(false);
-    }
-}
-
-impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
-    /// Prepares the summaries the next pass will need, off the request path: once usage passes
-    /// `prepareRatio` of the window, runs the ladder on a snapshot as the pass will, without
-    /// writing to the store or changing the working list, and keeps the host's answers. The
-    /// next [`AutoContextMemory::compress_if_needed`] uses them for every request that is the
-    /// same (the same span, unchanged) and calls the host only for the others.
-    ///
-    /// It may run while messages are added and while a pass runs; a second call while one runs
-    /// returns at once. Failed summaries are not recorded (the pass tries them again).
-    ///
-    /// The preparation aims below the trigger by as much again as the room left before it, so
-    /// what it prepares still suffices once that room has filled.
-    pub async fn prepare(&self) -> Result<PrepareResult> {
-        let (mut work, generation) = {
-            let st = self.state.borrow();
-            (st.working.clone(), st.generation)
-        };
-        let tokens = request_tokens(sum_tokens(&work), self.config());
-        let calibration = self.calibration();
-        let trigger = calibration.estimate_of(self.config().trigger_tokens());
-        let prepare_tokens = calibration.estimate_of(self.config().prepare_tokens()).min(trigger);
-        let mut result = PrepareResult { tokens, prepare_tokens, ready: self.prepared.borrow().len(), ..PrepareResult::default() };
-        let count_pressure = work.len() >= self.config().msg_threshold as usize;
-        let skip = if self.summarizer.is_none() {
-            Some("there is no summarize function to prepare with")
-        } else if self.preparing.get() {
-            Some("a preparation is already running")
-        } else if tokens < prepare_tokens && !count_pressure && !self.turn_pressure(&work) {
-            Some("usage is below prepareRatio of the window")
-        } else {
-            None
-        };
-        if let Some(reason) = skip {
-            result.reason = Some(reason.into());
-            return Ok(result);
-        }
-        self.preparing.set(true);
-        let _flag = Flag(&self.preparing);
-        self.last_prepare.set(Some((generation, tokens)));
-        let target = if tokens >= trigger {
-            self.pass_target(tokens)
-        } else {
-            let room = trigger - tokens;
-            tokens.saturating_sub(room.max(self.config().min_freed_tokens).max(1)).max(1)
-        };
-        let summaries = Summaries::for_prepare(self.prepared.clone());
-        let failures = RefCell::new(Vec::new());
-        let mut log = crate::pass_log::PassLog::new(work.len());
-        self.sweep(&mut work, &mut log, &failures, target, &summaries).await?;
-        self.prepared.borrow_mut().set_hints(summaries.take_hints());
-        result.prepared = true;
-        result.summarize_calls = summaries.calls();
-        result.reused = summaries.reused();
-        result.ready = self.prepared.borrow().len();
-        Ok(result)
-    }
-
-    /// Whether a preparation should start now: `prepareOnAdd` is set, a summarize function is
-    /// there, none is running, usage is past `prepareRatio` but not yet at the trigger, and the
-    /// list changed enough since the last one (a commit, or a quarter of the room between the
-    /// two ratios added).
-    pub fn should_prepare(&self) -> bool {
-        if !self.config().prepare_on_add || self.summarizer.is_none() || self.preparing.get() {
-            return false;
-        }
-        let st = self.state.borrow();
-        let tokens = request_tokens(st.working_tokens, self.config());
-        let trigger = st.calibration.estimate_of(self.config().trigger_tokens());
-        let from = st.calibration.estimate_of(self.config().prepare_tokens()).min(trigger);
-        if tokens < from || tokens >= trigger {
-            return false;
-        }
-        match self.last_prepare.get() {
-            None => true,
-            Some((generation, at)) => generation != st.generation || tokens >= at + ((trigger - from) / 4).max(1),
-        }
-    }
 }
 
 #[cfg(test)]

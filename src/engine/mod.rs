@@ -1,0 +1,430 @@
+//! `AutoContextMemory`: the facade of one conversation's memory.
+//!
+//! The engine is three parts, each in its own file: the state and its one owner
+//! ([`state`]: the working list, the original log, the offload index, the events, and
+//! persistence), the compression pass ([`pass`]: a value whose stages run in file order,
+//! snapshot, analyse, plan, host calls, validate, commit) and this facade, which holds the
+//! options and the host's parts and hands each call to the one that does it. A pass works on a
+//! snapshot and commits all its edits at once at the end: if the store or the summarizer fails,
+//! the working list is exactly as it was, no event is recorded and the offloads written so far
+//! are deleted again. Messages added while a pass awaits the host are kept.
+
+mod pass;
+mod pass_log;
+mod results;
+mod state;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::calibration::{Calibration, UsageReport};
+use crate::config::Config;
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::CompressionEvent;
+use crate::format::Format;
+use crate::host::{OffloadStore, Summarizer};
+use crate::message::Message;
+pub use crate::offload::OffloadRecord;
+use crate::plan::Plan;
+use crate::prepared::Cache;
+use crate::strategy::Strategy;
+use crate::tokens::TokenCounter;
+use pass::Parts;
+pub use results::{CompressResult, OverflowResult, PrepareResult, FAILURE_EVENT};
+use state::State;
+pub use state::STATE_VERSION;
+
+/// Clears a flag when dropped: a pass or preparation ends, however it ends (also when its
+/// future is dropped).
+struct Flag<'a>(&'a Cell<bool>);
+
+impl Drop for Flag<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// The context memory of one conversation.
+///
+/// ```
+/// use autocontext::{AutoContextMemory, Config, MemoryStore, NoSummarizer};
+/// use serde_json::json;
+///
+/// let mut config = Config::default();
+/// config.max_token = 2_000;
+/// config.tool_result_limit = 1_000;
+/// let memory = AutoContextMemory::new(config, NoSummarizer, MemoryStore::new()).unwrap();
+/// memory.add(&json!([
+///     {"role": "user", "content": "read the log"},
+///     {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]},
+///     {"role": "tool", "tool_call_id": "c1", "content": "line\n".repeat(2_000)},
+/// ])).unwrap();
+/// let result = futures_executor::block_on(memory.compress_if_needed()).unwrap();
+/// assert!(result.compressed && result.under_target);
+/// assert_eq!(memory.messages()[2]["tool_call_id"], "c1");
+/// ```
+pub struct AutoContextMemory<S, O> {
+    config: Config,
+    counter: TokenCounter,
+    summarizer: Option<S>,
+    store: O,
+    ladder: Vec<Strategy>,
+    state: RefCell<State>,
+    /// A pass is running.
+    busy: Cell<bool>,
+    /// Summaries prepared for the next pass, and the cuts of the preparation.
+    prepared: Rc<RefCell<Cache>>,
+    /// A preparation is running.
+    preparing: Cell<bool>,
+    /// The generation and request tokens of the last preparation.
+    last_prepare: Cell<Option<(u64, u64)>>,
+}
+
+impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
+    /// A memory with the tokenizer named in `config`.
+    pub fn new(config: Config, summarizer: S, store: O) -> Result<Self> {
+        let counter = TokenCounter::new(config.tokenizer)?;
+        Self::with_counter(config, counter, Some(summarizer), store)
+    }
+
+    /// A memory with an explicit token counter and an optional summarizer (without one, the
+    /// LLM strategies are skipped).
+    pub fn with_counter(config: Config, counter: TokenCounter, summarizer: Option<S>, store: O) -> Result<Self> {
+        config.validate()?;
+        Ok(AutoContextMemory {
+            counter,
+            summarizer: summarizer.filter(|s| s.available()),
+            store,
+            ladder: config.ladder(),
+            config,
+            state: RefCell::new(State::default()),
+            busy: Cell::new(false),
+            prepared: Rc::default(),
+            preparing: Cell::new(false),
+            last_prepare: Cell::new(None),
+        })
+    }
+
+    /// Replaces the ladder: the strategies a pass runs, in order.
+    ///
+    /// ```
+    /// use autocontext::{AutoContextMemory, Config, MemoryStore, NoSummarizer};
+    /// use autocontext::strategy::Strategy;
+    /// let memory = AutoContextMemory::new(Config::default(), NoSummarizer, MemoryStore::new())
+    ///     .unwrap()
+    ///     .with_ladder(&[Strategy::ToolResultTruncate, Strategy::Emergency]);
+    /// assert_eq!(memory.ladder(), &[Strategy::ToolResultTruncate, Strategy::Emergency]);
+    /// ```
+    pub fn with_ladder(mut self, ladder: &[Strategy]) -> Self {
+        self.ladder = ladder.to_vec();
+        self
+    }
+
+    /// The strategies a pass runs, in order.
+    pub fn ladder(&self) -> &[Strategy] {
+        &self.ladder
+    }
+
+    /// The options in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The wire format.
+    pub fn format(&self) -> Format {
+        self.config.format
+    }
+
+    /// The store.
+    pub fn store(&self) -> &O {
+        &self.store
+    }
+
+    /// What a pass uses.
+    fn parts(&self) -> Parts<'_, S, O> {
+        Parts {
+            config: &self.config,
+            counter: &self.counter,
+            summarizer: self.summarizer.as_ref(),
+            store: &self.store,
+            ladder: &self.ladder,
+            state: &self.state,
+            prepared: &self.prepared,
+        }
+    }
+
+    // ---- the conversation ----------------------------------------------------------------------
+
+    /// Adds one wire message, or an array of them. All or nothing: if any message is invalid
+    /// (bad shape, a tool result that answers no open call, a reused call id, a new turn while
+    /// calls still wait for results), nothing is added and the error names the message by its
+    /// index in the conversation.
+    pub fn add(&self, value: &Value) -> Result<()> {
+        self.add_with(value, false)
+    }
+
+    /// [`AutoContextMemory::add`], pinning every message added when `pinned`: no step replaces
+    /// a pinned message (see [`AutoContextMemory::pin`]).
+    pub fn add_with(&self, value: &Value, pinned: bool) -> Result<()> {
+        self.state.borrow_mut().add(&self.config, &self.counter, value, pinned)
+    }
+
+    /// Pins working message `index` (an index of [`AutoContextMemory::messages`]): no step
+    /// replaces it, not even the emergency one. Untouched, it stays byte-identical to what was
+    /// added; the pin is kept in the state, never in the message. Refused while a pass runs.
+    pub fn pin(&self, index: usize) -> Result<()> {
+        self.set_pinned(index, true)
+    }
+
+    /// Unpins working message `index`.
+    pub fn unpin(&self, index: usize) -> Result<()> {
+        self.set_pinned(index, false)
+    }
+
+    /// The indices of the pinned working messages.
+    pub fn pinned(&self) -> Vec<usize> {
+        self.state.borrow().working.iter().enumerate().filter(|(_, e)| e.pinned).map(|(i, _)| i).collect()
+    }
+
+    fn set_pinned(&self, index: usize, pinned: bool) -> Result<()> {
+        if self.busy.get() {
+            return Err(Error::new(ErrorCode::LimitExceeded, "a compression pass is running on this memory; pin or unpin after it"));
+        }
+        self.state.borrow_mut().set_pinned(index, pinned)
+    }
+
+    /// The working list in wire format, ready to send.
+    pub fn messages(&self) -> Vec<Value> {
+        self.state.borrow().working.iter().map(|e| e.msg.wire.clone()).collect()
+    }
+
+    /// The working list as canonical messages.
+    pub fn working(&self) -> Vec<Rc<Message>> {
+        self.state.borrow().working.iter().map(|e| e.msg.clone()).collect()
+    }
+
+    /// Everything ever added, in order, exactly as added.
+    pub fn original_messages(&self) -> Vec<Value> {
+        self.state.borrow().original.iter().map(|v| (**v).clone()).collect()
+    }
+
+    /// Tokens of the request the working list makes (messages, request overhead and
+    /// `reservedTokens`).
+    pub fn token_count(&self) -> u64 {
+        self.state.borrow().request_tokens(&self.config)
+    }
+
+    /// All events so far.
+    pub fn events(&self) -> Vec<CompressionEvent> {
+        self.state.borrow().events.clone()
+    }
+
+    /// The offloads this session created.
+    pub fn offloads(&self) -> Vec<OffloadRecord> {
+        self.state.borrow().offloads.clone()
+    }
+
+    /// Problems a provider would reject the working list for (empty when valid).
+    pub fn validate(&self) -> Vec<crate::format::Problem> {
+        self.config.format.validate(&self.state.borrow().working)
+    }
+
+    /// Sets or clears the agent's plan; while set, every summarize request ends with a hint
+    /// about it.
+    pub fn set_plan(&self, plan: Option<Plan>) {
+        self.state.borrow_mut().plan = plan;
+    }
+
+    /// The plan set with [`AutoContextMemory::set_plan`].
+    pub fn plan(&self) -> Option<Plan> {
+        self.state.borrow().plan.clone()
+    }
+
+    // ---- passes --------------------------------------------------------------------------------
+
+    /// Whether a pass would run now.
+    pub fn needs_compression(&self) -> bool {
+        let st = self.state.borrow();
+        st.working.len() >= self.config.msg_threshold as usize
+            || st.request_tokens(&self.config) >= st.calibration.estimate_of(self.config.trigger_tokens())
+            || self.parts().turn_pressure(&st.working)
+    }
+
+    /// Runs a compression pass if the working list is over `msgThreshold` messages or
+    /// `maxToken × tokenRatio` tokens.
+    pub async fn compress_if_needed(&self) -> Result<CompressResult> {
+        self.exclusive_pass(None).await
+    }
+
+    /// Runs a pass now, compressing below `target` estimated tokens (an overflow), whatever the
+    /// trigger says.
+    async fn compress_to(&self, target: u64) -> Result<CompressResult> {
+        self.exclusive_pass(Some(target)).await
+    }
+
+    /// A pass, refused while another runs on this memory; offloads a failed pass could not
+    /// delete are retried first.
+    async fn exclusive_pass(&self, target: Option<u64>) -> Result<CompressResult> {
+        if self.busy.replace(true) {
+            return Err(Error::new(ErrorCode::LimitExceeded, "a compression pass is already running on this memory; await it first"));
+        }
+        let _busy = Flag(&self.busy);
+        pass::compress(self.parts(), target).await
+    }
+
+    /// Prepares the summaries the next pass will need, off the request path: once usage passes
+    /// `prepareRatio` of the window, runs the pass's dry run on a snapshot (the ladder as the
+    /// pass will run it, without writing to the store or changing the working list) and keeps
+    /// the host's answers. The next [`AutoContextMemory::compress_if_needed`] uses them for
+    /// every request that is the same (the same span, unchanged) and calls the host only for
+    /// the others.
+    ///
+    /// It may run while messages are added and while a pass runs; a second call while one runs
+    /// returns at once. Failed summaries are not recorded (the pass tries them again).
+    ///
+    /// The preparation aims below the trigger by as much again as the room left before it, so
+    /// what it prepares still suffices once that room has filled.
+    pub async fn prepare(&self) -> Result<PrepareResult> {
+        let parts = self.parts();
+        let (tokens, generation, pressure, calibration) = {
+            let st = self.state.borrow();
+            let pressure = st.working.len() >= self.config.msg_threshold as usize || parts.turn_pressure(&st.working);
+            (st.request_tokens(&self.config), st.generation, pressure, st.calibration)
+        };
+        let trigger = calibration.estimate_of(self.config.trigger_tokens());
+        let prepare_tokens = calibration.estimate_of(self.config.prepare_tokens()).min(trigger);
+        let mut result = PrepareResult { tokens, prepare_tokens, ready: self.prepared.borrow().len(), ..PrepareResult::default() };
+        let skip = if self.summarizer.is_none() {
+            Some("there is no summarize function to prepare with")
+        } else if self.preparing.get() {
+            Some("a preparation is already running")
+        } else if tokens < prepare_tokens && !pressure {
+            Some("usage is below prepareRatio of the window")
+        } else {
+            None
+        };
+        if let Some(reason) = skip {
+            result.reason = Some(reason.into());
+            return Ok(result);
+        }
+        self.preparing.set(true);
+        let _flag = Flag(&self.preparing);
+        self.last_prepare.set(Some((generation, tokens)));
+        let target = if tokens >= trigger {
+            parts.pass_target(tokens)
+        } else {
+            let room = trigger - tokens;
+            tokens.saturating_sub(room.max(self.config.min_freed_tokens).max(1)).max(1)
+        };
+        let (calls, reused) = pass::dry_run(parts, target).await?;
+        result.prepared = true;
+        result.summarize_calls = calls;
+        result.reused = reused;
+        result.ready = self.prepared.borrow().len();
+        Ok(result)
+    }
+
+    /// Whether a preparation should start now: `prepareOnAdd` is set, a summarize function is
+    /// there, none is running, usage is past `prepareRatio` but not yet at the trigger, and the
+    /// list changed enough since the last one (a commit, or a quarter of the room between the
+    /// two ratios added).
+    pub fn should_prepare(&self) -> bool {
+        if !self.config.prepare_on_add || self.summarizer.is_none() || self.preparing.get() {
+            return false;
+        }
+        let st = self.state.borrow();
+        let tokens = st.request_tokens(&self.config);
+        let trigger = st.calibration.estimate_of(self.config.trigger_tokens());
+        let from = st.calibration.estimate_of(self.config.prepare_tokens()).min(trigger);
+        if tokens < from || tokens >= trigger {
+            return false;
+        }
+        match self.last_prepare.get() {
+            None => true,
+            Some((generation, at)) => generation != st.generation || tokens >= at + ((trigger - from) / 4).max(1),
+        }
+    }
+
+    /// Handles an error the provider returned for the working list: when it says the context
+    /// is too long, calibrates the estimate with the provider's numbers (when stated), compacts
+    /// to [`crate::overflow::AGGRESSIVE`] of the target, and says whether to retry. Any other
+    /// error is left alone (`overflow: false, retry: false`).
+    ///
+    /// # Errors
+    /// As [`AutoContextMemory::compress_if_needed`] (a failed store write, a pass already
+    /// running).
+    pub async fn handle_overflow(&self, error: &Value) -> Result<OverflowResult> {
+        let before = self.token_count();
+        let Some(o) = crate::overflow::classify(error) else {
+            return Ok(OverflowResult::not_overflow(before));
+        };
+        if let Some(requested) = o.requested {
+            // The refused request was this working list: the provider counts that much more.
+            self.state.borrow_mut().calibration.at_least(requested as f64 / before.max(1) as f64);
+        }
+        let target = crate::overflow::target(&o, self.config.trigger_tokens(), self.config.token_ratio, &self.calibration());
+        let pass = self.compress_to(target).await?;
+        Ok(OverflowResult::after_pass(&o, before, target, pass))
+    }
+
+    /// Reports the provider's count of the last request, made from the working list as it is
+    /// now (call it after the model call, before adding the reply): `prompt_tokens` the
+    /// provider counted, `cached_tokens` it served from its cache. Updates the correction
+    /// factor applied to the trigger and reports the drift. A count below half the estimate is
+    /// refused (the factor is unchanged); one whose ratio to the estimate is below `tokenRatio`
+    /// or above 4 is folded in at that bound, so the calibrated trigger never passes the
+    /// window; the report's `status` and `warning` say which.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` when `prompt_tokens` is 0 or `cached_tokens` exceeds it.
+    pub fn observe_usage(&self, prompt_tokens: u64, cached_tokens: Option<u64>) -> Result<UsageReport> {
+        let estimated = self.token_count();
+        let (trigger, ratio) = (self.config.trigger_tokens(), self.config.token_ratio);
+        let calibration = &mut self.state.borrow_mut().calibration;
+        crate::calibration::observe_usage(calibration, estimated, trigger, ratio, prompt_tokens, cached_tokens)
+    }
+
+    /// The correction factor and its observations.
+    pub fn calibration(&self) -> Calibration {
+        self.state.borrow().calibration
+    }
+
+    // ---- reloads -------------------------------------------------------------------------------
+
+    /// The original messages of an offload this session created, in wire format: the payload
+    /// must be the one this session wrote (its digest, envelope and message count are checked,
+    /// see [`crate::reload`]).
+    pub async fn reload(&self, uuid: &str) -> Result<Vec<Value>> {
+        pass::reload(self.parts(), uuid).await
+    }
+
+    /// Executes a `context_reload` call of the model (in the format's call shape) and returns
+    /// the text to send back as the tool's result: the offload's messages as a readable
+    /// transcript, at most `offloadReloadLimit` characters; a longer transcript comes in pages,
+    /// each ending with a note on how to ask for the next (the tool's optional `page`
+    /// argument). An unknown or malformed uuid or page is answered in the text, for the model
+    /// to read; a failing store is an error for the host.
+    pub async fn handle_reload_call(&self, call: &Value) -> Result<String> {
+        let limit = self.config.offload_reload_limit as usize;
+        crate::reload::answer_call(self.config.format, call, limit, |uuid| async move { self.reload(&uuid).await }).await
+    }
+
+    // ---- persistence ---------------------------------------------------------------------------
+
+    /// The whole memory as versioned JSON (offloaded originals stay in the store).
+    pub fn to_json(&self) -> Value {
+        self.state.borrow().to_json(&self.config)
+    }
+
+    /// Restores a memory from [`AutoContextMemory::to_json`] output. `counter` is needed when
+    /// the state was made with a host tokenizer.
+    pub fn from_json(state: &Value, summarizer: Option<S>, store: O, counter: Option<TokenCounter>) -> Result<Self> {
+        let (config, counter, state) = State::restore(state, counter)?;
+        let memory = AutoContextMemory::with_counter(config, counter, summarizer, store)
+            .map_err(|e| Error::new(ErrorCode::InvalidState, format!("state.config: {}", e.message())))?;
+        *memory.state.borrow_mut() = state;
+        Ok(memory)
+    }
+}

@@ -1,0 +1,605 @@
+//! The compression pass, as a value whose stages run in the order of this file:
+//!
+//! 1. **snapshot**: the working list and its generation are copied; the target is set
+//!    ([`pass_target`]); without pressure the pass ends here.
+//! 2. **analyse** and 3. **plan**: the ladder runs on the copy, cheapest rung first, each rung
+//!    seeing the list as the rungs before it left it: the list is analysed ([`Structure`]), the
+//!    rung proposes edits (a summarizing rung asks the host's summarizer for its text, which it
+//!    needs to measure what its edit frees), edits that free nothing are dropped, the rest are
+//!    applied to the copy and recorded in the [`PassLog`]. This is where a cost model chooses
+//!    rungs and spans; today the plan takes rungs greedily until the list is under the target.
+//! 4. **host calls**: the offloads of what the plan replaced are written to the store.
+//! 5. **validate**: the format's validator checks the result: a pass never adds a problem the
+//!    snapshot did not have.
+//! 6. **commit**: the state takes the result all at once ([`State::commit`]); messages added
+//!    while the pass awaited the host stay after it.
+//!
+//! A failure in any stage leaves the state as it was: no event is recorded and the offloads
+//! written so far are deleted again. The dry run ([`Mode::DryRun`], what
+//! [`super::AutoContextMemory::prepare`] runs) is the same pass stopped after the plan: it
+//! writes nothing, changes nothing, and keeps the summarizer's answers for the real pass.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use futures_util::future::join_all;
+use serde_json::Value;
+
+use super::pass_log::PassLog;
+use super::results::{CompressResult, FAILURE_EVENT};
+use super::state::{request_tokens, sum_tokens, Commit, State};
+use crate::config::Config;
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::CompressionEvent;
+use crate::host::{NoSummarizer, OffloadStore, Summarizer};
+use crate::prepared::{Cache, Summaries};
+use crate::strategy::llm::Failure;
+use crate::strategy::{Ctx, Edit, Entry, Strategy};
+use crate::structure::{Rules, Structure};
+use crate::tokens::TokenCounter;
+
+/// Sweeps of the ladder a pass may make before it gives up (the loop guard).
+const MAX_SWEEPS: usize = 4;
+
+/// What a pass uses of the memory: the options, the host's parts, the state and the prepared
+/// summaries.
+pub(crate) struct Parts<'a, S, O> {
+    pub config: &'a Config,
+    pub counter: &'a TokenCounter,
+    pub summarizer: Option<&'a S>,
+    pub store: &'a O,
+    pub ladder: &'a [Strategy],
+    pub state: &'a RefCell<State>,
+    pub prepared: &'a Rc<RefCell<Cache>>,
+}
+
+impl<S, O> Clone for Parts<'_, S, O> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S, O> Copy for Parts<'_, S, O> {}
+
+impl<S, O> Parts<'_, S, O> {
+    /// The store key of an offload.
+    pub fn key(&self, uuid: &str) -> String {
+        format!("{}/{}", self.config.session_id, uuid)
+    }
+
+    /// Whether the ladder trims turns and `work` has more than `maxContextTurns` of them.
+    pub fn turn_pressure(&self, work: &[Entry]) -> bool {
+        self.ladder.contains(&Strategy::TurnTrim)
+            && work.iter().filter(|e| e.msg.is_real_user()).count() > self.config.max_context_turns as usize
+    }
+
+    /// The target of a pass that starts at `tokens`: `maxToken × tokenRatio` in the
+    /// estimate's units (calibrated), lowered so the pass frees at least `minFreedTokens`.
+    pub fn pass_target(&self, tokens: u64) -> u64 {
+        let trigger = self.state.borrow().calibration.estimate_of(self.config.trigger_tokens());
+        let min_freed = self.config.min_freed_tokens;
+        if min_freed > 0 && tokens >= trigger {
+            trigger.min(tokens.saturating_sub(min_freed)).max(1)
+        } else {
+            trigger
+        }
+    }
+}
+
+/// Whether a pass writes and commits, or only plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A pass: plan, write the offloads, validate, commit.
+    Commit,
+    /// A preparation: plan only; the summarizer's answers are kept for the next pass.
+    DryRun,
+}
+
+/// One pass over a snapshot of the working list.
+pub(crate) struct Pass<'a, S, O> {
+    parts: Parts<'a, S, O>,
+    mode: Mode,
+    /// The working list when the pass started, and its generation.
+    snapshot: Vec<Entry>,
+    generation: u64,
+    tokens_before: u64,
+    target: u64,
+    /// The plan's copy of the working list, edited step by step.
+    work: Vec<Entry>,
+    /// What each replacement of `work` stands for.
+    log: PassLog,
+    /// Summarize calls that failed.
+    failures: RefCell<Vec<Failure>>,
+    /// Prepared summaries and the pass's count of host calls.
+    summaries: Summaries,
+}
+
+/// The offloads a pass has written, or started to write, as `(uuid, digest)`, until it commits
+/// them or deletes them again. A pass dropped in between hands them to [`State::abandoned`].
+struct Pending<'a> {
+    state: &'a RefCell<State>,
+    written: Vec<(String, String)>,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.written.is_empty() {
+            return;
+        }
+        if let Ok(mut st) = self.state.try_borrow_mut() {
+            st.abandoned.extend(self.written.drain(..).map(|(u, _)| u));
+        }
+    }
+}
+
+/// Runs a pass towards `forced`, or towards [`Parts::pass_target`] when the trigger says so.
+pub(crate) async fn compress<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S, O>, forced: Option<u64>) -> Result<CompressResult> {
+    delete_abandoned(parts).await;
+    let mut pass = Pass::snapshot(parts, Mode::Commit, |tokens| forced.unwrap_or_else(|| parts.pass_target(tokens)));
+    let mut result = pass.result();
+    if !pass.under_pressure() {
+        return Ok(result);
+    }
+    let planned = pass.plan().await;
+    result.summarize_calls = pass.summaries.calls();
+    result.prepared_used = pass.summaries.reused();
+    planned?;
+    pass.finish(result).await
+}
+
+/// Runs the dry run of a pass towards `target`: the plan only, keeping the summarizer's answers
+/// and the cuts it chose for the next pass. Returns the calls made and the answers reused.
+pub(crate) async fn dry_run<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S, O>, target: u64) -> Result<(usize, usize)> {
+    let mut pass = Pass::snapshot(parts, Mode::DryRun, |_| target);
+    pass.plan().await?;
+    parts.prepared.borrow_mut().set_hints(pass.summaries.take_hints());
+    Ok((pass.summaries.calls(), pass.summaries.reused()))
+}
+
+impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
+    // ---- 1. snapshot -------------------------------------------------------------------------
+
+    /// Copies the working list; `target` gives the pass's target from the request tokens now.
+    fn snapshot(parts: Parts<'a, S, O>, mode: Mode, target: impl FnOnce(u64) -> u64) -> Self {
+        let (snapshot, generation) = {
+            let st = parts.state.borrow();
+            (st.working.clone(), st.generation)
+        };
+        let tokens_before = request_tokens(sum_tokens(&snapshot), parts.config);
+        let target = target(tokens_before);
+        let summaries = match mode {
+            Mode::Commit => Summaries::for_pass(parts.prepared.clone()),
+            Mode::DryRun => Summaries::for_prepare(parts.prepared.clone()),
+        };
+        Pass {
+            parts,
+            mode,
+            work: snapshot.clone(),
+            log: PassLog::new(snapshot.len()),
+            snapshot,
+            generation,
+            tokens_before,
+            target,
+            failures: RefCell::new(Vec::new()),
+            summaries,
+        }
+    }
+
+    /// The result of a pass that changed nothing.
+    fn result(&self) -> CompressResult {
+        CompressResult {
+            compressed: false,
+            tokens_before: self.tokens_before,
+            tokens_after: self.tokens_before,
+            messages_before: self.snapshot.len(),
+            messages_after: self.snapshot.len(),
+            target_tokens: self.target,
+            under_target: self.tokens_before < self.target,
+            exhausted: false,
+            reason: None,
+            events: Vec::new(),
+            failures: Vec::new(),
+            summarize_calls: 0,
+            prepared_used: 0,
+        }
+    }
+
+    /// Whether the snapshot is over the target, `msgThreshold` or `maxContextTurns`.
+    fn under_pressure(&self) -> bool {
+        self.tokens_before >= self.target
+            || self.snapshot.len() >= self.parts.config.msg_threshold as usize
+            || self.parts.turn_pressure(&self.snapshot)
+    }
+
+    // ---- 2. analyse, 3. plan -----------------------------------------------------------------
+
+    /// The working list as a step sees it: units, rounds, what is unread, what protects each
+    /// message.
+    fn analyse(&self, rules: &Rules<'_>) -> Structure {
+        let work = &self.work;
+        Structure::analyze_with(work, rules, &|i| work[i].pinned)
+    }
+
+    /// Runs the ladder on the pass's copy until it is under the target (and the count and turn
+    /// limits), recording in the log what each replacement stands for. Nothing is written here.
+    ///
+    /// The most recent completed round and the latest answer (`protectLastRound`,
+    /// `protectLatestAnswer`) are kept by every step, and by the emergency step as long as it
+    /// can reach the target without them. When it cannot, they yield one after the other, the
+    /// round first: the ladder runs again without that protection, so the gentler steps
+    /// (previews, summaries) take the round before the emergency step would offload it whole.
+    async fn plan(&mut self) -> Result<()> {
+        let config = self.parts.config;
+        let plan = self.parts.state.borrow().plan.clone();
+        let mut rules = Rules::of(config);
+        loop {
+            let mut relax = false;
+            for _ in 0..MAX_SWEEPS {
+                let mut changed = false;
+                for &strategy in self.parts.ladder {
+                    let total = request_tokens(sum_tokens(&self.work), config);
+                    let count_pressure = self.work.len() >= config.msg_threshold as usize;
+                    let token_pressure = total >= self.target;
+                    let turn_pressure = self.parts.turn_pressure(&self.work);
+                    if !token_pressure && !count_pressure && !turn_pressure {
+                        return Ok(());
+                    }
+                    let relevant = if strategy.relieves_count() {
+                        count_pressure
+                    } else if strategy.relieves_turns() {
+                        turn_pressure || token_pressure
+                    } else {
+                        token_pressure
+                    };
+                    if !relevant || (strategy.uses_llm() && self.parts.summarizer.is_none()) {
+                        continue;
+                    }
+                    let st = self.analyse(&rules);
+                    let ctx = Ctx {
+                        config,
+                        format: config.format,
+                        working: &self.work,
+                        st: &st,
+                        total,
+                        target: self.target,
+                        plan: plan.as_ref(),
+                        failures: &self.failures,
+                        summaries: &self.summaries,
+                    };
+                    let (made_by, edits) = match self.parts.summarizer {
+                        Some(s) => strategy.plan(&ctx, s).await?,
+                        None => strategy.plan(&ctx, &NoSummarizer).await?,
+                    };
+                    // The engine's own messages must keep the format's turns valid (Anthropic).
+                    let edits = crate::strategy::turns::fit(config.format, &self.work, &st, edits);
+                    let edits = self.keep_useful(edits)?;
+                    let yieldable =
+                        st.last_round.is_some() && rules.protect_last_round || st.latest_answer.is_some() && rules.protect_latest_answer;
+                    if made_by == Strategy::Emergency && yieldable && total.saturating_sub(freed(&self.work, &edits)) >= self.target {
+                        // Not enough while the last round (then the latest answer) is kept: it
+                        // yields first, to every step.
+                        relax = true;
+                        continue;
+                    }
+                    if edits.is_empty() {
+                        continue;
+                    }
+                    apply(&mut self.work, &mut self.log, edits, made_by);
+                    changed = true;
+                }
+                if !changed {
+                    break;
+                }
+            }
+            if !relax {
+                return Ok(());
+            }
+            if rules.protect_last_round {
+                rules.protect_last_round = false;
+            } else {
+                rules.protect_latest_answer = false;
+            }
+        }
+    }
+
+    /// Counts the replacements and drops edits that would not save a token.
+    fn keep_useful(&self, edits: Vec<Edit>) -> Result<Vec<(Edit, Vec<u32>)>> {
+        let mut out = Vec::new();
+        for e in edits {
+            let before = sum_tokens(&self.work[e.span.clone()]);
+            let counts = e.replacement.iter().map(|m| self.parts.counter.count_message(m)).collect::<Result<Vec<u32>>>()?;
+            let after: u64 = counts.iter().map(|&c| c as u64).sum();
+            if after < before || (after == before && e.replacement.len() < e.span.len()) {
+                out.push((e, counts));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stages 4 to 6 of a pass whose plan is made: `result` is completed and returned.
+    async fn finish(self, mut result: CompressResult) -> Result<CompressResult> {
+        debug_assert_eq!(self.mode, Mode::Commit);
+        let mut pending = Pending { state: self.parts.state, written: Vec::new() };
+        let counts = match self.write_offloads(&mut pending.written).await {
+            Ok(counts) => counts,
+            Err(e) => {
+                pending.written = delete_quietly(self.parts, &pending.written).await;
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.validate() {
+            pending.written = delete_quietly(self.parts, &pending.written).await;
+            return Err(e);
+        }
+        fill_outcome(&mut result, &self);
+        self.commit(&mut result, pending, counts).await?;
+        Ok(result)
+    }
+
+    // ---- 4. host calls -----------------------------------------------------------------------
+
+    /// Writes the offloads of the replacements alive at the end of the plan, and of those taken
+    /// in whose markers the planned list still names ([`PassLog::to_write`]), returning how many
+    /// messages each holds. An offload holds the snapshot messages its replacement stands for,
+    /// except that a message which is itself a copy of one original (truncated, previewed,
+    /// summarized in place by an earlier pass) is replaced by that original, read from the
+    /// offload that holds it: one reload of any marker gives originals (or the summaries the
+    /// model saw). If that offload cannot be read, the copy goes in; its marker still points
+    /// there. A replacement that points at an earlier pass's offload writes nothing. Every key
+    /// is recorded in `written` before its put starts: a put that fails or never answers may
+    /// still have landed, so a pass that does not commit deletes every key it tried.
+    async fn write_offloads(&self, written: &mut Vec<(String, String)>) -> Result<Vec<(String, usize)>> {
+        let (config, store, snapshot) = (self.parts.config, self.parts.store, &self.snapshot);
+        // Each offload holds originals, never a message this pass wrote.
+        let referenced: HashSet<String> = self
+            .work
+            .iter()
+            .filter(|e| e.msg.synthetic.is_some())
+            .flat_map(|e| crate::message::find_markers(&e.msg.wire.to_string()))
+            .collect();
+        let fresh: Vec<(&str, std::ops::Range<usize>)> = {
+            let st = self.parts.state.borrow();
+            let mut seen = HashSet::new();
+            self.log
+                .to_write(&referenced)
+                .filter_map(|r| Some((r.offload.as_deref()?, r.snapshot.clone())))
+                .filter(|(u, _)| !st.offload_ids.contains(*u) && seen.insert(*u))
+                .collect()
+        };
+        let mut copies: Vec<&str> = Vec::new();
+        for (_, range) in &fresh {
+            for e in &snapshot[range.clone()] {
+                if let Some(u) = e.msg.synthetic.as_ref().and_then(|s| s.copy_offload()) {
+                    if !copies.contains(&u) {
+                        copies.push(u);
+                    }
+                }
+            }
+        }
+        let originals: Vec<Option<Value>> = join_all(copies.iter().map(|u| async move {
+            match reload(self.parts, u).await {
+                Ok(mut v) if v.len() == 1 => v.pop(),
+                _ => None,
+            }
+        }))
+        .await;
+        let original_of = |e: &Entry| -> Option<&Value> {
+            let u = e.msg.synthetic.as_ref()?.copy_offload()?;
+            originals[copies.iter().position(|c| *c == u)?].as_ref()
+        };
+        let payloads: Vec<(String, String, usize)> = fresh
+            .iter()
+            .map(|(uuid, range)| {
+                let messages: Vec<&Value> = snapshot[range.clone()].iter().map(|e| original_of(e).unwrap_or(&e.msg.wire)).collect();
+                let body = crate::offload::payload(&config.session_id, uuid, config.format, &messages);
+                (uuid.to_string(), body, messages.len())
+            })
+            .collect();
+        written.extend(payloads.iter().map(|(u, body, _)| (u.clone(), crate::offload::digest(body))));
+        let keys: Vec<String> = payloads.iter().map(|(u, _, _)| self.parts.key(u)).collect();
+        let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body, _))| store.put(k, body))).await;
+        if let Some(e) = results.into_iter().find_map(|r| r.err()) {
+            return Err(Error::host(ErrorCode::StoreFailed, "the offload store failed to put an offload; nothing was changed", e));
+        }
+        Ok(payloads.into_iter().map(|(u, _, n)| (u, n)).collect())
+    }
+
+    // ---- 5. validate -------------------------------------------------------------------------
+
+    /// The format's validator on the planned list: refused when it has a problem of a kind the
+    /// snapshot had fewer of (what the host added may already break the format's softer rules,
+    /// and a pass keeps that, but never adds to it).
+    fn validate(&self) -> Result<()> {
+        let format = self.parts.config.format;
+        let after = format.validate(&self.work);
+        if after.is_empty() {
+            return Ok(());
+        }
+        let before = format.validate(&self.snapshot);
+        let count = |problems: &[crate::format::Problem], code: &str| problems.iter().filter(|p| p.code == code).count();
+        match after.iter().find(|p| count(&after, p.code) > count(&before, p.code)) {
+            None => Ok(()),
+            Some(p) => Err(Error::new(
+                ErrorCode::InvalidState,
+                format!(
+                    "the pass would leave a list the provider rejects ({} at working message {}: {}); nothing was applied",
+                    p.code, p.index, p.message
+                ),
+            )),
+        }
+    }
+
+    // ---- 6. commit ---------------------------------------------------------------------------
+
+    /// Gives the planned list, the offloads and the events to the state, at once.
+    async fn commit(self, result: &mut CompressResult, mut pending: Pending<'a>, counts: Vec<(String, usize)>) -> Result<()> {
+        let events = std::mem::take(&mut result.events);
+        if events.is_empty() {
+            return Ok(());
+        }
+        if self.parts.state.borrow().moved(self.generation, self.snapshot.len()) {
+            pending.written = delete_quietly(self.parts, &pending.written).await;
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                "the memory changed under the pass (restored or compressed elsewhere); nothing was applied",
+            ));
+        }
+        let mut events = events;
+        let now = crate::now_ms();
+        for e in &mut events {
+            e.timestamp = now;
+        }
+        result.compressed = !self.work.is_empty() && events.iter().any(|e| e.event_type != FAILURE_EVENT);
+        let offloads = std::mem::take(&mut pending.written)
+            .into_iter()
+            .map(|(uuid, digest)| {
+                let count = counts.iter().find(|(u, _)| *u == uuid).map_or(0, |(_, c)| *c);
+                (uuid, digest, count)
+            })
+            .collect();
+        let mut st = self.parts.state.borrow_mut();
+        result.messages_after = st.commit(self.snapshot.len(), Commit { work: self.work, offloads, events: events.clone() });
+        result.events = events;
+        Ok(())
+    }
+}
+
+/// Fills `result` with what the plan reached: its events (failed summaries first), the
+/// failures for the host, tokens after, and why the target was not reached, if it was not.
+fn fill_outcome<S: Summarizer, O: OffloadStore>(result: &mut CompressResult, pass: &Pass<'_, S, O>) {
+    let config = pass.parts.config;
+    let mut events = pass.log.events(&pass.snapshot, &pass.work);
+    // Failed summaries are events too, placed before the changes of the pass; what the host
+    // threw goes back to it as the cause of the matching error.
+    let failures = std::mem::take(&mut *pass.failures.borrow_mut());
+    let failed: Vec<CompressionEvent> = failures.iter().map(failure_event).collect();
+    if !failed.is_empty() {
+        events.splice(0..0, failed);
+    }
+    let rollup_failed = failures.iter().any(|f| f.event_type == Strategy::HistoryRollup.event_type());
+    result.failures = failures.into_iter().enumerate().map(|(k, f)| failure_error(k, f)).collect();
+
+    let tokens_after = request_tokens(sum_tokens(&pass.work), config);
+    result.tokens_after = tokens_after;
+    let over_count = pass.work.len() >= config.msg_threshold as usize;
+    result.under_target = tokens_after < pass.target && !over_count;
+    if !result.under_target {
+        result.exhausted = true;
+        let mut why = Vec::new();
+        if tokens_after >= pass.target {
+            why.push(if pass.parts.summarizer.is_none() {
+                "over the target after every step that needs no summarize function: what remains is protected \
+                 (system messages, the first and the current user message, results the model has not answered yet, \
+                 what is pinned), or needs a summarize function"
+                    .to_string()
+            } else {
+                "over the target after every step: what remains is protected (system messages, the first and the \
+                 current user message, results the model has not answered yet, what is pinned)"
+                    .to_string()
+            });
+        }
+        if over_count {
+            why.push(count_reason(pass.parts, pass.work.len(), rollup_failed));
+        }
+        result.reason = Some(why.join("; "));
+    }
+    result.events = events;
+}
+
+/// Why a pass ended with `n` messages, at or over `msgThreshold`.
+fn count_reason<S, O>(parts: Parts<'_, S, O>, n: usize, rollup_failed: bool) -> String {
+    let config = parts.config;
+    let at = format!("{n} messages remain, at or over msgThreshold ({})", config.msg_threshold);
+    if !parts.ladder.contains(&Strategy::HistoryRollup) {
+        format!("{at}: the ladder has no step that reduces the message count (history-rollup)")
+    } else if rollup_failed {
+        format!("{at}: the summary that rolls older rounds up failed (see the SUMMARIZE_FAILED event)")
+    } else if parts.summarizer.is_none() {
+        format!("{at}: rolling older rounds into a summary (history-rollup) needs a summarize function")
+    } else {
+        format!(
+            "{at}: the current round, the work the model has not read, the last completed round and the {} most recent \
+             rounds (historyRollupKeepRecentRounds) stay whole, and what is before them is already rolled up or protected",
+            config.history_rollup_keep_recent_rounds
+        )
+    }
+}
+
+/// Offloads of a pass a native host dropped midway: never referenced, so deleted now.
+async fn delete_abandoned<S, O: OffloadStore>(parts: Parts<'_, S, O>) {
+    let leftover = std::mem::take(&mut parts.state.borrow_mut().abandoned);
+    if !leftover.is_empty() {
+        let mut cleanup = Pending { state: parts.state, written: leftover.into_iter().map(|u| (u, String::new())).collect() };
+        let failed = delete_quietly(parts, &cleanup.written).await;
+        cleanup.written = failed;
+    }
+}
+
+/// Deletes the offloads of a pass that does not commit; returns those whose delete failed
+/// (they stay pending and go to [`State::abandoned`], so the next pass tries again).
+async fn delete_quietly<S, O: OffloadStore>(parts: Parts<'_, S, O>, written: &[(String, String)]) -> Vec<(String, String)> {
+    let keys: Vec<String> = written.iter().map(|(u, _)| parts.key(u)).collect();
+    let results = join_all(keys.iter().map(|k| parts.store.delete(k))).await;
+    written.iter().zip(results).filter(|(_, r)| r.is_err()).map(|(w, _)| w.clone()).collect()
+}
+
+/// The original messages of an offload this session created, in wire format: the payload must
+/// be the one this session wrote (its digest, envelope and message count are checked, see
+/// [`crate::reload`]).
+pub(crate) async fn reload<S, O: OffloadStore>(parts: Parts<'_, S, O>, uuid: &str) -> Result<Vec<Value>> {
+    crate::reload::check_uuid(uuid)?;
+    let config = parts.config;
+    let Some(record) = parts.state.borrow().offload(uuid) else {
+        return Err(Error::new(ErrorCode::NotFound, format!("no offload {uuid} in session {:?}", config.session_id)));
+    };
+    let (session, format) = (&config.session_id, Some(config.format));
+    crate::reload::fetch(parts.store, session, uuid, format, record.message_count, record.digest.as_deref()).await
+}
+
+/// Applies one step's edits to `work`, back to front, recording each in `log`.
+fn apply(work: &mut Vec<Entry>, log: &mut PassLog, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy) {
+    log.next_step();
+    let mut edits = edits;
+    edits.sort_by_key(|(e, _)| std::cmp::Reverse(e.span.start));
+    for (e, counts) in edits {
+        log.replace(e.span.clone(), e.replacement.len(), strategy, e.offload, e.usage, e.ms);
+        let entries = e.replacement.into_iter().zip(counts).map(|(m, tokens)| Entry::new(Rc::new(m), tokens));
+        work.splice(e.span, entries);
+    }
+}
+
+fn failure_event(f: &Failure) -> CompressionEvent {
+    CompressionEvent {
+        event_type: FAILURE_EVENT.into(),
+        timestamp: 0.0,
+        index: f.index,
+        message_count: f.message_count,
+        replacement_count: 0,
+        tokens_before: 0,
+        tokens_after: 0,
+        offload_uuid: None,
+        summarize_input_tokens: None,
+        summarize_output_tokens: None,
+        duration_ms: Some(f.ms),
+        error: Some(format!("{}: {}", f.event_type, f.error)),
+    }
+}
+
+/// The error for the host of the `k`-th failure (and `SUMMARIZE_FAILED` event) of a pass.
+fn failure_error(k: usize, f: Failure) -> Error {
+    let end = f.index + f.message_count;
+    let what = format!(
+        "{} could not summarize working messages {}..{end} (event {k} of this pass); the span fell back to an offload or stayed",
+        f.event_type, f.index
+    );
+    match f.cause {
+        Some(cause) => Error::host(ErrorCode::SummarizeFailed, &what, cause),
+        None => Error::new(ErrorCode::SummarizeFailed, format!("{what}: {}", f.error)),
+    }
+}
+
+/// Tokens `edits` (with their replacements' counts) free in `work`.
+fn freed(work: &[Entry], edits: &[(Edit, Vec<u32>)]) -> u64 {
+    edits.iter().map(|(e, counts)| sum_tokens(&work[e.span.clone()]).saturating_sub(counts.iter().map(|&c| c as u64).sum())).sum()
+}

@@ -1,0 +1,400 @@
+//! The memory's state and its one owner: the working list, the append-only original log, the
+//! offload index, the events, the plan and the calibration.
+//!
+//! Everything that changes the state goes through here: [`State::add`] (checked, all or
+//! nothing), [`State::set_pinned`], [`State::commit`] (a pass's result, all at once) and
+//! [`State::restore`]. The facade ([`super::AutoContextMemory`]) reads it; a pass
+//! ([`super::pass`]) takes a snapshot of it and hands back a result to commit. Persistence lives
+//! here too: [`State::to_json`] writes the versioned state, [`State::restore`] reads it back,
+//! checking everything again (version, options, every message, pairing, that every marked
+//! offload is one of this session's) so a tampered or future state fails with `INVALID_STATE`
+//! instead of misbehaving later. Token counts are recomputed, never trusted. Offloaded originals
+//! live in the host's store, not in the state.
+
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use serde_json::{json, Value};
+
+use crate::calibration::Calibration;
+use crate::config::Config;
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::CompressionEvent;
+use crate::format::Format;
+use crate::message::{Message, Role, Synthetic};
+use crate::offload::OffloadRecord;
+use crate::plan::Plan;
+use crate::strategy::Entry;
+use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
+
+/// The state format version this build writes and reads.
+pub const STATE_VERSION: u64 = 1;
+
+/// The steps that rewrite one message in place into a shorter copy of it.
+const COPY_KINDS: [&str; 5] = [
+    "TOOL_RESULT_TRUNCATE",
+    "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION",
+    "LARGE_MESSAGE_OFFLOAD",
+    "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY",
+    "CURRENT_ROUND_MESSAGE_COMPRESS",
+];
+
+/// The state of one memory.
+#[derive(Default)]
+pub(crate) struct State {
+    pub working: Vec<Entry>,
+    pub working_tokens: u64,
+    pub original: Vec<Rc<Value>>,
+    pub offloads: Vec<OffloadRecord>,
+    pub offload_ids: HashSet<String>,
+    pub events: Vec<CompressionEvent>,
+    pub call_ids: HashSet<String>,
+    /// Bumped by every commit that rewrites the working list.
+    pub generation: u64,
+    /// The host's current plan.
+    pub plan: Option<Plan>,
+    /// Offloads written by a pass that was dropped (cancelled by a native host) before it
+    /// committed or deleted them; the next pass deletes them first.
+    pub abandoned: Vec<String>,
+    /// How the token estimate compares with the provider's counts.
+    pub calibration: Calibration,
+}
+
+/// What a pass hands to [`State::commit`].
+pub(crate) struct Commit {
+    /// The working list the pass made from the snapshot (messages added since are appended).
+    pub work: Vec<Entry>,
+    /// The offloads it wrote, as `(uuid, digest, message count)`.
+    pub offloads: Vec<(String, String, usize)>,
+    /// Its events.
+    pub events: Vec<CompressionEvent>,
+}
+
+impl State {
+    /// Request tokens of the working list now.
+    pub fn request_tokens(&self, config: &Config) -> u64 {
+        request_tokens(self.working_tokens, config)
+    }
+
+    /// Adds one wire message, or an array of them; all or nothing (see
+    /// [`super::AutoContextMemory::add`]).
+    pub fn add(&mut self, config: &Config, counter: &TokenCounter, value: &Value, pinned: bool) -> Result<()> {
+        let items: Vec<&Value> = match value {
+            Value::Array(a) => a.iter().collect(),
+            other => vec![other],
+        };
+        let base = self.original.len();
+        let format = config.format;
+        let mut parsed = Vec::with_capacity(items.len());
+        for (k, v) in items.iter().enumerate() {
+            let m = format.parse(k, v).map_err(|e| e.offset_index(base))?;
+            parsed.push(m);
+        }
+        {
+            let mut open = open_exchange(format, &self.working);
+            let mut new_calls: HashSet<&str> = HashSet::new();
+            for (k, m) in parsed.iter().enumerate() {
+                let index = base + k;
+                let prev = if k == 0 { self.working.last().map(|e| &*e.msg) } else { Some(&parsed[k - 1]) };
+                let continues = prev.is_some_and(|p| format.continues_turn(p, m));
+                check_pairing(format, index, m, continues, &mut open, &self.call_ids, &mut new_calls)?;
+            }
+        }
+        let mut entries = Vec::with_capacity(parsed.len());
+        for m in parsed {
+            let tokens = counter.count_message(&m)?;
+            entries.push(Entry { msg: Rc::new(m), tokens, pinned });
+        }
+        for (e, v) in entries.into_iter().zip(items) {
+            for id in e.msg.call_ids() {
+                self.call_ids.insert(id.to_string());
+            }
+            self.working_tokens += e.tokens as u64;
+            self.original.push(Rc::new(v.clone()));
+            self.working.push(e);
+        }
+        Ok(())
+    }
+
+    /// Pins or unpins working message `index`.
+    pub fn set_pinned(&mut self, index: usize, pinned: bool) -> Result<()> {
+        let n = self.working.len();
+        let Some(e) = self.working.get_mut(index) else {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!("index {index} is not a working message (the working list has {n})"),
+            )
+            .at_field("index"));
+        };
+        e.pinned = pinned;
+        Ok(())
+    }
+
+    /// The offload record of `uuid`, if this session wrote it.
+    pub fn offload(&self, uuid: &str) -> Option<OffloadRecord> {
+        self.offloads.iter().find(|o| o.uuid == uuid).cloned()
+    }
+
+    /// Commits a pass's result made from the first `snapshot_len` messages of the working list
+    /// (the pass has checked that the state did not move under it): the messages added since
+    /// stay after it. Returns the number of working messages now.
+    pub fn commit(&mut self, snapshot_len: usize, result: Commit) -> usize {
+        let Commit { mut work, offloads, events } = result;
+        work.extend(self.working[snapshot_len..].iter().cloned());
+        self.working_tokens = sum_tokens(&work);
+        self.working = work;
+        for (uuid, digest, count) in offloads {
+            self.offload_ids.insert(uuid.clone());
+            self.offloads.push(OffloadRecord { uuid, message_count: count, digest: Some(digest) });
+        }
+        self.events.extend(events);
+        self.generation += 1;
+        self.working.len()
+    }
+
+    /// Whether the state moved since a pass took its snapshot of `snapshot_len` messages at
+    /// `generation` (restored, or compressed elsewhere).
+    pub fn moved(&self, generation: u64, snapshot_len: usize) -> bool {
+        self.generation != generation || self.working.len() < snapshot_len
+    }
+
+    /// The whole state as versioned JSON, with the options in force.
+    pub fn to_json(&self, config: &Config) -> Value {
+        let working: Vec<Value> = self
+            .working
+            .iter()
+            .map(|e| {
+                let mut item = json!({"message": e.msg.wire});
+                if let Some(s) = &e.msg.synthetic {
+                    item["synthetic"] = json!(s);
+                }
+                if e.pinned {
+                    item["pinned"] = json!(true);
+                }
+                item
+            })
+            .collect();
+        json!({
+            "autocontext": STATE_VERSION,
+            "config": config.to_json(),
+            "working": working,
+            "original": self.original.iter().map(|v| (**v).clone()).collect::<Vec<_>>(),
+            "offloads": self.offloads,
+            "events": self.events,
+            "plan": self.plan,
+            "calibration": (self.calibration.samples > 0).then_some(self.calibration),
+        })
+    }
+
+    /// Reads a state [`State::to_json`] wrote: its options, the token counter (`counter` when
+    /// the state was made with a host tokenizer) and the state.
+    pub fn restore(state: &Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
+        let obj = state.as_object().ok_or_else(|| bad("state must be an object made by toJSON()"))?;
+        // Messages sit four levels down (state, list, item, message); deeper is not a state
+        // toJSON() made, and copying it would recurse past the stack.
+        if crate::format::depth::exceeds(state, crate::format::depth::MAX_DEPTH + 4) {
+            return Err(bad(format!("state is nested more than {} levels deep", crate::format::depth::MAX_DEPTH + 4)));
+        }
+        match obj.get("autocontext").and_then(Value::as_u64) {
+            Some(STATE_VERSION) => {}
+            Some(v) if v > STATE_VERSION => {
+                return Err(bad(format!("state version {v} is newer than this autocontext reads ({STATE_VERSION}); upgrade autocontext")))
+            }
+            _ => return Err(bad("state has no valid `autocontext` version field; was it made by toJSON()?")),
+        }
+        let config =
+            Config::from_json(obj.get("config").unwrap_or(&Value::Null)).map_err(|e| bad(format!("state.config: {}", e.message())))?;
+        let counter = match counter {
+            Some(c) => c,
+            None => TokenCounter::new(config.tokenizer).map_err(|e| bad(format!("state: {}", e.message())))?,
+        };
+        let format = config.format;
+        let offloads: Vec<OffloadRecord> =
+            serde_json::from_value(obj.get("offloads").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.offloads: {e}")))?;
+        let mut offload_ids = HashSet::new();
+        for o in &offloads {
+            if !crate::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
+                return Err(bad(format!("state.offloads: {:?} is not a valid, unique offload uuid", o.uuid)));
+            }
+            if o.digest.as_deref().is_some_and(|d| !crate::offload::is_digest(d)) {
+                return Err(bad(format!("state.offloads: offload {} has a malformed digest {:?}", o.uuid, o.digest)));
+            }
+        }
+        let events: Vec<CompressionEvent> =
+            serde_json::from_value(obj.get("events").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.events: {e}")))?;
+
+        let calibration = Calibration::from_json(obj.get("calibration"))?;
+        let plan = match obj.get("plan") {
+            None | Some(Value::Null) => None,
+            Some(p) => Some(Plan::from_json(p).map_err(|e| bad(format!("state.plan: {}", e.message())))?),
+        };
+        let original_values = match obj.get("original") {
+            Some(Value::Array(a)) => a,
+            _ => return Err(bad("state.original must be an array")),
+        };
+        let mut call_ids = HashSet::new();
+        let mut original = Vec::with_capacity(original_values.len());
+        for (i, v) in original_values.iter().enumerate() {
+            let m = format.parse(i, v).map_err(|e| bad(format!("state.original: {}", e.message())))?;
+            call_ids.extend(m.call_ids().map(str::to_string));
+            original.push(Rc::new(v.clone()));
+        }
+
+        let working_values = match obj.get("working") {
+            Some(Value::Array(a)) => a,
+            _ => return Err(bad("state.working must be an array")),
+        };
+        let single: HashSet<&str> = offloads.iter().filter(|o| o.message_count == 1).map(|o| o.uuid.as_str()).collect();
+        let mut working = Vec::with_capacity(working_values.len());
+        let mut working_tokens = 0u64;
+        for (i, item) in working_values.iter().enumerate() {
+            let wire = item.get("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
+            let mut m = format.parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
+            if let Some(s) = item.get("synthetic") {
+                let mut s: Synthetic = serde_json::from_value(s.clone()).map_err(|e| bad(format!("state.working[{i}].synthetic: {e}")))?;
+                if let Some(u) = &s.offload {
+                    if !offload_ids.contains(u) {
+                        return Err(bad(format!("state.working[{i}] names offload {u}, which this session did not create")));
+                    }
+                    // States from before copies were marked: a message a shrinking step rewrote in
+                    // place, whose offload holds one message, is a copy of that message.
+                    if s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()) {
+                        s.copy = true;
+                    }
+                }
+                m.synthetic = Some(s);
+            }
+            let pinned = match item.get("pinned") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return Err(bad(format!("state.working[{i}].pinned must be true or false"))),
+            };
+            let tokens = counter.count_message(&m).map_err(|e| bad(format!("state.working[{i}]: {}", e.message())))?;
+            working_tokens += tokens as u64;
+            working.push(Entry { msg: Rc::new(m), tokens, pinned });
+        }
+        // Pairing is what the engine relies on; the format's softer rules (Anthropic's
+        // alternation) may already be broken by what the host added, and restore keeps that.
+        if let Some(p) = crate::format::validate_tool_pairing(format, &working).first() {
+            return Err(bad(format!("state.working is not a valid conversation: {}", p.message)));
+        }
+        let state = State {
+            working,
+            working_tokens,
+            original,
+            offloads,
+            offload_ids,
+            events,
+            call_ids,
+            generation: 0,
+            plan,
+            abandoned: Vec::new(),
+            calibration,
+        };
+        Ok((config, counter, state))
+    }
+}
+
+fn bad(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::InvalidState, message)
+}
+
+/// Tokens of a list of entries.
+pub(crate) fn sum_tokens(work: &[Entry]) -> u64 {
+    work.iter().map(|e| e.tokens as u64).sum()
+}
+
+/// Tokens of a request whose messages count `messages`: the request overhead and
+/// `reservedTokens` added.
+pub(crate) fn request_tokens(messages: u64, config: &Config) -> u64 {
+    messages + REQUEST_OVERHEAD + config.reserved_tokens
+}
+
+/// The calls of the exchange still open at the end of `working`, and which are answered. The
+/// exchange opens with the last message before the trailing results, together with the messages
+/// of the same response before it (the items of one Responses API response).
+fn open_exchange(format: Format, working: &[Entry]) -> Option<(Vec<String>, Vec<bool>)> {
+    let mut answered: Vec<String> = Vec::new();
+    let mut end = working.len();
+    while end > 0 {
+        let m = &working[end - 1].msg;
+        if !m.has_results() && m.role != Role::Tool {
+            break;
+        }
+        answered.extend(m.result_ids().map(str::to_string));
+        end -= 1;
+    }
+    let mut start = end.checked_sub(1)?;
+    while start > 0 && format.continues_turn(&working[start - 1].msg, &working[start].msg) {
+        start -= 1;
+    }
+    let ids: Vec<String> = working[start..end].iter().flat_map(|e| e.msg.call_ids()).map(str::to_string).collect();
+    if ids.is_empty() {
+        return None;
+    }
+    let done = ids.iter().map(|id| answered.contains(id)).collect();
+    Some((ids, done))
+}
+
+/// Checks that message `m` (at `index`) keeps tool pairing after the exchange `open`, and
+/// updates it. `continues` says `m` is part of the response before it (its calls join that
+/// exchange).
+fn check_pairing<'a>(
+    format: Format,
+    index: usize,
+    m: &'a Message,
+    continues: bool,
+    open: &mut Option<(Vec<String>, Vec<bool>)>,
+    seen: &HashSet<String>,
+    new_calls: &mut HashSet<&'a str>,
+) -> Result<()> {
+    // A tool message without results (an AI SDK approval response) neither answers nor
+    // closes anything.
+    if m.has_results() || m.role == Role::Tool {
+        for id in m.result_ids() {
+            let Some((ids, done)) = open.as_mut() else {
+                return Err(Error::message_at(
+                    index,
+                    &format.id_field(m, id, true),
+                    format!("answers tool call {id:?}, but no assistant message before it made that call"),
+                ));
+            };
+            match ids.iter().position(|c| c == id) {
+                Some(k) if done[k] => {
+                    return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?} a second time")))
+                }
+                Some(k) => done[k] = true,
+                None => {
+                    return Err(Error::message_at(
+                        index,
+                        &format.id_field(m, id, true),
+                        format!("answers tool call {id:?}, which the open assistant message did not make"),
+                    ))
+                }
+            }
+        }
+        return Ok(());
+    }
+    if !continues {
+        if let Some((ids, done)) = open.as_ref() {
+            let missing: Vec<&str> = ids.iter().zip(done).filter(|(_, d)| !**d).map(|(i, _)| i.as_str()).collect();
+            if !missing.is_empty() {
+                return Err(Error::message_at(
+                    index,
+                    "",
+                    format!("the conversation moves on while tool call(s) {missing:?} still wait for their results; add the results first"),
+                ));
+            }
+        }
+        *open = None;
+    }
+    for id in m.call_ids() {
+        if seen.contains(id) || !new_calls.insert(id) {
+            return Err(Error::message_at(index, &format.id_field(m, id, false), format!("reuses tool call id {id:?}")));
+        }
+        let (ids, done) = open.get_or_insert_with(Default::default);
+        ids.push(id.to_string());
+        done.push(false);
+    }
+    Ok(())
+}
