@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 use crate::format::openai::kind_of;
 use crate::format::Format;
 use crate::prompts::PromptConfig;
-use crate::strategy::{preset, structured, Concept, Preset, Strategy};
+use crate::strategy::concept::{self, Concept};
+use crate::strategy::preset::{self, Preset, Strategy, DEFAULT_LADDER};
+use crate::strategy::structured;
 use crate::tokens::Tokenizer;
 
 /// Engine options. Build with [`Config::default`] and change fields, or read from JSON with
@@ -215,7 +217,7 @@ impl Config {
         match (&self.strategies, self.preset) {
             (Some(s), _) => s.clone(),
             (None, Some(p)) => p.ladder().to_vec(),
-            (None, None) => crate::strategy::DEFAULT_LADDER.to_vec(),
+            (None, None) => DEFAULT_LADDER.to_vec(),
         }
     }
 
@@ -313,7 +315,7 @@ impl Config {
             }
         }
         if let Some(v) = obj.get("concepts").filter(|v| !v.is_null()) {
-            self.concepts = crate::strategy::facts_concepts(v)?;
+            self.concepts = concept::read_concepts(v)?;
         }
         if let Some(v) = obj.get("factsFallback").filter(|v| !v.is_null()) {
             self.facts_fallback = preset::read_strategy(v, "factsFallback")?;

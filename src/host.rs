@@ -9,6 +9,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use futures_util::future::LocalBoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -64,6 +65,33 @@ pub trait Summarizer {
     /// and recording a failure for every span.
     fn available(&self) -> bool {
         true
+    }
+}
+
+/// A [`Summarizer`] behind a pointer, as the rungs of the ladder take it: the same call, its
+/// future boxed. Every summarizer is one.
+pub trait DynSummarizer {
+    /// [`Summarizer::summarize`], boxed.
+    fn summarize_boxed<'a>(&'a self, request: &'a SummarizeRequest) -> LocalBoxFuture<'a, Result<Summary, HostError>>;
+    /// [`Summarizer::available`].
+    fn is_available(&self) -> bool;
+}
+
+impl<S: Summarizer> DynSummarizer for S {
+    fn summarize_boxed<'a>(&'a self, request: &'a SummarizeRequest) -> LocalBoxFuture<'a, Result<Summary, HostError>> {
+        Box::pin(self.summarize(request))
+    }
+    fn is_available(&self) -> bool {
+        self.available()
+    }
+}
+
+impl Summarizer for dyn DynSummarizer + '_ {
+    async fn summarize(&self, request: &SummarizeRequest) -> Result<Summary, HostError> {
+        self.summarize_boxed(request).await
+    }
+    fn available(&self) -> bool {
+        self.is_available()
     }
 }
 

@@ -300,7 +300,7 @@ pub fn marker_spans(text: &str) -> Vec<std::ops::Range<usize>> {
 fn uuid_in(tail: &str) -> Option<std::ops::Range<usize>> {
     let is_id = |c: char| c.is_ascii_alphanumeric() || c == '-';
     for (i, _) in tail.char_indices() {
-        if tail.is_char_boundary(i + 36.min(tail.len() - i)) && tail.len() - i >= 36 && crate::reload::is_uuid(&tail[i..i + 36]) {
+        if tail.is_char_boundary(i + 36.min(tail.len() - i)) && tail.len() - i >= 36 && is_uuid(&tail[i..i + 36]) {
             return Some(i..i + 36);
         }
     }
@@ -394,6 +394,11 @@ pub fn transcript(messages: &[&Message]) -> String {
 
 fn attr(s: &str) -> String {
     s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;")
+}
+
+/// Whether `s` is an offload uuid: 8-4-4-4-12 hex digits, the hyphenated form.
+pub(crate) fn is_uuid(s: &str) -> bool {
+    uuid::Uuid::try_parse(s).is_ok_and(|u| u.hyphenated().to_string() == s.to_ascii_lowercase()) && s.len() == 36
 }
 
 #[cfg(test)]

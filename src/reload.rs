@@ -21,10 +21,7 @@ use crate::host::OffloadStore;
 use crate::message::{transcript, Message};
 use crate::offload::{Expected, OffloadRecord};
 
-/// Whether `s` is an offload uuid: 8-4-4-4-12 hex digits, the hyphenated form.
-pub(crate) fn is_uuid(s: &str) -> bool {
-    uuid::Uuid::try_parse(s).is_ok_and(|u| u.hyphenated().to_string() == s.to_ascii_lowercase()) && s.len() == 36
-}
+pub(crate) use crate::message::is_uuid;
 
 /// `INVALID_ARGUMENT` unless `uuid` is an offload uuid (never a path into the store).
 pub(crate) fn check_uuid(uuid: &str) -> Result<()> {

@@ -32,10 +32,10 @@ use super::state::{request_tokens, sum_tokens, Commit, State};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::CompressionEvent;
-use crate::host::{NoSummarizer, OffloadStore, Summarizer};
+use crate::host::{DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
 use crate::prepared::{Cache, Summaries};
 use crate::strategy::llm::Failure;
-use crate::strategy::{Ctx, Edit, Entry, Strategy};
+use crate::strategy::{Ctx, Edit, Entry, Pressure, Strategy};
 use crate::structure::{Rules, Structure};
 use crate::tokens::TokenCounter;
 
@@ -238,6 +238,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
             for _ in 0..MAX_SWEEPS {
                 let mut changed = false;
                 for &strategy in self.parts.ladder {
+                    let rung = crate::strategy::rung(strategy);
                     let total = request_tokens(sum_tokens(&self.work), config);
                     let count_pressure = self.work.len() >= config.msg_threshold as usize;
                     let token_pressure = total >= self.target;
@@ -245,14 +246,12 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     if !token_pressure && !count_pressure && !turn_pressure {
                         return Ok(());
                     }
-                    let relevant = if strategy.relieves_count() {
-                        count_pressure
-                    } else if strategy.relieves_turns() {
-                        turn_pressure || token_pressure
-                    } else {
-                        token_pressure
+                    let relevant = match rung.relieves() {
+                        Pressure::Count => count_pressure,
+                        Pressure::Turns => turn_pressure || token_pressure,
+                        Pressure::Tokens => token_pressure,
                     };
-                    if !relevant || (strategy.uses_llm() && self.parts.summarizer.is_none()) {
+                    if !relevant || (rung.uses_llm() && self.parts.summarizer.is_none()) {
                         continue;
                     }
                     let st = self.analyse(&rules);
@@ -267,10 +266,11 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                         failures: &self.failures,
                         summaries: &self.summaries,
                     };
-                    let (made_by, edits) = match self.parts.summarizer {
-                        Some(s) => strategy.plan(&ctx, s).await?,
-                        None => strategy.plan(&ctx, &NoSummarizer).await?,
+                    let summarizer: &dyn DynSummarizer = match self.parts.summarizer {
+                        Some(s) => s,
+                        None => &NoSummarizer,
                     };
+                    let (made_by, edits) = rung.plan(&ctx, summarizer).await;
                     // The engine's own messages must keep the format's turns valid (Anthropic).
                     let edits = crate::strategy::turns::fit(config.format, &self.work, &st, edits);
                     let edits = self.keep_useful(edits)?;

@@ -8,17 +8,36 @@
 //! length, followed by the reload marker. Oldest first, only as many as the budget needs, and
 //! never a result that is still in flight.
 
+use futures_util::future::LocalBoxFuture;
+
 use super::current_large::in_place;
 use super::llm::{self, Job, Outcome};
 use super::offload::shrink;
-use super::{Ctx, Edit, Strategy};
-use crate::host::Summarizer;
+use super::{Ctx, Edit, Rung, Strategy};
+use crate::host::{DynSummarizer, Summarizer};
 use crate::structure::Protection;
 
 /// Results shorter than this are not worth a summarize call.
 const MIN_RESULT_CHARS: usize = 600;
 
-pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+/// The rung: results of already answered exchanges of the current round shrink in place.
+pub(super) struct CurrentRoundCompress;
+
+impl Rung for CurrentRoundCompress {
+    fn strategy(&self) -> Strategy {
+        Strategy::CurrentRoundCompress
+    }
+
+    fn uses_llm(&self) -> bool {
+        true
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(async move { (Strategy::CurrentRoundCompress, plan(ctx, summarizer).await) })
+    }
+}
+
+pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let kind = Strategy::CurrentRoundCompress.event_type();
     let ratio = ctx.config.current_round_compression_ratio;
     let mut need = ctx.excess();

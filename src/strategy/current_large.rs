@@ -8,14 +8,33 @@
 //! calls: only the text shrinks, with the original one reload away. Oldest first, and only as
 //! many as the budget needs.
 
+use futures_util::future::LocalBoxFuture;
+
 use super::llm::{self, Job, Outcome};
 use super::offload::shrink;
-use super::{Ctx, Edit, Strategy};
-use crate::host::Summarizer;
+use super::{Ctx, Edit, Rung, Strategy};
+use crate::host::{DynSummarizer, Summarizer};
 use crate::message::{offload_marker, Block, Role, Synthetic};
 use crate::structure::Protection;
 
-pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+/// The rung: a large, already answered message of the current round is summarized in place.
+pub(super) struct CurrentRoundLargeMessage;
+
+impl Rung for CurrentRoundLargeMessage {
+    fn strategy(&self) -> Strategy {
+        Strategy::CurrentRoundLargeMessage
+    }
+
+    fn uses_llm(&self) -> bool {
+        true
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(async move { (Strategy::CurrentRoundLargeMessage, plan(ctx, summarizer).await) })
+    }
+}
+
+pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let kind = Strategy::CurrentRoundLargeMessage.event_type();
     let threshold = ctx.config.large_payload_threshold as usize;
     let ratio = ctx.config.current_round_compression_ratio;

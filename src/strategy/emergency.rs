@@ -14,12 +14,28 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use super::{new_uuid, Ctx, Edit, Strategy};
+use futures_util::future::LocalBoxFuture;
+
+use super::{new_uuid, Ctx, Edit, Rung, Strategy};
+use crate::host::DynSummarizer;
 use crate::message::{find_markers, head_chars, offload_marker, strip_markers, Block, Message, Role, Synthetic};
 use crate::structure::Protection;
 
 /// Tokens a notice is assumed to cost when planning how far to go.
 const NOTICE_TOKENS: u64 = 120;
+
+/// The rung: the last resort: oldest rounds, then the oldest answered work of the current round, offloaded whole.
+pub(super) struct Emergency;
+
+impl Rung for Emergency {
+    fn strategy(&self) -> Strategy {
+        Strategy::Emergency
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, _summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(std::future::ready((Strategy::Emergency, plan(ctx))))
+    }
+}
 
 pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let st = ctx.st;

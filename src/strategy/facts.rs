@@ -11,102 +11,23 @@
 //!
 //! The span, the fixpoint cut and the reuse of a prepared cut are the prefix summary's.
 
+use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 
+use super::concept::{Concept, FactType};
 use super::llm::{self, Outcome};
 use super::prefix;
-use super::{new_uuid, Ctx, Edit, Strategy};
-use crate::error::{Error, Result};
-use crate::format::openai::kind_of;
-use crate::host::Summarizer;
+use super::{new_uuid, rung, Ctx, Edit, Rung, Strategy};
+use crate::host::{DynSummarizer, Summarizer};
 use crate::message::{offload_marker, Role, Synthetic};
 
 /// Facts kept per concept at most.
 const MAX_FACTS: usize = 50;
 /// Characters of one fact at most.
 const MAX_FACT_CHARS: usize = 2000;
-/// Concepts at most.
-const MAX_CONCEPTS: usize = 32;
-
 const SYSTEM: &str = "You extract facts from an agent's conversation for one concept. \
 Report only what the conversation states about the concept; do not invent, infer or summarize anything else. \
 If the conversation says nothing about it, answer with an empty list.";
-
-/// Whether a concept holds one value or many.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FactType {
-    /// One current value (the latest one stated).
-    Single,
-    /// Every fact found.
-    Multiple,
-}
-
-/// A concept whose facts survive compression.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Concept {
-    /// Its name, as the block shows it.
-    pub keyword: String,
-    /// What it covers, for the summarizer.
-    pub description: String,
-    /// One value or many.
-    pub fact_type: FactType,
-}
-
-impl Concept {
-    /// The concept as JSON (`{ keyword, description, factType }`).
-    pub fn to_json(&self) -> Value {
-        serde_json::json!({
-            "keyword": self.keyword,
-            "description": self.description,
-            "factType": match self.fact_type { FactType::Single => "single", FactType::Multiple => "multiple" },
-        })
-    }
-}
-
-/// Reads the `concepts` option.
-pub(crate) fn read_concepts(v: &Value) -> Result<Vec<Concept>> {
-    let Value::Array(items) = v else {
-        return Err(Error::config("concepts", format!("must be an array of {{ keyword, description, factType }}, got {}", kind_of(v))));
-    };
-    if items.len() > MAX_CONCEPTS {
-        return Err(Error::config("concepts", format!("has {} concepts; at most {MAX_CONCEPTS} (one request each per pass)", items.len())));
-    }
-    let mut out: Vec<Concept> = Vec::with_capacity(items.len());
-    for (k, item) in items.iter().enumerate() {
-        let at = |f: &str| format!("concepts[{k}]{f}");
-        let Value::Object(o) = item else {
-            return Err(Error::config(&at(""), format!("must be an object {{ keyword, description, factType }}, got {}", kind_of(item))));
-        };
-        for key in o.keys() {
-            if !matches!(key.as_str(), "keyword" | "description" | "factType") {
-                return Err(Error::config(&at(&format!(".{key}")), "is not a field of a concept (keyword, description, factType)"));
-            }
-        }
-        let keyword = match o.get("keyword") {
-            Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 200 => s.trim().to_string(),
-            Some(Value::String(_)) => return Err(Error::config(&at(".keyword"), "must be 1–200 characters, not blank")),
-            Some(other) => return Err(Error::config(&at(".keyword"), format!("must be a string, got {}", kind_of(other)))),
-            None => return Err(Error::config(&at(".keyword"), "is missing")),
-        };
-        if out.iter().any(|c| c.keyword == keyword) {
-            return Err(Error::config(&at(".keyword"), format!("{keyword:?} names a concept a second time")));
-        }
-        let description = match o.get("description") {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) if s.len() <= 4000 => s.clone(),
-            Some(Value::String(_)) => return Err(Error::config(&at(".description"), "is longer than 4000 bytes")),
-            Some(other) => return Err(Error::config(&at(".description"), format!("must be a string, got {}", kind_of(other)))),
-        };
-        let fact_type = match o.get("factType") {
-            None | Some(Value::Null) => FactType::Multiple,
-            Some(Value::String(s)) if s == "single" => FactType::Single,
-            Some(Value::String(s)) if s == "multiple" => FactType::Multiple,
-            Some(other) => return Err(Error::config(&at(".factType"), format!("must be \"single\" or \"multiple\", got {other}"))),
-        };
-        out.push(Concept { keyword, description, fact_type });
-    }
-    Ok(out)
-}
 
 fn schema() -> Value {
     serde_json::json!({
@@ -209,8 +130,35 @@ fn block(found: &[(&Concept, Vec<String>)], messages: usize, results: usize, uui
     out
 }
 
+/// The rung: facts per configured concept in place of everything before the reserved tail, or,
+/// when none are found, what the `factsFallback` strategy makes.
+pub(super) struct FactRetrieval;
+
+impl Rung for FactRetrieval {
+    fn strategy(&self) -> Strategy {
+        Strategy::FactRetrieval
+    }
+
+    fn uses_llm(&self) -> bool {
+        true
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(async move {
+            match plan(ctx, summarizer).await {
+                Some(edits) => (Strategy::FactRetrieval, edits),
+                // The configuration refuses the facts strategy as its own fallback.
+                None => match ctx.config.facts_fallback {
+                    Strategy::FactRetrieval => (Strategy::FactRetrieval, Vec::new()),
+                    fallback => rung(fallback).plan(ctx, summarizer).await,
+                },
+            }
+        })
+    }
+}
+
 /// The edits, or `None` when no concept yielded a fact (the fallback strategy runs then).
-pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Option<Vec<Edit>> {
+pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) -> Option<Vec<Edit>> {
     let strategy = Strategy::FactRetrieval;
     let kind = strategy.event_type();
     let concepts = &ctx.config.concepts;
@@ -268,6 +216,7 @@ fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::concept::read_concepts;
     use super::*;
     use serde_json::json;
 

@@ -90,16 +90,20 @@ pub(crate) fn request(ctx: &Ctx<'_>, job: &Job) -> SummarizeRequest {
 }
 
 /// Runs the jobs, at most `maxConcurrentSummaries` at once, answers in job order.
-pub(crate) async fn run<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S, jobs: &[Job]) -> Vec<Outcome> {
+pub(crate) async fn run<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S, jobs: &[Job]) -> Vec<Outcome> {
     let requests: Vec<(SummarizeRequest, usize)> = jobs.iter().map(|j| (request(ctx, j), j.replaces_chars)).collect();
     run_requests(ctx, summarizer, requests).await
 }
 
 /// Runs prepared requests (each with the characters its summary replaces), at most
 /// `maxConcurrentSummaries` at once, answers in order. A request a preparation already answered
-/// is answered from there without calling the host ([`crate::prepare`]); during a preparation
+/// is answered from there without calling the host ([`crate::prepared`]); during a preparation
 /// the answers are kept for the pass.
-pub(crate) async fn run_requests<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S, requests: Vec<(SummarizeRequest, usize)>) -> Vec<Outcome> {
+pub(crate) async fn run_requests<S: Summarizer + ?Sized>(
+    ctx: &Ctx<'_>,
+    summarizer: &S,
+    requests: Vec<(SummarizeRequest, usize)>,
+) -> Vec<Outcome> {
     let limit = ctx.config.max_concurrent_summaries.max(1) as usize;
     let summaries = ctx.summaries;
     stream::iter(requests.iter())

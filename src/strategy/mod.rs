@@ -1,11 +1,16 @@
-//! The compression ladder: strategies, cheapest first.
+//! The compression ladder: one rung per file, and the default order.
 //!
-//! A strategy looks at the working list (through [`Structure`]) and proposes edits: a span of
-//! whole units to replace, what to put there, and whether the originals go to the store. It
-//! never mutates anything itself; the engine writes the offloads, then applies all edits of a
-//! pass at once, so a failure anywhere leaves the working list as it was. The order of the
-//! ladder is data ([`DEFAULT_LADDER`]), so presets and hosts can choose their own.
+//! A rung looks at the working list (through [`Structure`]) and proposes edits: a span of whole
+//! units to replace, what to put there, and whether the originals go to the store. It never
+//! mutates anything itself; the pass writes the offloads, then applies all edits of a pass at
+//! once, so a failure anywhere leaves the working list as it was. The order of the ladder is
+//! data ([`DEFAULT_LADDER`], the presets, the `strategies` option), so presets and hosts choose
+//! their own.
+//!
+//! Adding a rung: a file `src/strategy/<rung>.rs` with one `impl Rung`, its line in [`RUNGS`],
+//! and its name in [`preset`] (the enum variant and its row of names, which the options read).
 
+pub(crate) mod concept;
 mod current_compress;
 mod current_large;
 mod emergency;
@@ -29,18 +34,82 @@ use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
 
+use futures_util::future::LocalBoxFuture;
+
 use crate::config::Config;
-use crate::error::Result;
 use crate::format::Format;
-use crate::host::Summarizer;
+use crate::host::DynSummarizer;
 use crate::message::Message;
 use crate::plan::Plan;
 use crate::prepared::Summaries;
 use crate::structure::{Protection, Structure};
 
-pub(crate) use facts::read_concepts as facts_concepts;
-pub use facts::{Concept, FactType};
-pub use preset::Preset;
+pub use concept::{Concept, FactType};
+pub use preset::{Preset, Strategy, DEFAULT_LADDER};
+
+/// Every rung, one line each.
+pub(crate) const RUNGS: &[&dyn Rung] = &[
+    &truncate::ToolResultTruncate,
+    &offload::LargeMessageOffload { protect_tail: true },
+    &offload::LargeMessageOffload { protect_tail: false },
+    &rollup::HistoryRollup,
+    &tool_runs::ToolRunCompress,
+    &round_summary::PreviousRoundSummary,
+    &current_large::CurrentRoundLargeMessage,
+    &current_compress::CurrentRoundCompress,
+    &emergency::Emergency,
+    &prefix::PrefixSummary,
+    &facts::FactRetrieval,
+    &turn_trim::TurnTrim,
+    &text_only::TurnTextOnly,
+];
+
+/// The pressure a rung relieves; it runs only under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pressure {
+    /// Too many tokens (most rungs).
+    Tokens,
+    /// `msgThreshold` messages or more.
+    Count,
+    /// More than `maxContextTurns` turns, or too many tokens.
+    Turns,
+}
+
+/// One rung of the ladder.
+pub(crate) trait Rung: Sync {
+    /// The strategy it is (its names and event type).
+    fn strategy(&self) -> Strategy;
+
+    /// Whether it calls the host's summarizer (it is skipped without one).
+    fn uses_llm(&self) -> bool {
+        false
+    }
+
+    /// The pressure it relieves.
+    fn relieves(&self) -> Pressure {
+        Pressure::Tokens
+    }
+
+    /// Its edits of the working list, and the strategy that made them (fact retrieval hands
+    /// over to its fallback when it finds nothing; the events then name the fallback).
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)>;
+}
+
+/// The rung of `strategy`.
+pub(crate) fn rung(strategy: Strategy) -> &'static dyn Rung {
+    match RUNGS.iter().find(|r| r.strategy() == strategy) {
+        Some(r) => *r,
+        // Every strategy has its rung (a test checks it); the last resort stands in otherwise.
+        None => &emergency::Emergency,
+    }
+}
+
+impl Strategy {
+    /// Whether the strategy calls the host's summarizer.
+    pub fn uses_llm(self) -> bool {
+        rung(self).uses_llm()
+    }
+}
 
 /// A message of the working list with its cached token count.
 #[derive(Debug, Clone)]
@@ -66,59 +135,6 @@ impl AsRef<Message> for Entry {
     }
 }
 
-/// One strategy of the ladder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strategy {
-    /// Tool results over `toolResultLimit` keep their head and tail; the whole is offloaded.
-    ToolResultTruncate,
-    /// Large messages before the `lastKeep` tail and the current round are offloaded, a preview
-    /// left in place (no LLM).
-    LargeMessageOffloadWithProtection,
-    /// The same, without the `lastKeep` protection (the current round stays protected).
-    LargeMessageOffload,
-    /// Complete rounds outside the recent focus window roll into one rolling summary (LLM;
-    /// message-count pressure only).
-    HistoryRollup,
-    /// Long runs of historical tool exchanges become one summary each (LLM).
-    ToolRunCompress,
-    /// Each complete earlier round's work becomes one summary; the user's message stays (LLM).
-    PreviousRoundSummary,
-    /// A large, already answered message of the current round is summarized in place (LLM).
-    CurrentRoundLargeMessage,
-    /// Results of already answered exchanges of the current round shrink in place (LLM).
-    CurrentRoundCompress,
-    /// The last resort: oldest rounds, then the oldest answered work of the current round, are
-    /// offloaded whole behind a short notice (no LLM).
-    Emergency,
-    /// Everything before a reserved recent tail (`reserveRatio` of the window) becomes one
-    /// structured five-field summary, rolled forward pass after pass (LLM).
-    PrefixSummary,
-    /// Everything before the reserved tail becomes a restoration block of facts, one extraction
-    /// per configured concept (LLM); the `factsFallback` strategy runs when none are found.
-    FactRetrieval,
-    /// The oldest half of the complete turns becomes one summary at the start of the kept
-    /// context, when there are more than `maxContextTurns` turns or, with at least five, too
-    /// many tokens (LLM when available, a notice otherwise).
-    TurnTrim,
-    /// With fewer than five complete turns over budget, each keeps only its user message and
-    /// final answer; the tool work is offloaded (no LLM).
-    TurnTextOnly,
-}
-
-/// The default order: the no-LLM steps first, then the reference's LLM strategies, then the
-/// emergency step that guarantees the budget.
-pub const DEFAULT_LADDER: &[Strategy] = &[
-    Strategy::ToolResultTruncate,
-    Strategy::LargeMessageOffloadWithProtection,
-    Strategy::LargeMessageOffload,
-    Strategy::HistoryRollup,
-    Strategy::ToolRunCompress,
-    Strategy::PreviousRoundSummary,
-    Strategy::CurrentRoundLargeMessage,
-    Strategy::CurrentRoundCompress,
-    Strategy::Emergency,
-];
-
 /// What a proposed edit needs from the pass.
 pub(crate) struct Ctx<'a> {
     pub config: &'a Config,
@@ -135,7 +151,7 @@ pub(crate) struct Ctx<'a> {
     /// Summaries that failed during this pass.
     pub failures: &'a RefCell<Vec<llm::Failure>>,
     /// Summaries prepared ahead of the pass, the pass's count of host calls, and whether the
-    /// pass is itself a preparation ([`crate::prepare`]).
+    /// pass is itself a preparation ([`crate::prepared`]).
     pub summaries: &'a Summaries,
 }
 
@@ -191,87 +207,19 @@ pub(crate) struct Edit {
     pub ms: Option<f64>,
 }
 
-impl Strategy {
-    /// The event type recorded for this strategy's changes.
-    pub fn event_type(self) -> &'static str {
-        match self {
-            Strategy::ToolResultTruncate => "TOOL_RESULT_TRUNCATE",
-            Strategy::LargeMessageOffloadWithProtection => "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION",
-            Strategy::LargeMessageOffload => "LARGE_MESSAGE_OFFLOAD",
-            Strategy::HistoryRollup => "RECENT_FOCUS_WINDOW_COMPACT",
-            Strategy::ToolRunCompress => "TOOL_INVOCATION_COMPRESS",
-            Strategy::PreviousRoundSummary => "PREVIOUS_ROUND_CONVERSATION_SUMMARY",
-            Strategy::CurrentRoundLargeMessage => "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY",
-            Strategy::CurrentRoundCompress => "CURRENT_ROUND_MESSAGE_COMPRESS",
-            Strategy::Emergency => "EMERGENCY_OFFLOAD",
-            Strategy::PrefixSummary => "PREFIX_SUMMARY",
-            Strategy::FactRetrieval => "FACT_RETRIEVAL",
-            Strategy::TurnTrim => "TURN_TRIM",
-            Strategy::TurnTextOnly => "TURN_TEXT_ONLY",
-        }
-    }
-
-    /// Whether the strategy calls the host's summarizer.
-    pub fn uses_llm(self) -> bool {
-        matches!(
-            self,
-            Strategy::HistoryRollup
-                | Strategy::ToolRunCompress
-                | Strategy::PreviousRoundSummary
-                | Strategy::CurrentRoundLargeMessage
-                | Strategy::CurrentRoundCompress
-                | Strategy::PrefixSummary
-                | Strategy::FactRetrieval
-        )
-    }
-
-    /// Whether the strategy relieves message-count pressure (the others relieve token
-    /// pressure, and run only under it).
-    pub fn relieves_count(self) -> bool {
-        matches!(self, Strategy::HistoryRollup)
-    }
-
-    /// Whether the strategy relieves turn-count pressure (more than `maxContextTurns` turns).
-    pub fn relieves_turns(self) -> bool {
-        matches!(self, Strategy::TurnTrim)
-    }
-
-    /// The strategy's edits, and the strategy that made them (fact retrieval hands over to its
-    /// fallback when it finds nothing; the events then name the fallback).
-    pub(crate) async fn plan<S: Summarizer>(self, ctx: &Ctx<'_>, summarizer: &S) -> Result<(Strategy, Vec<Edit>)> {
-        Ok(match self {
-            Strategy::FactRetrieval => match facts::plan(ctx, summarizer).await {
-                Some(edits) => (self, edits),
-                // The configuration refuses the facts strategy as its own fallback.
-                None => match ctx.config.facts_fallback {
-                    Strategy::FactRetrieval => (self, Vec::new()),
-                    fallback => (fallback, fallback.plan_one(ctx, summarizer).await),
-                },
-            },
-            other => (other, other.plan_one(ctx, summarizer).await),
-        })
-    }
-
-    async fn plan_one<S: Summarizer>(self, ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
-        match self {
-            Strategy::ToolResultTruncate => truncate::plan(ctx),
-            Strategy::LargeMessageOffloadWithProtection => offload::plan(ctx, true),
-            Strategy::LargeMessageOffload => offload::plan(ctx, false),
-            Strategy::HistoryRollup => rollup::plan(ctx, summarizer).await,
-            Strategy::ToolRunCompress => tool_runs::plan(ctx, summarizer).await,
-            Strategy::PreviousRoundSummary => round_summary::plan(ctx, summarizer).await,
-            Strategy::CurrentRoundLargeMessage => current_large::plan(ctx, summarizer).await,
-            Strategy::CurrentRoundCompress => current_compress::plan(ctx, summarizer).await,
-            Strategy::Emergency => emergency::plan(ctx),
-            Strategy::PrefixSummary => prefix::plan(ctx, summarizer).await,
-            // Only reached as a fallback of itself, which the configuration refuses.
-            Strategy::FactRetrieval => Vec::new(),
-            Strategy::TurnTrim => turn_trim::plan(ctx, summarizer).await,
-            Strategy::TurnTextOnly => text_only::plan(ctx),
-        }
-    }
-}
-
 pub(crate) fn new_uuid() -> String {
     uuid::Uuid::new_v4().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_strategy_has_one_rung() {
+        for s in Strategy::ALL {
+            assert_eq!(RUNGS.iter().filter(|r| r.strategy() == s).count(), 1, "{}", s.name());
+        }
+        assert_eq!(RUNGS.len(), Strategy::ALL.len());
+    }
 }

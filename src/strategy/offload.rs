@@ -9,9 +9,31 @@
 //! shorter than `lastKeep` (its issue 1260); here the protected tail simply covers the whole
 //! list then, and the unprotected variant still runs.
 
-use super::{Ctx, Edit, Strategy};
+use futures_util::future::LocalBoxFuture;
+
+use super::{Ctx, Edit, Rung, Strategy};
+use crate::host::DynSummarizer;
 use crate::message::{head_chars, offload_marker, Block, Synthetic};
 use crate::structure::Protection;
+
+/// The rung, in its two variants: with the `lastKeep` tail protected, or without.
+pub(super) struct LargeMessageOffload {
+    pub protect_tail: bool,
+}
+
+impl Rung for LargeMessageOffload {
+    fn strategy(&self) -> Strategy {
+        if self.protect_tail {
+            Strategy::LargeMessageOffloadWithProtection
+        } else {
+            Strategy::LargeMessageOffload
+        }
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, _summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(std::future::ready((self.strategy(), plan(ctx, self.protect_tail))))
+    }
+}
 
 pub(super) fn plan(ctx: &Ctx<'_>, protect: bool) -> Vec<Edit> {
     let st = ctx.st;

@@ -13,16 +13,18 @@
 //! taken again with no reserve. When the current user message falls inside the span it is kept
 //! verbatim right after the summary (joined to it in formats whose turns must alternate).
 //!
-//! A preparation ([`crate::prepare`]) records its cut; the next pass reuses it when it frees
+//! A preparation ([`crate::prepared`]) records its cut; the next pass reuses it when it frees
 //! enough, so its request is the prepared one and no host call is made.
 
 use std::collections::HashMap;
 use std::ops::Range;
 
+use futures_util::future::LocalBoxFuture;
+
 use super::llm::{self, Job, Outcome};
 use super::structured::{self, Parsed};
-use super::{new_uuid, Ctx, Edit, Strategy};
-use crate::host::{SummarizeRequest, Summarizer};
+use super::{new_uuid, Ctx, Edit, Rung, Strategy};
+use crate::host::{DynSummarizer, SummarizeRequest, Summarizer};
 use crate::message::{offload_marker, Block, Message, Role, Synthetic};
 use crate::structure::Protection;
 
@@ -275,7 +277,24 @@ pub(super) fn target_chars(ctx: &Ctx<'_>, replaces: usize, share: usize) -> usiz
     (replaces / share).min(12_000).min(ctx.config.trigger_tokens() as usize).max(400).min(replaces.saturating_sub(1))
 }
 
-pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+/// The rung: everything before the reserved recent tail becomes one structured summary, rolled forward.
+pub(super) struct PrefixSummary;
+
+impl Rung for PrefixSummary {
+    fn strategy(&self) -> Strategy {
+        Strategy::PrefixSummary
+    }
+
+    fn uses_llm(&self) -> bool {
+        true
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(async move { (Strategy::PrefixSummary, plan(ctx, summarizer).await) })
+    }
+}
+
+pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let strategy = Strategy::PrefixSummary;
     let kind = strategy.event_type();
     // The target is known once the span is; the hint check needs an estimate first.

@@ -1,4 +1,4 @@
-//! Presets and strategy names: how a host picks a ladder.
+//! Strategy names and presets: how a host picks a ladder.
 //!
 //! Peers compress in very different ways, and none of them is best for every agent: the
 //! reference's progressive ladder keeps the most verbatim, a structured prefix summary (the
@@ -11,9 +11,79 @@
 
 use serde_json::Value;
 
-use super::{Strategy, DEFAULT_LADDER};
 use crate::error::{Error, Result};
 use crate::format::openai::kind_of;
+
+/// One strategy of the ladder: a rung's name. What each does is its rung, one file of
+/// `src/strategy/` (see [`crate::strategy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Tool results over `toolResultLimit` keep their head and tail; the whole is offloaded.
+    ToolResultTruncate,
+    /// Large messages before the `lastKeep` tail and the current round are offloaded, a preview
+    /// left in place (no LLM).
+    LargeMessageOffloadWithProtection,
+    /// The same, without the `lastKeep` protection (the current round stays protected).
+    LargeMessageOffload,
+    /// Complete rounds outside the recent focus window roll into one rolling summary (LLM;
+    /// message-count pressure only).
+    HistoryRollup,
+    /// Long runs of historical tool exchanges become one summary each (LLM).
+    ToolRunCompress,
+    /// Each complete earlier round's work becomes one summary; the user's message stays (LLM).
+    PreviousRoundSummary,
+    /// A large, already answered message of the current round is summarized in place (LLM).
+    CurrentRoundLargeMessage,
+    /// Results of already answered exchanges of the current round shrink in place (LLM).
+    CurrentRoundCompress,
+    /// The last resort: oldest rounds, then the oldest answered work of the current round, are
+    /// offloaded whole behind a short notice (no LLM).
+    Emergency,
+    /// Everything before a reserved recent tail (`reserveRatio` of the window) becomes one
+    /// structured five-field summary, rolled forward pass after pass (LLM).
+    PrefixSummary,
+    /// Everything before the reserved tail becomes a restoration block of facts, one extraction
+    /// per configured concept (LLM); the `factsFallback` strategy runs when none are found.
+    FactRetrieval,
+    /// The oldest half of the complete turns becomes one summary at the start of the kept
+    /// context, when there are more than `maxContextTurns` turns or, with at least five, too
+    /// many tokens (LLM when available, a notice otherwise).
+    TurnTrim,
+    /// With fewer than five complete turns over budget, each keeps only its user message and
+    /// final answer; the tool work is offloaded (no LLM).
+    TurnTextOnly,
+}
+
+/// Every strategy with its documented name and its event type, in documentation order.
+const NAMES: [(Strategy, &str, &str); 13] = [
+    (Strategy::ToolResultTruncate, "tool-result-truncate", "TOOL_RESULT_TRUNCATE"),
+    (Strategy::LargeMessageOffloadWithProtection, "large-message-offload-protected", "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION"),
+    (Strategy::LargeMessageOffload, "large-message-offload", "LARGE_MESSAGE_OFFLOAD"),
+    (Strategy::HistoryRollup, "history-rollup", "RECENT_FOCUS_WINDOW_COMPACT"),
+    (Strategy::ToolRunCompress, "tool-run-compress", "TOOL_INVOCATION_COMPRESS"),
+    (Strategy::PreviousRoundSummary, "previous-round-summary", "PREVIOUS_ROUND_CONVERSATION_SUMMARY"),
+    (Strategy::CurrentRoundLargeMessage, "current-round-large-message", "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY"),
+    (Strategy::CurrentRoundCompress, "current-round-compress", "CURRENT_ROUND_MESSAGE_COMPRESS"),
+    (Strategy::Emergency, "emergency", "EMERGENCY_OFFLOAD"),
+    (Strategy::PrefixSummary, "prefix-summary", "PREFIX_SUMMARY"),
+    (Strategy::FactRetrieval, "facts", "FACT_RETRIEVAL"),
+    (Strategy::TurnTrim, "turn-trim", "TURN_TRIM"),
+    (Strategy::TurnTextOnly, "turn-text-only", "TURN_TEXT_ONLY"),
+];
+
+/// The default order: the no-LLM steps first, then the reference's LLM strategies, then the
+/// emergency step that guarantees the budget.
+pub const DEFAULT_LADDER: &[Strategy] = &[
+    Strategy::ToolResultTruncate,
+    Strategy::LargeMessageOffloadWithProtection,
+    Strategy::LargeMessageOffload,
+    Strategy::HistoryRollup,
+    Strategy::ToolRunCompress,
+    Strategy::PreviousRoundSummary,
+    Strategy::CurrentRoundLargeMessage,
+    Strategy::CurrentRoundCompress,
+    Strategy::Emergency,
+];
 
 /// A named ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,44 +134,33 @@ impl Preset {
 
 impl Strategy {
     /// Every strategy, in documentation order.
-    pub const ALL: [Strategy; 13] = [
-        Strategy::ToolResultTruncate,
-        Strategy::LargeMessageOffloadWithProtection,
-        Strategy::LargeMessageOffload,
-        Strategy::HistoryRollup,
-        Strategy::ToolRunCompress,
-        Strategy::PreviousRoundSummary,
-        Strategy::CurrentRoundLargeMessage,
-        Strategy::CurrentRoundCompress,
-        Strategy::Emergency,
-        Strategy::PrefixSummary,
-        Strategy::FactRetrieval,
-        Strategy::TurnTrim,
-        Strategy::TurnTextOnly,
-    ];
+    pub const ALL: [Strategy; NAMES.len()] = {
+        let mut all = [Strategy::Emergency; NAMES.len()];
+        let mut i = 0;
+        while i < NAMES.len() {
+            all[i] = NAMES[i].0;
+            i += 1;
+        }
+        all
+    };
+
+    fn names(self) -> (&'static str, &'static str) {
+        NAMES.iter().find(|(s, _, _)| *s == self).map_or(("", ""), |&(_, name, event)| (name, event))
+    }
 
     /// The documented name of the strategy, as `strategies` accepts it besides its event type.
     pub fn name(self) -> &'static str {
-        match self {
-            Strategy::ToolResultTruncate => "tool-result-truncate",
-            Strategy::LargeMessageOffloadWithProtection => "large-message-offload-protected",
-            Strategy::LargeMessageOffload => "large-message-offload",
-            Strategy::HistoryRollup => "history-rollup",
-            Strategy::ToolRunCompress => "tool-run-compress",
-            Strategy::PreviousRoundSummary => "previous-round-summary",
-            Strategy::CurrentRoundLargeMessage => "current-round-large-message",
-            Strategy::CurrentRoundCompress => "current-round-compress",
-            Strategy::Emergency => "emergency",
-            Strategy::PrefixSummary => "prefix-summary",
-            Strategy::FactRetrieval => "facts",
-            Strategy::TurnTrim => "turn-trim",
-            Strategy::TurnTextOnly => "turn-text-only",
-        }
+        self.names().0
+    }
+
+    /// The event type recorded for this strategy's changes.
+    pub fn event_type(self) -> &'static str {
+        self.names().1
     }
 
     /// The strategy with this documented name or event type.
     pub fn from_name(name: &str) -> Option<Strategy> {
-        Strategy::ALL.into_iter().find(|s| s.name() == name || s.event_type() == name)
+        NAMES.iter().find(|(_, n, e)| *n == name || *e == name).map(|(s, _, _)| *s)
     }
 }
 
@@ -173,6 +232,15 @@ mod tests {
             assert_eq!(Preset::from_name(p.name()), Some(p));
             assert_eq!(p.ladder().last(), Some(&Strategy::Emergency), "{} ends with the step that guarantees the budget", p.name());
         }
+    }
+
+    #[test]
+    fn the_names_table_lists_every_variant_once_in_order() {
+        for (i, (s, name, event)) in NAMES.iter().enumerate() {
+            assert_eq!(*s as usize, i, "{name}");
+            assert!(!name.is_empty() && !event.is_empty());
+        }
+        assert_eq!(Strategy::TurnTextOnly as usize + 1, NAMES.len(), "the last variant closes the table");
     }
 
     #[test]

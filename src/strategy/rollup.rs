@@ -11,13 +11,36 @@
 //! rollup's offload holds the older rollup message, whose marker still reloads its own
 //! originals.
 
+use futures_util::future::LocalBoxFuture;
+
 use super::llm::{self, Job, Outcome};
-use super::{new_uuid, Ctx, Edit, Strategy};
-use crate::host::Summarizer;
+use super::{new_uuid, Ctx, Edit, Pressure, Rung, Strategy};
+use crate::host::{DynSummarizer, Summarizer};
 use crate::message::{offload_marker, Role, Synthetic};
 use crate::structure::Protection;
 
-pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+/// The rung: complete rounds outside the recent focus window roll into one rolling summary.
+pub(super) struct HistoryRollup;
+
+impl Rung for HistoryRollup {
+    fn strategy(&self) -> Strategy {
+        Strategy::HistoryRollup
+    }
+
+    fn uses_llm(&self) -> bool {
+        true
+    }
+
+    fn relieves(&self) -> Pressure {
+        Pressure::Count
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(async move { (Strategy::HistoryRollup, plan(ctx, summarizer).await) })
+    }
+}
+
+pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let kind = Strategy::HistoryRollup.event_type();
     let st = ctx.st;
     let rounds: Vec<_> = st.previous_rounds().cloned().collect();

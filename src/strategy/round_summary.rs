@@ -10,13 +10,32 @@
 //! reference, a round whose tool runs were compressed earlier can still be summarized:
 //! synthetic messages are not answers.
 
+use futures_util::future::LocalBoxFuture;
+
 use super::llm::{self, Job, Outcome};
-use super::{new_uuid, Ctx, Edit, Strategy};
-use crate::host::Summarizer;
+use super::{new_uuid, Ctx, Edit, Rung, Strategy};
+use crate::host::{DynSummarizer, Summarizer};
 use crate::message::{offload_marker, Role, Synthetic};
 use crate::structure::Protection;
 
-pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+/// The rung: each complete earlier round's work becomes one summary; the user's message stays.
+pub(super) struct PreviousRoundSummary;
+
+impl Rung for PreviousRoundSummary {
+    fn strategy(&self) -> Strategy {
+        Strategy::PreviousRoundSummary
+    }
+
+    fn uses_llm(&self) -> bool {
+        true
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(async move { (Strategy::PreviousRoundSummary, plan(ctx, summarizer).await) })
+    }
+}
+
+pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let st = ctx.st;
     let kind = Strategy::PreviousRoundSummary.event_type();
     let mut jobs = Vec::new();

@@ -9,10 +9,26 @@
 
 use std::collections::BTreeMap;
 
+use futures_util::future::LocalBoxFuture;
+
 use super::turn_trim::MIN_TURNS_TO_TRIM;
-use super::{new_uuid, Ctx, Edit, Strategy};
+use super::{new_uuid, Ctx, Edit, Rung, Strategy};
+use crate::host::DynSummarizer;
 use crate::message::{offload_marker, strip_markers, Block, Role, Synthetic};
 use crate::structure::Protection;
+
+/// The rung: each of a few turns over budget keeps only its user message and final answer.
+pub(super) struct TurnTextOnly;
+
+impl Rung for TurnTextOnly {
+    fn strategy(&self) -> Strategy {
+        Strategy::TurnTextOnly
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, _summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(std::future::ready((Strategy::TurnTextOnly, plan(ctx))))
+    }
+}
 
 pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let kind = Strategy::TurnTextOnly.event_type();

@@ -7,13 +7,32 @@
 
 use std::ops::Range;
 
+use futures_util::future::LocalBoxFuture;
+
 use super::llm::{self, Job, Outcome};
-use super::{new_uuid, Ctx, Edit, Strategy};
-use crate::host::Summarizer;
+use super::{new_uuid, Ctx, Edit, Rung, Strategy};
+use crate::host::{DynSummarizer, Summarizer};
 use crate::message::{offload_marker, Role, Synthetic};
 use crate::structure::Protection;
 
-pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+/// The rung: long runs of historical tool exchanges become one summary each.
+pub(super) struct ToolRunCompress;
+
+impl Rung for ToolRunCompress {
+    fn strategy(&self) -> Strategy {
+        Strategy::ToolRunCompress
+    }
+
+    fn uses_llm(&self) -> bool {
+        true
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(async move { (Strategy::ToolRunCompress, plan(ctx, summarizer).await) })
+    }
+}
+
+pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let kind = Strategy::ToolRunCompress.event_type();
     let runs = find_runs(ctx);
     let jobs: Vec<Job> = runs

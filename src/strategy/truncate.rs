@@ -7,9 +7,25 @@
 //! only step that touches unread work; what the host pinned, and the results of `pinnedTools`,
 //! it leaves whole.
 
-use super::{new_uuid, Ctx, Edit, Strategy};
+use futures_util::future::LocalBoxFuture;
+
+use super::{new_uuid, Ctx, Edit, Rung, Strategy};
+use crate::host::DynSummarizer;
 use crate::message::{chars_over, head_chars, offload_marker, tail_chars, Block, Synthetic};
 use crate::structure::Protection;
+
+/// The rung: tool results over `toolResultLimit` keep their head and tail; the whole is offloaded.
+pub(super) struct ToolResultTruncate;
+
+impl Rung for ToolResultTruncate {
+    fn strategy(&self) -> Strategy {
+        Strategy::ToolResultTruncate
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, _summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(std::future::ready((Strategy::ToolResultTruncate, plan(ctx))))
+    }
+}
 
 pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let limit = ctx.config.tool_result_limit as usize;

@@ -13,9 +13,11 @@
 //! A preparation records the first turn it kept; the next pass trims to it when that still
 //! relieves the pressure, so its request is the prepared one.
 
+use futures_util::future::LocalBoxFuture;
+
 use super::llm::{self, Job, Outcome};
-use super::{new_uuid, Ctx, Edit, Strategy};
-use crate::host::Summarizer;
+use super::{new_uuid, Ctx, Edit, Pressure, Rung, Strategy};
+use crate::host::{DynSummarizer, Summarizer};
 use crate::message::{head_chars, offload_marker, strip_markers, Role, Synthetic};
 use crate::structure::Protection;
 
@@ -26,7 +28,24 @@ const SYSTEM: &str = "You summarize the oldest turns of a conversation between a
 Keep what the user asked and decided, the answers and facts the rest of the conversation may rely on, and open questions, \
 with identifiers, paths and numbers verbatim. If they begin with an earlier summary, fold it in.";
 
-pub(super) async fn plan<S: Summarizer>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
+/// The rung: the oldest half of the complete turns becomes one summary.
+pub(super) struct TurnTrim;
+
+impl Rung for TurnTrim {
+    fn strategy(&self) -> Strategy {
+        Strategy::TurnTrim
+    }
+
+    fn relieves(&self) -> Pressure {
+        Pressure::Turns
+    }
+
+    fn plan<'a>(&'a self, ctx: &'a Ctx<'a>, summarizer: &'a dyn DynSummarizer) -> LocalBoxFuture<'a, (Strategy, Vec<Edit>)> {
+        Box::pin(async move { (Strategy::TurnTrim, plan(ctx, summarizer).await) })
+    }
+}
+
+pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
     let strategy = Strategy::TurnTrim;
     let kind = strategy.event_type();
     let st = ctx.st;
