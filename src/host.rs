@@ -1,4 +1,4 @@
-//! What the host supplies: a summarizer (its own LLM) and an offload store.
+//! What the host supplies: a summarizer (its own LLM), an offload store and a clock.
 //!
 //! Both are async traits without a `Send` bound: in WebAssembly everything runs on one thread,
 //! and the binding implements them over JavaScript promises. Natively, tests implement them
@@ -104,6 +104,25 @@ pub trait OffloadStore {
     async fn put(&self, key: &str, value: &str) -> Result<(), HostError>;
     /// Removes `key` (no error when absent).
     async fn delete(&self, key: &str) -> Result<(), HostError>;
+}
+
+/// The host's clock: the time of a pass's events and how long a summarize call took.
+///
+/// The binding gives the JavaScript clock; natively, [`SystemClock`] is the default.
+pub trait Clock {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> f64;
+}
+
+/// The operating system's clock (`std::time`). WebAssembly without a host has none: the
+/// binding replaces it with the JavaScript clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> f64 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
+    }
 }
 
 /// An offload store in memory; clones share the same map.

@@ -55,21 +55,9 @@ pub use engine::{AutoContextMemory, CompressResult, OffloadRecord, OverflowResul
 pub use error::{Error, ErrorCode, HostError, Result};
 pub use events::CompressionEvent;
 pub use format::Format;
-pub use host::{MemoryStore, NoSummarizer, OffloadStore, SummarizeRequest, Summarizer, Summary};
+pub use host::{Clock, MemoryStore, NoSummarizer, OffloadStore, SummarizeRequest, Summarizer, Summary, SystemClock};
 pub use message::{Block, Message, Role, Synthetic};
 pub use plan::Plan;
 pub use strategy::{Concept, FactType, Preset, Strategy};
 pub use summarize::OfflineSummarizer;
 pub use tokens::{TokenCounter, Tokenizer};
-
-/// Milliseconds since the Unix epoch (from the JavaScript clock in WebAssembly, where the
-/// standard library has none).
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) fn now_ms() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
-}
-
-#[cfg(target_arch = "wasm32")]
-pub(crate) fn now_ms() -> f64 {
-    wasm::now_ms()
-}

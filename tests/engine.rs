@@ -278,3 +278,39 @@ fn needs_compression_follows_both_triggers() {
     assert!(!r.under_target && r.exhausted && !r.compressed, "{r:?}");
     assert!(r.reason.as_deref().is_some_and(|w| w.contains("msgThreshold (10)") && w.contains("summarize function")), "{r:?}");
 }
+
+#[test]
+fn a_copy_kept_by_version_follows_the_working_list_with_only_what_changed() {
+    let msgs = session(7, 60);
+    let m = memory(session_config("versions"), Some(FakeSummarizer::digest()));
+    let (mut held, mut list): (Option<u64>, Vec<Value>) = (None, Vec::new());
+    let (mut sent, mut whole, mut passes_rewriting) = (0usize, 0usize, 0usize);
+    for (i, v) in msgs.iter().enumerate() {
+        let before = m.list_version();
+        if v["role"] == "assistant" {
+            let r = block_on(m.compress_if_needed()).unwrap();
+            assert_eq!(r.compressed, m.list_version() != before, "message {i}: the version changes exactly when a pass rewrites");
+            passes_rewriting += usize::from(r.compressed);
+        }
+        m.add(v).unwrap();
+        assert_ne!(m.list_version(), before, "message {i}: an add changes the version");
+        let (now, from, tail) = m.messages_since(held);
+        assert!(from <= list.len(), "message {i}: the delta starts inside the copy");
+        assert_eq!(list[..from], m.messages()[..from], "message {i}: what the delta keeps is unchanged");
+        sent += tail.len();
+        whole += m.messages().len();
+        list.truncate(from);
+        list.extend(tail);
+        held = Some(now);
+        assert_eq!(list, m.messages(), "message {i}: the copy is the working list");
+        let (again, at, none) = m.messages_since(held);
+        assert_eq!((again, at, none.len()), (now, list.len(), 0), "message {i}: nothing changed, nothing sent");
+    }
+    assert!(passes_rewriting > 0, "the session compresses");
+    assert!(sent * 2 < whole, "only changes are sent: {sent} messages, against {whole} for the whole list each time");
+    // A version this memory never had, or one too old to know what changed since, gets everything.
+    let all = m.messages();
+    assert_eq!(m.messages_since(Some(u64::MAX)).1, 0);
+    assert_eq!(m.messages_since(Some(0)), (m.list_version(), 0, all.clone()));
+    assert_eq!(m.messages_since(None).2, all);
+}

@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::CompressionEvent;
 use crate::format::Format;
-use crate::host::{OffloadStore, Summarizer};
+use crate::host::{Clock, OffloadStore, Summarizer, SystemClock};
 use crate::message::Message;
 pub use crate::offload::OffloadRecord;
 use crate::plan::Plan;
@@ -71,6 +71,7 @@ pub struct AutoContextMemory<S, O> {
     summarizer: Option<S>,
     store: O,
     ladder: Vec<Strategy>,
+    clock: Box<dyn Clock>,
     state: RefCell<State>,
     /// A pass is running.
     busy: Cell<bool>,
@@ -98,6 +99,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             summarizer: summarizer.filter(|s| s.available()),
             store,
             ladder: config.ladder(),
+            clock: Box::new(SystemClock),
             config,
             state: RefCell::new(State::default()),
             busy: Cell::new(false),
@@ -119,6 +121,13 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// ```
     pub fn with_ladder(mut self, ladder: &[Strategy]) -> Self {
         self.ladder = ladder.to_vec();
+        self
+    }
+
+    /// Replaces the clock ([`SystemClock`] by default) that dates events and times summarize
+    /// calls.
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Box::new(clock);
         self
     }
 
@@ -150,6 +159,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             summarizer: self.summarizer.as_ref(),
             store: &self.store,
             ladder: &self.ladder,
+            clock: self.clock.as_ref(),
             state: &self.state,
             prepared: &self.prepared,
         }
@@ -200,6 +210,22 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         self.state.borrow().working.iter().map(|e| e.msg.wire.clone()).collect()
     }
 
+    /// The working list's version: it changes whenever the list does (an add, a pass that
+    /// rewrote something), never otherwise.
+    pub fn list_version(&self) -> u64 {
+        self.state.borrow().versions.current()
+    }
+
+    /// What changed in the working list since `version` (a [`AutoContextMemory::list_version`]
+    /// the caller holds the list at; `None` for the whole list): the version now, the first
+    /// index that changed, and the wire messages from that index on. A caller that keeps its
+    /// copy of the list truncates it to that index and appends them, so unchanged messages are
+    /// never copied again. A version this memory does not know, or one more than 64 changes
+    /// old, gets the whole list (index 0).
+    pub fn messages_since(&self, version: Option<u64>) -> (u64, usize, Vec<Value>) {
+        self.state.borrow().messages_since(version)
+    }
+
     /// The working list as canonical messages.
     pub fn working(&self) -> Vec<Rc<Message>> {
         self.state.borrow().working.iter().map(|e| e.msg.clone()).collect()
@@ -244,12 +270,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     // ---- passes --------------------------------------------------------------------------------
 
-    /// Whether a pass would run now.
+    /// Whether a pass would run now (from running totals: constant time).
     pub fn needs_compression(&self) -> bool {
         let st = self.state.borrow();
         st.working.len() >= self.config.msg_threshold as usize
             || st.request_tokens(&self.config) >= st.calibration.estimate_of(self.config.trigger_tokens())
-            || self.parts().turn_pressure(&st.working)
+            || self.ladder.contains(&Strategy::TurnTrim) && st.turns > self.config.max_context_turns as usize
     }
 
     /// Runs a compression pass if the working list is over `msgThreshold` messages or

@@ -1,7 +1,9 @@
 //! The compression pass, as a value whose stages run in the order of this file:
 //!
-//! 1. **snapshot**: the working list and its generation are copied; the target is set
-//!    ([`pass_target`]); without pressure the pass ends here.
+//! 1. **snapshot**: the trigger check, from the state's running totals
+//!    ([`Parts::trigger_check`]): without pressure the pass ends here, having copied nothing.
+//!    Otherwise the working list and its generation are copied and the target is set
+//!    ([`Parts::pass_target`]).
 //! 2. **analyse** and 3. **plan**: the ladder runs on the copy, cheapest rung first, each rung
 //!    seeing the list as the rungs before it left it: the list is analysed ([`Structure`]), the
 //!    rung proposes edits (a summarizing rung asks the host's summarizer for its text, which it
@@ -32,7 +34,7 @@ use super::state::{request_tokens, sum_tokens, Commit, State};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::CompressionEvent;
-use crate::host::{DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
+use crate::host::{Clock, DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
 use crate::prepared::{Cache, Summaries};
 use crate::strategy::llm::Failure;
 use crate::strategy::{Ctx, Edit, Entry, Pressure, Strategy};
@@ -50,6 +52,7 @@ pub(crate) struct Parts<'a, S, O> {
     pub summarizer: Option<&'a S>,
     pub store: &'a O,
     pub ladder: &'a [Strategy],
+    pub clock: &'a dyn Clock,
     pub state: &'a RefCell<State>,
     pub prepared: &'a Rc<RefCell<Cache>>,
 }
@@ -66,6 +69,19 @@ impl<S, O> Parts<'_, S, O> {
     /// The store key of an offload.
     pub fn key(&self, uuid: &str) -> String {
         format!("{}/{}", self.config.session_id, uuid)
+    }
+
+    /// The trigger check, from the state's running totals (no copy of the list): the result
+    /// of a pass that has nothing to do, or `None` when a pass must run (over the target,
+    /// `msgThreshold` or `maxContextTurns`).
+    pub fn trigger_check(&self, forced: Option<u64>) -> Option<CompressResult> {
+        let st = self.state.borrow();
+        let tokens = st.request_tokens(self.config);
+        let target = forced.unwrap_or_else(|| self.pass_target(tokens));
+        let count = st.working.len();
+        let turns = self.ladder.contains(&Strategy::TurnTrim) && st.turns > self.config.max_context_turns as usize;
+        let pressure = tokens >= target || count >= self.config.msg_threshold as usize || turns;
+        (!pressure).then(|| CompressResult::unchanged(tokens, count, target))
     }
 
     /// Whether the ladder trims turns and `work` has more than `maxContextTurns` of them.
@@ -136,6 +152,9 @@ impl Drop for Pending<'_> {
 /// Runs a pass towards `forced`, or towards [`Parts::pass_target`] when the trigger says so.
 pub(crate) async fn compress<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S, O>, forced: Option<u64>) -> Result<CompressResult> {
     delete_abandoned(parts).await;
+    if let Some(idle) = parts.trigger_check(forced) {
+        return Ok(idle);
+    }
     let mut pass = Pass::snapshot(parts, Mode::Commit, |tokens| forced.unwrap_or_else(|| parts.pass_target(tokens)));
     let mut result = pass.result();
     if !pass.under_pressure() {
@@ -188,21 +207,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
 
     /// The result of a pass that changed nothing.
     fn result(&self) -> CompressResult {
-        CompressResult {
-            compressed: false,
-            tokens_before: self.tokens_before,
-            tokens_after: self.tokens_before,
-            messages_before: self.snapshot.len(),
-            messages_after: self.snapshot.len(),
-            target_tokens: self.target,
-            under_target: self.tokens_before < self.target,
-            exhausted: false,
-            reason: None,
-            events: Vec::new(),
-            failures: Vec::new(),
-            summarize_calls: 0,
-            prepared_used: 0,
-        }
+        CompressResult::unchanged(self.tokens_before, self.snapshot.len(), self.target)
     }
 
     /// Whether the snapshot is over the target, `msgThreshold` or `maxContextTurns`.
@@ -265,6 +270,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                         plan: plan.as_ref(),
                         failures: &self.failures,
                         summaries: &self.summaries,
+                        clock: self.parts.clock,
                     };
                     let summarizer: &dyn DynSummarizer = match self.parts.summarizer {
                         Some(s) => s,
@@ -446,7 +452,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
             ));
         }
         let mut events = events;
-        let now = crate::now_ms();
+        let now = self.parts.clock.now_ms();
         for e in &mut events {
             e.timestamp = now;
         }

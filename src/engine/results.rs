@@ -52,6 +52,27 @@ pub struct CompressResult {
     pub prepared_used: usize,
 }
 
+impl CompressResult {
+    /// The result of a pass that changed nothing: `tokens` and `messages` before and after.
+    pub(crate) fn unchanged(tokens: u64, messages: usize, target: u64) -> CompressResult {
+        CompressResult {
+            compressed: false,
+            tokens_before: tokens,
+            tokens_after: tokens,
+            messages_before: messages,
+            messages_after: messages,
+            target_tokens: target,
+            under_target: tokens < target,
+            exhausted: false,
+            reason: None,
+            events: Vec::new(),
+            failures: Vec::new(),
+            summarize_calls: 0,
+            prepared_used: 0,
+        }
+    }
+}
+
 /// What [`super::AutoContextMemory::prepare`] did.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]

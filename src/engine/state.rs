@@ -58,6 +58,51 @@ pub(crate) struct State {
     pub abandoned: Vec<String>,
     /// How the token estimate compares with the provider's counts.
     pub calibration: Calibration,
+    /// Real user messages in the working list (the turns `maxContextTurns` counts).
+    pub turns: usize,
+    /// The working list's version, and where each recent change began.
+    pub versions: Versions,
+}
+
+/// Changes of the working list remembered for [`Versions::first_changed_since`].
+const MAX_CHANGES: usize = 64;
+
+/// The working list's version: every change bumps it and records the first index it changed,
+/// so a host holding the list at a recent version asks only for what changed since (a turn
+/// adds a message or two; a pass rewrites from its first edit on).
+#[derive(Debug, Default)]
+pub(crate) struct Versions {
+    version: u64,
+    /// `(version after the change, first index it changed)`, oldest first.
+    changes: std::collections::VecDeque<(u64, usize)>,
+}
+
+impl Versions {
+    /// The current version.
+    pub fn current(&self) -> u64 {
+        self.version
+    }
+
+    fn bump(&mut self, first_changed: usize) {
+        self.version += 1;
+        if self.changes.len() == MAX_CHANGES {
+            self.changes.pop_front();
+        }
+        self.changes.push_back((self.version, first_changed));
+    }
+
+    /// The first index of the working list that changed since `version`: `None` when nothing
+    /// did, 0 when `version` is too old (or not one of this list's).
+    pub fn first_changed_since(&self, version: u64) -> Option<usize> {
+        if version == self.version {
+            return None;
+        }
+        let oldest_known = self.changes.front().map_or(self.version, |(v, _)| v - 1);
+        if version > self.version || version < oldest_known {
+            return Some(0);
+        }
+        self.changes.iter().filter(|(v, _)| *v > version).map(|(_, first)| *first).min().or(Some(0))
+    }
 }
 
 /// What a pass hands to [`State::commit`].
@@ -105,7 +150,11 @@ impl State {
             let tokens = counter.count_message(&m)?;
             entries.push(Entry { msg: Rc::new(m), tokens, pinned });
         }
+        if !entries.is_empty() {
+            self.versions.bump(self.working.len());
+        }
         for (e, v) in entries.into_iter().zip(items) {
+            self.turns += usize::from(e.msg.is_real_user());
             for id in e.msg.call_ids() {
                 self.call_ids.insert(id.to_string());
             }
@@ -130,6 +179,17 @@ impl State {
         Ok(())
     }
 
+    /// The working list's version, the first index that changed since `version`, and the wire
+    /// messages from there on (none when nothing changed).
+    pub fn messages_since(&self, version: Option<u64>) -> (u64, usize, Vec<Value>) {
+        let from = match version {
+            None => 0,
+            Some(v) => self.versions.first_changed_since(v).unwrap_or(self.working.len()),
+        };
+        let tail = self.working[from.min(self.working.len())..].iter().map(|e| e.msg.wire.clone()).collect();
+        (self.versions.current(), from, tail)
+    }
+
     /// The offload record of `uuid`, if this session wrote it.
     pub fn offload(&self, uuid: &str) -> Option<OffloadRecord> {
         self.offloads.iter().find(|o| o.uuid == uuid).cloned()
@@ -141,7 +201,12 @@ impl State {
     pub fn commit(&mut self, snapshot_len: usize, result: Commit) -> usize {
         let Commit { mut work, offloads, events } = result;
         work.extend(self.working[snapshot_len..].iter().cloned());
+        let same = self.working.iter().zip(&work).take_while(|(a, b)| Rc::ptr_eq(&a.msg, &b.msg)).count();
+        if same < self.working.len() || same < work.len() {
+            self.versions.bump(same);
+        }
         self.working_tokens = sum_tokens(&work);
+        self.turns = count_turns(&work);
         self.working = work;
         for (uuid, digest, count) in offloads {
             self.offload_ids.insert(uuid.clone());
@@ -279,6 +344,8 @@ impl State {
             return Err(bad(format!("state.working is not a valid conversation: {}", p.message)));
         }
         let state = State {
+            turns: count_turns(&working),
+            versions: Versions::default(),
             working,
             working_tokens,
             original,
@@ -297,6 +364,11 @@ impl State {
 
 fn bad(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidState, message)
+}
+
+/// Real user messages of a list of entries.
+pub(crate) fn count_turns(work: &[Entry]) -> usize {
+    work.iter().filter(|e| e.msg.is_real_user()).count()
 }
 
 /// Tokens of a list of entries.

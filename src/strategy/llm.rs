@@ -112,9 +112,9 @@ pub(crate) async fn run_requests<S: Summarizer + ?Sized>(
                 return check(c.text, *replaces, c.input_tokens, c.output_tokens, 0.0);
             }
             summaries.count_call();
-            let start = crate::now_ms();
+            let start = ctx.clock.now_ms();
             let res = summarizer.summarize(req).await;
-            let ms = crate::now_ms() - start;
+            let ms = ctx.clock.now_ms() - start;
             match res {
                 Err(e) => Outcome::Failed { error: Failed { message: e.message().to_string(), cause: Some(e) }, ms },
                 Ok(s) => {

@@ -38,7 +38,7 @@ use futures_util::future::LocalBoxFuture;
 
 use crate::config::Config;
 use crate::format::Format;
-use crate::host::DynSummarizer;
+use crate::host::{Clock, DynSummarizer};
 use crate::message::Message;
 use crate::plan::Plan;
 use crate::prepared::Summaries;
@@ -153,6 +153,8 @@ pub(crate) struct Ctx<'a> {
     /// Summaries prepared ahead of the pass, the pass's count of host calls, and whether the
     /// pass is itself a preparation ([`crate::prepared`]).
     pub summaries: &'a Summaries,
+    /// The host's clock, to time summarize calls.
+    pub clock: &'a dyn Clock,
 }
 
 impl Ctx<'_> {

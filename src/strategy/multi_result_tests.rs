@@ -68,6 +68,7 @@ fn with_ctx<R>(working: &[Entry], config: &Config, excess: u64, f: impl FnOnce(&
         plan: None,
         failures: &failures,
         summaries: &summaries,
+        clock: &crate::host::SystemClock,
     };
     f(&ctx)
 }

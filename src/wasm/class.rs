@@ -14,7 +14,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use super::convert;
 use super::error::{js_field_error, to_js};
-use super::host::{HostParts, JsCounter, JsHost, JsStore, JsSummarizer};
+use super::host::{HostParts, JsClock, JsCounter, JsHost, JsStore, JsSummarizer};
 use crate::config::Config;
 use crate::engine::AutoContextMemory;
 use crate::error::ErrorCode;
@@ -52,7 +52,7 @@ impl WasmMemory {
             Tokenizer::Custom => custom_counter(parts.counter, "tokenizer")?,
             kind => TokenCounter::new(kind).map_err(to_js)?,
         };
-        let inner = AutoContextMemory::with_counter(config, counter, parts.summarizer, parts.store).map_err(to_js)?;
+        let inner = AutoContextMemory::with_counter(config, counter, parts.summarizer, parts.store).map_err(to_js)?.with_clock(JsClock);
         Ok(WasmMemory { inner: Rc::new(inner) })
     }
 
@@ -63,7 +63,7 @@ impl WasmMemory {
         let parts = HostParts::read(host)?;
         let custom = state.pointer("/config/tokenizer").and_then(Value::as_str) == Some(Tokenizer::Custom.name());
         let counter = if custom { Some(custom_counter(parts.counter, "tokenizer")?) } else { None };
-        let inner = AutoContextMemory::from_json(&state, parts.summarizer, parts.store, counter).map_err(to_js)?;
+        let inner = AutoContextMemory::from_json(&state, parts.summarizer, parts.store, counter).map_err(to_js)?.with_clock(JsClock);
         Ok(WasmMemory { inner: Rc::new(inner) })
     }
 
@@ -92,6 +92,22 @@ impl WasmMemory {
     /// The working list (JSON text of an array), ready to send.
     pub fn messages(&self) -> String {
         Value::Array(self.inner.messages()).to_string()
+    }
+
+    /// The working list's version: it changes whenever the list does, never otherwise.
+    #[wasm_bindgen(js_name = listVersion)]
+    pub fn list_version(&self) -> f64 {
+        self.inner.list_version() as f64
+    }
+
+    /// What changed in the working list since `version` (a `listVersion` the caller holds the
+    /// list at; negative for the whole list): JSON text of `{ version, from, messages }`, the
+    /// messages from index `from` on. Unchanged messages before `from` are not sent again.
+    #[wasm_bindgen(js_name = messagesSince)]
+    pub fn messages_since(&self, version: f64) -> String {
+        let known = (version >= 0.0 && version.is_finite()).then_some(version as u64);
+        let (now, from, tail) = self.inner.messages_since(known);
+        format!(r#"{{"version":{now},"from":{from},"messages":{}}}"#, Value::Array(tail))
     }
 
     /// Everything ever added, exactly as added (JSON text of an array).

@@ -13,7 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::error::{describe, host_error, js_field_error};
 use crate::error::{ErrorCode, HostError};
-use crate::host::{OffloadStore, SummarizeRequest, Summarizer, Summary};
+use crate::host::{Clock, OffloadStore, SummarizeRequest, Summarizer, Summary};
 use crate::tokens::TextCounter;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -163,5 +163,14 @@ impl TextCounter for JsCounter {
                 describe(&v)
             ))),
         }
+    }
+}
+
+/// The JavaScript clock (`Date.now()`).
+pub(crate) struct JsClock;
+
+impl Clock for JsClock {
+    fn now_ms(&self) -> f64 {
+        js_sys::Date::now()
     }
 }

@@ -12,8 +12,3 @@ mod error;
 mod host;
 mod reload;
 mod summarize;
-
-/// Milliseconds since the Unix epoch, from the JavaScript clock.
-pub(crate) fn now_ms() -> f64 {
-    js_sys::Date::now()
-}
