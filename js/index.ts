@@ -310,6 +310,8 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   #pending: Promise<CompressResult> | null = null;
   #preparing: Promise<PrepareResult> | null = null;
   #revision = 0;
+  /** The working list as last read from the engine, and the engine's version of it. */
+  #view: { version: number; list: M[] } | null = null;
   #saving = false;
 
   static {
@@ -637,7 +639,23 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
 
   /** The working list, ready to send (a fresh copy each call). */
   messages(): M[] {
-    return JSON.parse(this.#wasm.messages()) as M[];
+    // The list is kept here as last read; the engine sends only what changed since (a turn's
+    // new messages, or a pass's rewrite from its first edit on), never the unchanged rest.
+    const version = this.#wasm.listVersion();
+    let view = this.#view;
+    if (view === null || view.version !== version) {
+      type Delta = { version: number; from: number; messages: M[] };
+      let list = view === null ? [] : view.list;
+      let delta = JSON.parse(this.#wasm.messagesSince(view === null ? -1 : view.version)) as Delta;
+      if (delta.from > list.length) {
+        list = [];
+        delta = JSON.parse(this.#wasm.messagesSince(-1)) as Delta;
+      }
+      list.length = delta.from;
+      for (const m of delta.messages) list.push(m);
+      view = this.#view = { version: delta.version, list };
+    }
+    return structuredClone(view.list);
   }
 
   /** Everything ever added, in order, exactly as added. */

@@ -246,3 +246,23 @@ test('numbers in unknown fields come back bit-exact (no float rounding through t
   const wrong = values.filter((v, i) => !Object.is(back[i], v));
   assert.deepStrictEqual(wrong.slice(0, 3), [], `${wrong.length} of ${values.length} numbers changed`);
 });
+
+test('messages() follows every add and pass, and each call is a fresh copy', async () => {
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000, sessionId: 's-view' });
+  const seen = [];
+  for (let round = 0; round < 6; round++) {
+    memory.add(bigToolResult().map((m) => (m.tool_call_id || m.tool_calls ? JSON.parse(JSON.stringify(m).replaceAll('"log1"', `"r${round}"`)) : m)));
+    const before = memory.messages();
+    await memory.compressIfNeeded();
+    const after = memory.messages();
+    // The list as the engine holds it, read whole from a restored copy.
+    assert.deepStrictEqual(after, AutoContextMemory.fromJSON(memory.toJSON()).messages(), `round ${round}`);
+    assert.notStrictEqual(after, memory.messages(), 'a new array each call');
+    after.length = 0;
+    before.push({ role: 'user', content: 'not added' });
+    assert.deepStrictEqual(memory.messages(), AutoContextMemory.fromJSON(memory.toJSON()).messages(), 'changing a copy changes nothing');
+    seen.push(memory.messages().length);
+  }
+  assert.ok(memory.events().length > 0, 'passes rewrote the list');
+  assert.deepStrictEqual(memory.messages().length, seen.at(-1));
+});
