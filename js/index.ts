@@ -46,6 +46,7 @@ import type {
   SummarizeFn,
   StandaloneReloadOptions,
   SessionStore,
+  SweepReport,
   SummarizeRequest,
   TokenCounterFn,
   TokenizerName,
@@ -435,6 +436,28 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     } finally {
       this.#saving = false;
     }
+  }
+
+  /**
+   * Deletes what this session wrote and abandoned, and nothing else: the offloads of passes that
+   * failed or were dropped and whose own clean-up failed (pending deletes, kept in the state so a
+   * restored memory still knows them; the next pass retries them too), and the temporary files a
+   * killed write left in the store when it can tell them (`FsStore.sweep`). It never deletes a key
+   * because the offload index does not list it: with a second writer on the session, that key
+   * may be the other writer's live offload.
+   */
+  async sweep(): Promise<SweepReport> {
+    const report = JSON.parse(await callAsync(() => this.#wasm.sweepPending())) as Omit<SweepReport, 'temporary'>;
+    const store = this.#store as OffloadStore & { sweep?: (prefix: string) => Promise<string[]> };
+    let temporary: string[] = [];
+    if (typeof store.sweep === 'function') {
+      try {
+        temporary = await store.sweep(`${this.sessionId}/`);
+      } catch (e) {
+        throw new AutoContextError('STORE_FAILED', 'the offload store failed to sweep its temporary files', { cause: e });
+      }
+    }
+    return { ...report, temporary };
   }
 
   /**

@@ -96,6 +96,16 @@ export interface OffloadStore {
   delete(key: string): Awaitable<unknown>;
 }
 
+/** What `memory.sweep()` deleted. */
+export interface SweepReport {
+  /** Store keys deleted: offloads this session wrote and abandoned. */
+  deleted: string[];
+  /** Store keys whose delete failed again: still pending, and in the state. */
+  pending: string[];
+  /** Temporary files of killed writes the store removed (`FsStore.sweep`), relative to its directory. */
+  temporary: string[];
+}
+
 /** A session as a {@link SessionStore} keeps it: the state `toJSON()` made, as JSON, and its revision. */
 export interface SavedSession {
   /** The revision: 1 for a session's first save, one more for each save after it. */
@@ -621,6 +631,8 @@ export interface MemoryState {
    * 0 or absent when never saved.
    */
   revision?: number;
+  /** Offload uuids whose delete is pending (a failed pass's clean-up failed); see `sweep()`. */
+  pending?: string[];
   /** Any further field a later version writes. */
   [field: string]: unknown;
 }

@@ -51,6 +51,7 @@ mod wasm;
 
 pub use calibration::UsageReport;
 pub use config::Config;
+pub use engine::SweepReport;
 pub use engine::{AutoContextMemory, CompressResult, OffloadRecord, OverflowResult, PrepareResult};
 pub use error::{Error, ErrorCode, HostError, Result};
 pub use events::CompressionEvent;

@@ -185,6 +185,48 @@ fn deletes_that_fail_while_a_failed_pass_cleans_up_are_retried_by_the_next_pass(
 }
 
 #[test]
+fn pending_deletes_survive_a_restore_and_sweep_deletes_only_them() {
+    let msgs = history_with(2);
+    let store = FlakyStore::new();
+    let m = AutoContextMemory::new(config("pending", window(&msgs) * 2), FakeSummarizer::fixed("s"), store.clone()).unwrap();
+    m.add(&Value::Array(msgs)).unwrap();
+    // Another writer's live offload under the same session: no sweep may touch it.
+    let foreign = "pending/0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
+    block_on(store.put(foreign, "the other writer's original")).unwrap();
+    store.fail_put_at(2);
+    store.fail_deletes(true);
+    assert_eq!(block_on(m.compress_if_needed()).unwrap_err().code(), ErrorCode::StoreFailed);
+    let pending = m.pending_deletes();
+    assert!(!pending.is_empty(), "the failed clean-up left pending deletes");
+    let state = m.to_json();
+    assert_eq!(state["pending"], json!(pending), "the pending deletes are part of the state");
+    // A restored memory (the next request of a Worker) still knows them.
+    let restored = AutoContextMemory::from_json(&state, Some(FakeSummarizer::fixed("s")), store.clone(), None).unwrap();
+    assert_eq!(restored.pending_deletes(), pending);
+    // Still failing: they stay pending.
+    let report = block_on(restored.sweep_pending());
+    assert!(report.deleted.is_empty() && report.pending.len() == pending.len(), "{report:?}");
+    assert_eq!(restored.pending_deletes(), pending);
+    store.fail_deletes(false);
+    let report = block_on(restored.sweep_pending());
+    assert_eq!(report.deleted, pending.iter().map(|u| format!("pending/{u}")).collect::<Vec<_>>());
+    assert!(report.pending.is_empty() && restored.pending_deletes().is_empty());
+    assert!(restored.to_json().get("pending").is_none());
+    assert_eq!(store.keys(), vec![foreign.to_string()], "only the abandoned offloads went; the other writer's stays");
+    // A state whose pending list names an offload of its own index is refused: sweeping it
+    // would delete a live original.
+    let live = AutoContextMemory::new(config("pending", window(&history_with(2)) * 2), FakeSummarizer::fixed("s"), store.clone()).unwrap();
+    live.add(&Value::Array(history_with(2))).unwrap();
+    block_on(live.compress_if_needed()).unwrap();
+    let mut bad = live.to_json();
+    bad["pending"] = json!([live.offloads()[0].uuid]);
+    let e = AutoContextMemory::from_json(&bad, Some(FakeSummarizer::fixed("s")), store.clone(), None).err().unwrap();
+    assert_eq!(e.code(), ErrorCode::InvalidState);
+    bad["pending"] = json!(["../x"]);
+    assert!(AutoContextMemory::from_json(&bad, Some(FakeSummarizer::fixed("s")), store, None).is_err());
+}
+
+#[test]
 fn a_store_answering_with_another_value_is_a_store_error_also_after_a_restore() {
     let store = FlakyStore::new();
     let msgs = history_with(2);

@@ -13,6 +13,7 @@ mod pass;
 mod pass_log;
 mod results;
 mod state;
+mod sweep;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -35,6 +36,7 @@ use pass::Parts;
 pub use results::{CompressResult, OverflowResult, PrepareResult, FAILURE_EVENT};
 use state::State;
 pub use state::STATE_VERSION;
+pub use sweep::SweepReport;
 
 /// Clears a flag when dropped: a pass or preparation ends, however it ends (also when its
 /// future is dropped).

@@ -1,5 +1,6 @@
 //! The memory's state and its one owner: the working list, the append-only original log, the
-//! offload index, the events, the plan and the calibration.
+//! offload index, the events, the plan, the calibration and the pending deletes (offloads a
+//! failed pass wrote and could not delete, see [`super::sweep`]).
 //!
 //! Everything that changes the state goes through here: [`State::add`] (checked, all or
 //! nothing), [`State::set_pinned`], [`State::commit`] (a pass's result, all at once) and
@@ -239,7 +240,7 @@ impl State {
                 item
             })
             .collect();
-        json!({
+        let mut out = json!({
             "autocontext": STATE_VERSION,
             "config": config.to_json(),
             "working": working,
@@ -248,7 +249,11 @@ impl State {
             "events": self.events,
             "plan": self.plan,
             "calibration": (self.calibration.samples > 0).then_some(self.calibration),
-        })
+        });
+        if !self.abandoned.is_empty() {
+            out["pending"] = json!(self.abandoned);
+        }
+        out
     }
 
     /// Reads a state [`State::to_json`] wrote: its options, the token counter (`counter` when
@@ -283,6 +288,14 @@ impl State {
             }
             if o.digest.as_deref().is_some_and(|d| !crate::offload::is_digest(d)) {
                 return Err(bad(format!("state.offloads: offload {} has a malformed digest {:?}", o.uuid, o.digest)));
+            }
+        }
+        let pending: Vec<String> =
+            serde_json::from_value(obj.get("pending").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.pending: {e}")))?;
+        for u in &pending {
+            // A pending delete of an offload the index names would delete a live original.
+            if !crate::reload::is_uuid(u) || offload_ids.contains(u) {
+                return Err(bad(format!("state.pending: {u:?} is not an offload uuid outside the offload index")));
             }
         }
         let events: Vec<CompressionEvent> =
@@ -355,7 +368,7 @@ impl State {
             call_ids,
             generation: 0,
             plan,
-            abandoned: Vec::new(),
+            abandoned: pending,
             calibration,
         };
         Ok((config, counter, state))

@@ -209,6 +209,14 @@ impl WasmMemory {
         })
     }
 
+    /// Deletes the offloads this session wrote and abandoned; resolves to JSON text of
+    /// `{ deleted, pending }` (store keys).
+    #[wasm_bindgen(js_name = sweepPending, unchecked_return_type = "Promise<string>")]
+    pub fn sweep_pending(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { Ok(JsValue::from_str(&convert::to_text(&inner.sweep_pending().await))) })
+    }
+
     /// Prepares the summaries the next pass will need; resolves to JSON text of the result.
     #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
     pub fn prepare(&self) -> Promise {

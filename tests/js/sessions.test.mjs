@@ -200,3 +200,48 @@ test('killed at 20 random points, a session restarts from its last save: it load
     await memory.save(sessions);
     assert.deepEqual(await files(join(dir, 'sessions')), ['s.session']);
   }));
+
+test('sweep(): pending deletes survive toJSON/fromJSON and are the only keys it deletes; fs temporary files go too', () =>
+  withDir(async (dir) => {
+    const fs = new FsStore(dir);
+    let puts = 0;
+    let failing = true;
+    // The second put of a pass fails, and so does every delete while `failing`.
+    const store = {
+      get: (k) => fs.get(k),
+      put: async (k, v) => {
+        puts += 1;
+        if (failing && puts === 2) throw new Error('disk full');
+        return fs.put(k, v);
+      },
+      delete: async (k) => {
+        if (failing) throw new Error('disk gone');
+        return fs.delete(k);
+      },
+      sweep: (prefix) => fs.sweep(prefix),
+    };
+    // Another writer's live offload and a killed write's temporary file, in the same session.
+    const foreign = 'sw/0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a';
+    await fs.put(foreign, 'the other writer');
+    await writeFile(join(dir, 'sw', '0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2b~0123abcd.tmp'), 'partial');
+    const memory = new AutoContextMemory({ sessionId: 'sw', maxToken: 4_000, toolResultLimit: 2_000, store });
+    memory.add([...round(1, { calls: 2, resultChars: 9_000 }), { role: 'user', content: 'next' }]);
+    assert.equal((await rejected(memory.compressIfNeeded())).code, 'STORE_FAILED');
+    const state = memory.toJSON();
+    // Both puts are pending: the one that landed, and the one that failed (a failed put may
+    // still have landed); their deletes failed, so they are in the state.
+    assert.equal(state.pending.length, 2, JSON.stringify(state.pending));
+    const restored = AutoContextMemory.fromJSON(JSON.stringify(state), { store });
+    assert.deepEqual(restored.toJSON().pending, state.pending);
+    const still = await restored.sweep();
+    assert.deepEqual(still.deleted, []);
+    assert.deepEqual(still.pending, state.pending.map((u) => `sw/${u}`));
+    assert.deepEqual(still.temporary, ['sw/0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2b~0123abcd.tmp']);
+    failing = false;
+    const done = await restored.sweep();
+    assert.deepEqual(done.deleted, state.pending.map((u) => `sw/${u}`));
+    assert.deepEqual(done.pending, []);
+    assert.equal(restored.toJSON().pending, undefined);
+    assert.deepEqual(await fs.keys('sw/'), [foreign], "only what this session abandoned; the other writer's offload stays");
+    assert.deepEqual(await files(dir), [foreign]);
+  }));
