@@ -10,7 +10,8 @@ const store = new FsStore(`${dir}/offloads`);
 const sessions = new FsSessionStore(`${dir}/sessions`);
 const host = { store, summarize: offlineSummarize };
 const memory = (await AutoContextMemory.load(sessions, 's', host)) ?? new AutoContextMemory({ sessionId: 's', maxToken: 6_000, ...host });
-for (let n = memory.originalMessages().length; ; n += 6) {
+// Rounds of each run get ids of their own (a restart must never reuse a call id of the history).
+for (let n = Date.now() * 1_000; ; n += 1) {
   memory.add(round(n, { calls: 2, resultChars: 1_500 + (n % 7) * 300 }));
   await memory.compressIfNeeded();
   const revision = await memory.save(sessions);
