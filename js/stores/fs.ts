@@ -28,7 +28,7 @@
 
 import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -381,9 +381,15 @@ export class FsSessionStore implements SessionStore {
     await this.#lock(lock, sessionId);
     try {
       // Temporary files of a save killed before its rename: the lock is ours, so none is live.
-      const base = `${sessionId}.session${TEMP_MARK}`;
+      // Those of a lock taken by a process killed in between, too: a live taker holds its own
+      // for the moment between writing and linking it, so one older than a second is left over.
       for (const name of await readdir(this.directory)) {
-        if (name.startsWith(base) && name.endsWith('.tmp')) await rm(join(this.directory, name), { force: true });
+        if (!name.endsWith('.tmp')) continue;
+        const path = join(this.directory, name);
+        if (name.startsWith(`${sessionId}.session${TEMP_MARK}`)) await rm(path, { force: true });
+        else if (name.startsWith(`${sessionId}.lock${TEMP_MARK}`) && Date.now() - (await stat(path).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs > 1_000) {
+          await rm(path, { force: true });
+        }
       }
       const stored = (await this.load(sessionId))?.revision ?? 0;
       if (stored !== next.revision - 1) throw conflict(sessionId, next.revision, stored);
@@ -399,16 +405,17 @@ export class FsSessionStore implements SessionStore {
   async #lock(lock: string, sessionId: string): Promise<void> {
     const deadline = Date.now() + this.#lockTimeoutMs;
     for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
+      // The lock appears whole or not at all (its content written first, then linked into
+      // place), so a process killed while taking it never leaves an empty lock behind.
+      const temp = `${lock}${TEMP_MARK}${randomBytes(6).toString('hex')}.tmp`;
       try {
-        const file = await open(lock, 'wx', 0o644);
-        try {
-          await file.writeFile(`${process.pid} ${hostname()} ${Date.now()}\n`);
-        } finally {
-          await file.close();
-        }
+        await writeFile(temp, `${process.pid} ${hostname()} ${Date.now()}\n`, { flag: 'wx' });
+        await link(temp, lock);
         return;
       } catch (e) {
         if (errno(e) !== 'EEXIST') throw new AutoContextError('STORE_FAILED', `could not take the lock ${lock}`, { cause: e });
+      } finally {
+        await rm(temp, { force: true });
       }
       if (await this.#stale(lock)) {
         await rm(lock, { force: true });
