@@ -261,7 +261,7 @@ export class DenoKVStore implements OffloadStore {
       const { value } = entry;
       if (typeof value === 'string') return value;
       if (!isHeader(value)) throw failed(`Deno KV holds ${describe(value)} under ${JSON.stringify(base)}, not a value this store wrote`);
-      const parts = await this.#chunks(base, value);
+      const parts = await readChunks(this.kv, [...base, value.generation], value.chunks, value.bytes);
       if (parts !== null) return decode(parts, value.encoding);
       // The chunks are gone: a writer replaced the value after we read its header. Read again,
       // unless the header is still the same one, which would mean the chunks were lost.
@@ -300,14 +300,14 @@ export class DenoKVStore implements OffloadStore {
     try {
       for (const group of early) await this.#commit(apply(this.kv.atomic(), group));
     } catch (e) {
-      await this.#removeQuietly(chunks.map((c) => c.key));
+      await removeQuietly(this.kv, chunks.map((c) => c.key));
       throw e;
     }
 
     try {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const old = await this.kv.get(base, { consistency: 'strong' });
-        const stale = isHeader(old.value) ? this.#chunkKeys(base, old.value) : [];
+        const stale = isHeader(old.value) ? chunkKeys(base, old.value) : [];
         const plan = new Batches(headerBytes, 1);
         for (const m of withHeader) plan.add(m.key, m.value);
         for (const k of stale) plan.add(k);
@@ -316,14 +316,14 @@ export class DenoKVStore implements OffloadStore {
         if (!(await op.commit()).ok) continue; // another writer changed the key: read it again
         // The value is stored. The replaced generation is unreachable now: remove the chunks
         // that did not fit in the commit.
-        await this.#removeQuietly(rest.flat().map((m) => m.key));
+        await removeQuietly(this.kv, rest.flat().map((m) => m.key));
         return;
       }
     } catch (e) {
-      await this.#removeQuietly(chunks.map((c) => c.key));
+      await removeQuietly(this.kv, chunks.map((c) => c.key));
       throw e;
     }
-    await this.#removeQuietly(chunks.map((c) => c.key));
+    await removeQuietly(this.kv, chunks.map((c) => c.key));
     throw failed(`could not write ${JSON.stringify(key)}: it kept changing while being written`);
   }
 
@@ -334,11 +334,11 @@ export class DenoKVStore implements OffloadStore {
       const old = await this.kv.get(base, { consistency: 'strong' });
       if (old.versionstamp === null) return;
       const plan = new Batches(keyBytes(base), 1);
-      if (isHeader(old.value)) for (const k of this.#chunkKeys(base, old.value)) plan.add(k);
+      if (isHeader(old.value)) for (const k of chunkKeys(base, old.value)) plan.add(k);
       const [first, ...rest] = plan.groups;
       const op = apply(this.kv.atomic().check({ key: base, versionstamp: old.versionstamp }), first).delete(base);
       if (!(await op.commit()).ok) continue;
-      await this.#removeQuietly(rest.flat().map((m) => m.key));
+      await removeQuietly(this.kv, rest.flat().map((m) => m.key));
       return;
     }
     throw failed(`could not delete ${JSON.stringify(key)}: it kept changing while being deleted`);
@@ -362,46 +362,9 @@ export class DenoKVStore implements OffloadStore {
     return out.sort();
   }
 
-  /** The keys of a header's chunks. */
-  #chunkKeys(base: KvKey, header: Header): KvKey[] {
-    return Array.from({ length: header.chunks }, (_, i) => [...base, header.generation, i]);
-  }
-
-  /** The bytes a header's chunks hold, or `null` when some are missing. */
-  async #chunks(base: KvKey, header: Header): Promise<Uint8Array | null> {
-    const out = new Uint8Array(header.bytes);
-    let next = 0;
-    let offset = 0;
-    for await (const entry of this.kv.list({ prefix: [...base, header.generation] }, { consistency: 'strong' })) {
-      const index = entry.key[entry.key.length - 1];
-      const { value } = entry;
-      if (index !== next || !(value instanceof Uint8Array) || offset + value.length > out.length) return null;
-      out.set(value, offset);
-      offset += value.length;
-      next += 1;
-    }
-    return next === header.chunks && offset === header.bytes ? out : null;
-  }
-
   async #commit(op: AtomicOperationLike): Promise<void> {
     const { ok } = await op.commit();
     if (!ok) throw failed('a Deno KV atomic operation without checks did not commit');
-  }
-
-  /**
-   * Removes keys, best effort: chunks no header points to (those of a write that failed, or of
-   * a value just replaced). A failure here only leaves such chunks behind.
-   */
-  async #removeQuietly(keys: KvKey[]): Promise<void> {
-    const plan = new Batches(0, 0);
-    for (const k of keys) plan.add(k);
-    for (const group of plan.groups) {
-      try {
-        await apply(this.kv.atomic(), group).commit();
-      } catch {
-        // The write already failed; its error is the one the caller sees.
-      }
-    }
   }
 }
 
@@ -530,7 +493,7 @@ export class DenoKVSessionStore implements SessionStore {
     // The replaced state is unreachable now.
     if (isSessionHead(old.value)) {
       const h = old.value;
-      await removeQuietly(this.kv, Array.from({ length: h.chunks }, (_, i) => [...base, h.generation, i]));
+      await removeQuietly(this.kv, chunkKeys(base, h));
     }
   }
 }
@@ -551,7 +514,16 @@ async function readChunks(kv: DenoKvLike, prefix: KvKey, chunks: number, size: n
   return next === chunks && offset === size ? out : null;
 }
 
-/** Removes keys, best effort (chunks nothing names). */
+/** The keys of the chunks a header (of a value or of a saved session) points to. */
+function chunkKeys(base: KvKey, header: { generation: string; chunks: number }): KvKey[] {
+  return Array.from({ length: header.chunks }, (_, i) => [...base, header.generation, i]);
+}
+
+/**
+ * Removes keys, best effort: chunks no header points to (those of a write that failed, or of a
+ * value just replaced). A failure here only leaves such chunks behind; the write's own error, if
+ * any, is the one the caller sees.
+ */
 async function removeQuietly(kv: DenoKvLike, keys: KvKey[]): Promise<void> {
   const plan = new Batches(0, 0);
   for (const k of keys) plan.add(k);
