@@ -174,8 +174,14 @@ export interface EngineOptions {
   msgThreshold?: number;
   /** The model's context window in tokens (default 131072). */
   maxToken?: number;
-  /** Compress when tokens reach `maxToken × tokenRatio`, which is also the target (default 0.75). */
+  /** Compress when tokens reach `maxToken × tokenRatio` (default 0.75). */
   tokenRatio?: number;
+  /**
+   * A pass that tokens trigger compacts down to `maxToken × targetRatio`, at most `tokenRatio`
+   * (default `tokenRatio`: a pass stops at the trigger; 0.375 cost a third as much on the cost benchmark). Passes come rarely and each frees a lot: every
+   * pass makes the provider re-read the prompt after its first edit at the cache-write price.
+   */
+  targetRatio?: number;
   /** The last messages kept verbatim by the protected strategies (default 50, at most half of `msgThreshold`). */
   lastKeep?: number;
   /** A message whose text exceeds this many characters is "large" (default 5120). */
@@ -388,8 +394,14 @@ export interface CompressResult {
   messagesBefore: number;
   /** Working messages after the pass. */
   messagesAfter: number;
-  /** The target the pass compressed towards: `maxToken × tokenRatio` (corrected by `observeUsage`), lowered by `minFreedTokens`. */
+  /** The target the pass had to get under: `maxToken × tokenRatio` (corrected by `observeUsage`). */
   targetTokens: number;
+  /**
+   * Where the pass aimed: `maxToken × targetRatio` (corrected the same way), lowered by
+   * `minFreedTokens`. A pass stops above it, still under the target, when what remains is
+   * protected. The target itself for a pass of message-count pressure alone.
+   */
+  lowWaterTokens: number;
   /** Whether the request now fits under the target, in fewer than `msgThreshold` messages. */
   underTarget: boolean;
   /** Whether the pass stopped over the target because nothing more could be compressed. */

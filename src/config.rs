@@ -32,8 +32,13 @@ pub struct Config {
     pub msg_threshold: u32,
     /// The model's context window in tokens (default 131072).
     pub max_token: u64,
-    /// Compress when tokens reach `max_token × token_ratio`; that is also the target (default 0.75).
+    /// Compress when tokens reach `max_token × token_ratio` (default 0.75).
     pub token_ratio: f64,
+    /// A pass that tokens trigger compacts down to `max_token × target_ratio`, at most
+    /// `token_ratio` (default: `token_ratio`, no low-water mark). Below it, passes are rarer and each
+    /// frees more: every pass re-bills the prompt after its first edit, so one deep pass costs
+    /// less than many shallow ones.
+    pub target_ratio: Option<f64>,
     /// The last messages kept verbatim by the protected strategies, widened to whole tool
     /// exchanges (default 50, or half of `msg_threshold` when that is smaller).
     pub last_keep: u32,
@@ -123,6 +128,7 @@ impl Default for Config {
             msg_threshold: 100,
             max_token: 131_072,
             token_ratio: 0.75,
+            target_ratio: None,
             last_keep: 50,
             large_payload_threshold: 5120,
             offload_single_preview: 200,
@@ -158,6 +164,9 @@ impl Default for Config {
     }
 }
 
+/// `targetRatio`'s default, as a share of `tokenRatio`: none yet (a pass stops at the trigger).
+const DEFAULT_TARGET_SHARE: f64 = 1.0;
+
 /// The most tool names `pinnedTools` may list.
 const MAX_PINNED_TOOLS: usize = 256;
 
@@ -168,6 +177,7 @@ const KNOWN: &[&str] = &[
     "msgThreshold",
     "maxToken",
     "tokenRatio",
+    "targetRatio",
     "lastKeep",
     "largePayloadThreshold",
     "offloadSinglePreview",
@@ -202,9 +212,21 @@ const KNOWN: &[&str] = &[
 ];
 
 impl Config {
-    /// Token count at which compression starts, and the target a pass compresses below.
+    /// Token count at which compression starts.
     pub fn trigger_tokens(&self) -> u64 {
         (self.max_token as f64 * self.token_ratio).floor() as u64
+    }
+
+    /// The share of the window a pass that tokens trigger compacts down to.
+    pub fn target_ratio(&self) -> f64 {
+        self.target_ratio.unwrap_or(self.token_ratio * DEFAULT_TARGET_SHARE)
+    }
+
+    /// Token count a pass that tokens trigger compacts below (the low-water mark): at least 1,
+    /// at most [`Config::trigger_tokens`].
+    pub fn target_tokens(&self) -> u64 {
+        // The epsilon keeps a ratio computed in floating point on its round count.
+        ((self.max_token as f64 * self.target_ratio() + 1e-6).floor() as u64).clamp(1, self.trigger_tokens().max(1))
     }
 
     /// Token count from which summaries are prepared in the background.
@@ -240,6 +262,11 @@ impl Config {
         read_int(obj, "msgThreshold", &mut c.msg_threshold)?;
         read_int(obj, "maxToken", &mut c.max_token)?;
         read_float(obj, "tokenRatio", &mut c.token_ratio)?;
+        if obj.get("targetRatio").is_some_and(|v| !v.is_null()) {
+            let mut r = 0.0;
+            read_float(obj, "targetRatio", &mut r)?;
+            c.target_ratio = Some(r);
+        }
         read_int(obj, "lastKeep", &mut c.last_keep)?;
         read_int(obj, "largePayloadThreshold", &mut c.large_payload_threshold)?;
         read_int(obj, "offloadSinglePreview", &mut c.offload_single_preview)?;
@@ -360,6 +387,17 @@ impl Config {
         positive("msgThreshold", self.msg_threshold as u64, 10_000_000)?;
         positive("maxToken", self.max_token, 1_000_000_000)?;
         ratio("tokenRatio", self.token_ratio)?;
+        if let Some(r) = self.target_ratio {
+            if !(r > 0.0 && r <= self.token_ratio) {
+                return Err(Error::config(
+                    "targetRatio",
+                    format!(
+                        "must be above 0 and at most tokenRatio ({}): a pass compacts below where it starts; got {r}",
+                        self.token_ratio
+                    ),
+                ));
+            }
+        }
         ratio("currentRoundCompressionRatio", self.current_round_compression_ratio)?;
         positive("largePayloadThreshold", self.large_payload_threshold as u64, 1_000_000_000)?;
         positive("minConsecutiveToolMessages", self.min_consecutive_tool_messages as u64, 1_000_000)?;
@@ -486,6 +524,9 @@ impl Config {
         }
         if self.max_context_turns != defaults.max_context_turns && has(Strategy::TurnTrim) {
             o.insert("maxContextTurns".into(), json!(self.max_context_turns));
+        }
+        if let Some(r) = self.target_ratio {
+            o.insert("targetRatio".into(), json!(r));
         }
         if let Some(r) = self.prepare_ratio {
             o.insert("prepareRatio".into(), json!(r));
@@ -648,6 +689,19 @@ mod tests {
         assert_eq!(c.current_round_compression_ratio, 0.3);
         assert_eq!(c.min_compression_token_threshold, 5000);
         assert_eq!(c.trigger_tokens(), 98_304);
+        assert_eq!(c.target_tokens(), 98_304, "tokenRatio: no low-water mark");
+    }
+
+    #[test]
+    fn target_ratio_follows_token_ratio_unless_given() {
+        let c = Config::from_json(&json!({"maxToken": 32000, "tokenRatio": 0.6})).unwrap();
+        assert_eq!((c.trigger_tokens(), c.target_tokens()), (19_200, 19_200));
+        let c = Config::from_json(&json!({"maxToken": 32000, "targetRatio": 0.3})).unwrap();
+        assert_eq!((c.trigger_tokens(), c.target_tokens()), (24_000, 9_600));
+        assert_eq!(Config::from_json(&c.to_json()).unwrap(), c);
+        let c = Config::from_json(&json!({"maxToken": 32000, "targetRatio": 0.75})).unwrap();
+        assert_eq!(c.target_tokens(), c.trigger_tokens(), "no low-water mark");
+        assert!(Config::from_json(&Config::default().to_json()).unwrap().target_ratio.is_none());
     }
 
     #[test]
@@ -660,6 +714,10 @@ mod tests {
             (json!({"maxToken": 1e300}), "maxToken"),
             (json!({"tokenRatio": 1.5}), "tokenRatio"),
             (json!({"tokenRatio": 0}), "tokenRatio"),
+            (json!({"targetRatio": 0.8}), "targetRatio"),
+            (json!({"tokenRatio": 0.5, "targetRatio": 0.6}), "targetRatio"),
+            (json!({"targetRatio": 0}), "targetRatio"),
+            (json!({"targetRatio": "half"}), "targetRatio"),
             (json!({"msgThreshold": 10, "lastKeep": 10}), "lastKeep"),
             (json!({"offloadSinglePreview": 6000}), "offloadSinglePreview"),
             (json!({"sessionId": "a/b"}), "sessionId"),

@@ -206,7 +206,9 @@ fn current_round_compression_takes_answered_results_oldest_first_and_only_as_man
     // Two results' savings (70% each) fall short; a third is needed.
     let excess = (t[0] + t[1]) * 7 / 10 + t[2] * 35 / 100;
     let summarizer = ToLength::default();
-    let m = memory(config("oldest", window_for(total - excess)), &summarizer).with_ladder(&[Strategy::CurrentRoundCompress]);
+    // A pass compacting to where it starts (no low-water mark): "as many as needed" is exact.
+    let cfg = Config { target_ratio: Some(0.75), ..config("oldest", window_for(total - excess)) };
+    let m = memory(cfg, &summarizer).with_ladder(&[Strategy::CurrentRoundCompress]);
     m.add(&Value::Array(msgs.clone())).unwrap();
     let r = block_on(m.compress_if_needed()).unwrap();
     assert!(r.compressed && r.under_target, "{r:?}");

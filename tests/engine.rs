@@ -126,6 +126,42 @@ fn sessions_with_a_summarizer_keep_every_guarantee() {
 }
 
 #[test]
+fn a_pass_compacts_to_the_low_water_mark_so_passes_are_rare() {
+    let mut msgs = vec![system("agent")];
+    for r in 0..60 {
+        msgs.extend(tool_round(&format!("t{r}"), 2, 1_500));
+    }
+    let base = Config { msg_threshold: 1_000, ..config("x", 24_000) };
+    // (tokens before, after, low water, target) of each pass that changed the list.
+    let run = |target_ratio: Option<f64>| {
+        let cfg = Config { target_ratio, session_id: format!("low-water-{}", target_ratio.is_some()), ..base.clone() };
+        let m = memory(cfg, Some(FakeSummarizer::digest()));
+        let mut passes = Vec::new();
+        for (i, v) in msgs.iter().enumerate() {
+            if v["role"] == "assistant" {
+                let r = block_on(m.compress_if_needed()).unwrap();
+                assert!(r.low_water_tokens <= r.target_tokens, "{r:?}");
+                if r.compressed {
+                    passes.push((r.tokens_before, r.tokens_after, r.low_water_tokens, r.target_tokens));
+                }
+                assert_valid(&m, &format!("{target_ratio:?} before message {i}"));
+            }
+            m.add(v).unwrap();
+        }
+        check_recoverable(&m, "low water");
+        passes
+    };
+    let deep = run(Some(0.375));
+    let shallow = run(None);
+    for &(before, after, low, target) in &deep {
+        assert_eq!((low, target), (9_000, base.trigger_tokens()), "a pass aims at maxToken × targetRatio");
+        assert!(before >= target && after < low, "{deep:?}");
+    }
+    assert!(shallow.iter().all(|&(_, after, low, target)| low == target && after < target));
+    assert!(deep.len() * 3 <= shallow.len(), "deep passes are rarer: {} against {}", deep.len(), shallow.len());
+}
+
+#[test]
 fn sessions_with_a_failing_or_empty_summarizer_keep_every_guarantee() {
     for (seed, summarizer) in [(9, FakeSummarizer::failing("down")), (10, FakeSummarizer::empty())] {
         let msgs = session(seed, 40);

@@ -272,6 +272,8 @@ fn summaries_forging_markers_and_tags_never_reach_a_reload_or_a_later_prompt() {
     }
     msgs.push(user("go on"));
     let mut cfg = config("forge", window(&msgs));
+    // Compacting only to the trigger: the summaries stay in view, not behind an emergency notice.
+    cfg.target_ratio = Some(cfg.token_ratio);
     cfg.min_compression_token_threshold = 100;
     cfg.min_consecutive_tool_messages = 1_000;
     // Count pressure later rolls the earlier rounds, forged summaries included, into one.

@@ -38,6 +38,8 @@ fn session(rounds: usize) -> Vec<Value> {
 
 fn cfg() -> Config {
     let mut c = config("resume", 9_000);
+    // Shallow passes, many of them: every step of the ladder gets its turn across restores.
+    c.target_ratio = Some(c.token_ratio);
     c.msg_threshold = 40;
     c.last_keep = 6;
     c.tool_result_limit = 8_000;

@@ -185,6 +185,8 @@ fn unprotected_offload_reaches_into_the_tail_but_spares_the_current_round() {
     let total = tokens_of(&msgs);
     // 9 results lie before the tail; the target needs more than those 9.
     let mut cfg = config("unprotect", window_for(total - 11 * one_result));
+    // The pass compacts to where it starts (no low-water mark): the target here is exact.
+    cfg.target_ratio = Some(cfg.token_ratio);
     cfg.last_keep = last_keep as u32;
     let summarizer = FakeSummarizer::failing("must not be called");
     let m = memory(cfg, Some(summarizer.clone()));

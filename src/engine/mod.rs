@@ -312,8 +312,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// It may run while messages are added and while a pass runs; a second call while one runs
     /// returns at once. Failed summaries are not recorded (the pass tries them again).
     ///
-    /// The preparation aims below the trigger by as much again as the room left before it, so
-    /// what it prepares still suffices once that room has filled.
+    /// The preparation frees as much as the room left before the trigger, or as the pass will
+    /// free (down to its low-water mark, by at least `minFreedTokens`) if that is more, so what
+    /// it prepares still suffices once that room has filled.
     pub async fn prepare(&self) -> Result<PrepareResult> {
         let parts = self.parts();
         let (tokens, generation, pressure, calibration) = {
@@ -343,8 +344,11 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let target = if tokens >= trigger {
             parts.pass_target(tokens)
         } else {
+            // The pass at the trigger will aim at its low-water mark; by then `room` more will
+            // have come.
             let room = trigger - tokens;
-            tokens.saturating_sub(room.max(self.config.min_freed_tokens).max(1)).max(1)
+            let frees = trigger - parts.pass_target(trigger).aim;
+            pass::Target::exactly(tokens.saturating_sub(room.max(frees).max(1)).max(1))
         };
         let (calls, reused) = pass::dry_run(parts, target).await?;
         result.prepared = true;

@@ -77,10 +77,10 @@ impl<S, O> Parts<'_, S, O> {
     pub fn trigger_check(&self, forced: Option<u64>) -> Option<CompressResult> {
         let st = self.state.borrow();
         let tokens = st.request_tokens(self.config);
-        let target = forced.unwrap_or_else(|| self.pass_target(tokens));
+        let target = forced.map_or_else(|| self.pass_target(tokens), Target::exactly);
         let count = st.working.len();
         let turns = self.ladder.contains(&Strategy::TurnTrim) && st.turns > self.config.max_context_turns as usize;
-        let pressure = tokens >= target || count >= self.config.msg_threshold as usize || turns;
+        let pressure = tokens >= target.bound || count >= self.config.msg_threshold as usize || turns;
         (!pressure).then(|| CompressResult::unchanged(tokens, count, target))
     }
 
@@ -90,16 +90,37 @@ impl<S, O> Parts<'_, S, O> {
             && work.iter().filter(|e| e.msg.is_real_user()).count() > self.config.max_context_turns as usize
     }
 
-    /// The target of a pass that starts at `tokens`: `maxToken × tokenRatio` in the
-    /// estimate's units (calibrated), lowered so the pass frees at least `minFreedTokens`.
-    pub fn pass_target(&self, tokens: u64) -> u64 {
-        let trigger = self.state.borrow().calibration.estimate_of(self.config.trigger_tokens());
-        let min_freed = self.config.min_freed_tokens;
-        if min_freed > 0 && tokens >= trigger {
-            trigger.min(tokens.saturating_sub(min_freed)).max(1)
-        } else {
-            trigger
+    /// The target of a pass that starts at `tokens`, in the estimate's units (calibrated). A pass
+    /// that tokens trigger aims at the low-water mark `maxToken × targetRatio`, lowered so it
+    /// frees at least `minFreedTokens`, and must end below the trigger `maxToken × tokenRatio`;
+    /// below the trigger (a pass of message-count or turn pressure) both are the trigger.
+    pub fn pass_target(&self, tokens: u64) -> Target {
+        let calibration = self.state.borrow().calibration;
+        let trigger = calibration.estimate_of(self.config.trigger_tokens());
+        if tokens < trigger {
+            return Target::exactly(trigger);
         }
+        let low = calibration.estimate_of(self.config.target_tokens()).clamp(1, trigger);
+        let min_freed = self.config.min_freed_tokens;
+        let aim = if min_freed > 0 { low.min(tokens.saturating_sub(min_freed)).max(1) } else { low };
+        Target { aim, bound: trigger }
+    }
+}
+
+/// Where a pass compacts to: it aims below `aim` (the low-water mark), and must end below
+/// `bound` (the trigger): the last round and the latest answer yield only to reach `bound`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Target {
+    /// The low-water mark the plan aims below.
+    pub aim: u64,
+    /// What the pass must end below.
+    pub bound: u64,
+}
+
+impl Target {
+    /// A target that is both aim and bound (an overflow's, or one under the trigger).
+    pub fn exactly(tokens: u64) -> Target {
+        Target { aim: tokens, bound: tokens }
     }
 }
 
@@ -120,7 +141,7 @@ pub(crate) struct Pass<'a, S, O> {
     snapshot: Vec<Entry>,
     generation: u64,
     tokens_before: u64,
-    target: u64,
+    target: Target,
     /// The plan's copy of the working list, edited step by step.
     work: Vec<Entry>,
     /// What each replacement of `work` stands for.
@@ -155,7 +176,7 @@ pub(crate) async fn compress<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S,
     if let Some(idle) = parts.trigger_check(forced) {
         return Ok(idle);
     }
-    let mut pass = Pass::snapshot(parts, Mode::Commit, |tokens| forced.unwrap_or_else(|| parts.pass_target(tokens)));
+    let mut pass = Pass::snapshot(parts, Mode::Commit, |tokens| forced.map_or_else(|| parts.pass_target(tokens), Target::exactly));
     let mut result = pass.result();
     if !pass.under_pressure() {
         return Ok(result);
@@ -169,7 +190,7 @@ pub(crate) async fn compress<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S,
 
 /// Runs the dry run of a pass towards `target`: the plan only, keeping the summarizer's answers
 /// and the cuts it chose for the next pass. Returns the calls made and the answers reused.
-pub(crate) async fn dry_run<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S, O>, target: u64) -> Result<(usize, usize)> {
+pub(crate) async fn dry_run<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S, O>, target: Target) -> Result<(usize, usize)> {
     let mut pass = Pass::snapshot(parts, Mode::DryRun, |_| target);
     pass.plan().await?;
     parts.prepared.borrow_mut().set_hints(pass.summaries.take_hints());
@@ -180,7 +201,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
     // ---- 1. snapshot -------------------------------------------------------------------------
 
     /// Copies the working list; `target` gives the pass's target from the request tokens now.
-    fn snapshot(parts: Parts<'a, S, O>, mode: Mode, target: impl FnOnce(u64) -> u64) -> Self {
+    fn snapshot(parts: Parts<'a, S, O>, mode: Mode, target: impl FnOnce(u64) -> Target) -> Self {
         let (snapshot, generation) = {
             let st = parts.state.borrow();
             (st.working.clone(), st.generation)
@@ -212,7 +233,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
 
     /// Whether the snapshot is over the target, `msgThreshold` or `maxContextTurns`.
     fn under_pressure(&self) -> bool {
-        self.tokens_before >= self.target
+        self.tokens_before >= self.target.bound
             || self.snapshot.len() >= self.parts.config.msg_threshold as usize
             || self.parts.turn_pressure(&self.snapshot)
     }
@@ -246,7 +267,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     let rung = crate::strategy::rung(strategy);
                     let total = request_tokens(sum_tokens(&self.work), config);
                     let count_pressure = self.work.len() >= config.msg_threshold as usize;
-                    let token_pressure = total >= self.target;
+                    let token_pressure = total >= self.target.aim;
                     let turn_pressure = self.parts.turn_pressure(&self.work);
                     if !token_pressure && !count_pressure && !turn_pressure {
                         return Ok(());
@@ -266,7 +287,8 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                         working: &self.work,
                         st: &st,
                         total,
-                        target: self.target,
+                        target: self.target.aim,
+                        bound: self.target.bound,
                         plan: plan.as_ref(),
                         failures: &self.failures,
                         summaries: &self.summaries,
@@ -282,7 +304,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     let edits = self.keep_useful(edits)?;
                     let yieldable =
                         st.last_round.is_some() && rules.protect_last_round || st.latest_answer.is_some() && rules.protect_latest_answer;
-                    if made_by == Strategy::Emergency && yieldable && total.saturating_sub(freed(&self.work, &edits)) >= self.target {
+                    if made_by == Strategy::Emergency && yieldable && total.saturating_sub(freed(&self.work, &edits)) >= self.target.bound {
                         // Not enough while the last round (then the latest answer) is kept: it
                         // yields first, to every step.
                         relax = true;
@@ -489,11 +511,11 @@ fn fill_outcome<S: Summarizer, O: OffloadStore>(result: &mut CompressResult, pas
     let tokens_after = request_tokens(sum_tokens(&pass.work), config);
     result.tokens_after = tokens_after;
     let over_count = pass.work.len() >= config.msg_threshold as usize;
-    result.under_target = tokens_after < pass.target && !over_count;
+    result.under_target = tokens_after < pass.target.bound && !over_count;
     if !result.under_target {
         result.exhausted = true;
         let mut why = Vec::new();
-        if tokens_after >= pass.target {
+        if tokens_after >= pass.target.bound {
             why.push(if pass.parts.summarizer.is_none() {
                 "over the target after every step that needs no summarize function: what remains is protected \
                  (system messages, the first and the current user message, results the model has not answered yet, \

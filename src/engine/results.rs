@@ -24,11 +24,15 @@ pub struct CompressResult {
     pub messages_before: usize,
     /// Working messages after the pass.
     pub messages_after: usize,
-    /// The target the pass compressed towards: `maxToken × tokenRatio` in the estimate's units
-    /// (corrected by [`super::AutoContextMemory::observe_usage`]), lowered so a token-triggered
-    /// pass frees at least `minFreedTokens`; for [`super::AutoContextMemory::handle_overflow`],
-    /// its own.
+    /// The target the pass had to get under: `maxToken × tokenRatio` in the estimate's units
+    /// (corrected by [`super::AutoContextMemory::observe_usage`]); for
+    /// [`super::AutoContextMemory::handle_overflow`], its own.
     pub target_tokens: u64,
+    /// Where the pass aimed: the low-water mark `maxToken × targetRatio` (calibrated the same
+    /// way), lowered so a token-triggered pass frees at least `minFreedTokens`. A pass stops
+    /// above it, still under the target, when what remains is protected. Equal to the target
+    /// for a pass of message-count pressure alone and for an overflow.
+    pub low_water_tokens: u64,
     /// Whether the request now fits under the target, in fewer than `msgThreshold` messages.
     pub under_target: bool,
     /// Whether the pass stopped over the target because nothing more could be compressed.
@@ -54,15 +58,16 @@ pub struct CompressResult {
 
 impl CompressResult {
     /// The result of a pass that changed nothing: `tokens` and `messages` before and after.
-    pub(crate) fn unchanged(tokens: u64, messages: usize, target: u64) -> CompressResult {
+    pub(crate) fn unchanged(tokens: u64, messages: usize, target: super::pass::Target) -> CompressResult {
         CompressResult {
             compressed: false,
             tokens_before: tokens,
             tokens_after: tokens,
             messages_before: messages,
             messages_after: messages,
-            target_tokens: target,
-            under_target: tokens < target,
+            target_tokens: target.bound,
+            low_water_tokens: target.aim,
+            under_target: tokens < target.bound,
             exhausted: false,
             reason: None,
             events: Vec::new(),

@@ -144,8 +144,10 @@ pub(crate) struct Ctx<'a> {
     pub st: &'a Structure,
     /// Tokens of the whole request now.
     pub total: u64,
-    /// The pass's target.
+    /// The pass's target: the low-water mark it aims at.
     pub target: u64,
+    /// What the pass must get under (the trigger), at least `target`.
+    pub bound: u64,
     /// The host's plan, if set.
     pub plan: Option<&'a Plan>,
     /// Summaries that failed during this pass.
@@ -163,9 +165,15 @@ impl Ctx<'_> {
         self.working[span].iter().map(|e| e.tokens as u64).sum()
     }
 
-    /// Tokens the pass still has to free.
+    /// Tokens the pass still has to free to reach its low-water mark.
     pub fn excess(&self) -> u64 {
         (self.total + 1).saturating_sub(self.target)
+    }
+
+    /// Tokens the pass must free to get under the trigger: a summary prepared in the background
+    /// is used when it frees that much, even short of the low-water mark (later steps go on).
+    pub fn must_excess(&self) -> u64 {
+        (self.total + 1).saturating_sub(self.bound)
     }
 
     /// The offload uuid for replacing message `i` in place: the offload that already holds its

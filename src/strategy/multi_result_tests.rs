@@ -65,6 +65,7 @@ fn with_ctx<R>(working: &[Entry], config: &Config, excess: u64, f: impl FnOnce(&
         st: &st,
         total,
         target: (total + 1).saturating_sub(excess),
+        bound: (total + 1).saturating_sub(excess),
         plan: None,
         failures: &failures,
         summaries: &summaries,

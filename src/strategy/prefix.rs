@@ -147,7 +147,7 @@ pub(super) fn select(ctx: &Ctx<'_>, strategy: Strategy, keep_first_user: bool, s
     let hinted = hinted
         .filter(|&j| j <= end && settle(ctx, j) == j)
         .and_then(usable)
-        .filter(|span| ctx.tokens(span.clone()).saturating_sub(summary_tokens) >= ctx.excess());
+        .filter(|span| ctx.tokens(span.clone()).saturating_sub(summary_tokens) >= ctx.must_excess());
     let span = match hinted {
         Some(s) => s,
         None => match usable(reserve_cut(ctx, reserve, end)) {

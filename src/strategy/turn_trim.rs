@@ -65,9 +65,10 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
     // preparation trimmed when that still relieves the pressure.
     let fresh = (st.previous_rounds().count() / 2).max(turns.saturating_sub(max)).clamp(1, complete.len());
     let over_tokens = ctx.total >= ctx.target;
-    let relieves = |k: usize| -> bool {
+    // A prepared cut is taken when it gets under the trigger (later steps go deeper).
+    let relieves = |k: usize| {
         let freed = ctx.tokens(complete[0].start..complete[k - 1].end);
-        (!turn_pressure || turns - k <= max) && (!over_tokens || freed >= ctx.excess() + 100)
+        (!turn_pressure || turns - k <= max) && (!over_tokens || freed >= ctx.must_excess() + 100)
     };
     let hinted = ctx
         .summaries
