@@ -178,8 +178,8 @@ export interface EngineOptions {
   tokenRatio?: number;
   /**
    * A pass that tokens trigger compacts down to `maxToken × targetRatio`, at most `tokenRatio`
-   * (default `tokenRatio`: a pass stops at the trigger; 0.375 cost a third as much on the cost benchmark). Passes come rarely and each frees a lot: every
-   * pass makes the provider re-read the prompt after its first edit at the cache-write price.
+   * (default a quarter of `tokenRatio`). Passes come rarely and each frees a lot: every pass
+   * makes the provider re-read the prompt after its first edit at the cache-write price.
    */
   targetRatio?: number;
   /** The last messages kept verbatim by the protected strategies (default 50, at most half of `msgThreshold`). */
@@ -194,7 +194,7 @@ export interface EngineOptions {
   currentRoundCompressionRatio?: number;
   /** Spans below this many tokens are not worth an LLM summary (default 5000). */
   minCompressionTokenThreshold?: number;
-  /** A tool result longer than this many characters keeps only its head and tail (default 20000). */
+  /** A tool result longer than this many characters keeps only its head and tail; a new one is cut before it is first sent (default 10000). */
   toolResultLimit?: number;
   /** Tokens sent besides the messages (system prompt, tool schemas), counted against the window (default 0). */
   reservedTokens?: number;
@@ -238,7 +238,7 @@ export interface EngineOptions {
    * the budget guaranteed.
    */
   strategies?: readonly StrategyName[];
-  /** Share of the window the prefix summary and fact retrieval keep verbatim as recent messages (default 0.1). */
+  /** Share of the window the prefix summary and fact retrieval keep verbatim as recent messages, besides what the protections keep (default 0). */
   reserveRatio?: number;
   /**
    * How the prefix summary's five fields are rendered: any text naming `{task_overview}`,

@@ -35,9 +35,9 @@ pub struct Config {
     /// Compress when tokens reach `max_token × token_ratio` (default 0.75).
     pub token_ratio: f64,
     /// A pass that tokens trigger compacts down to `max_token × target_ratio`, at most
-    /// `token_ratio` (default: `token_ratio`, no low-water mark). Below it, passes are rarer and each
-    /// frees more: every pass re-bills the prompt after its first edit, so one deep pass costs
-    /// less than many shallow ones.
+    /// `token_ratio` (default: a quarter of `token_ratio`). The deeper, the rarer the passes: every
+    /// pass re-bills the prompt after its first edit, so one deep pass costs less than many
+    /// shallow ones.
     pub target_ratio: Option<f64>,
     /// The last messages kept verbatim by the protected strategies, widened to whole tool
     /// exchanges (default 50, or half of `msg_threshold` when that is smaller).
@@ -53,7 +53,7 @@ pub struct Config {
     /// Spans estimated below this many tokens are not worth an LLM summary (default 5000).
     pub min_compression_token_threshold: u32,
     /// A tool result longer than this many characters is truncated to head and tail, the whole
-    /// of it offloaded (default 20000).
+    /// of it offloaded (default 10000). A new one is truncated before it is first sent.
     pub tool_result_limit: u32,
     /// Tokens the host sends besides the messages (system prompt, tool schemas); counted
     /// against the window (default 0).
@@ -88,8 +88,9 @@ pub struct Config {
     pub preset: Option<Preset>,
     /// A ladder of the host's own, in order (instead of a preset).
     pub strategies: Option<Vec<Strategy>>,
-    /// Share of the window the prefix summary and fact retrieval keep as recent messages
-    /// (default 0.1).
+    /// Share of the window the prefix summary and fact retrieval keep as recent messages, besides
+    /// what the protections keep (the last completed round, the latest answer, unread work)
+    /// (default 0).
     pub reserve_ratio: f64,
     /// How the prefix summary's five fields are rendered (`{task_overview}`, `{current_state}`,
     /// `{important_discoveries}`, `{next_steps}`, `{context_to_preserve}`); default
@@ -135,7 +136,7 @@ impl Default for Config {
             min_consecutive_tool_messages: 6,
             current_round_compression_ratio: 0.3,
             min_compression_token_threshold: 5000,
-            tool_result_limit: 20_000,
+            tool_result_limit: 10_000,
             reserved_tokens: 0,
             offload_reload_limit: 16_000,
             history_rollup_keep_recent_rounds: 3,
@@ -149,7 +150,7 @@ impl Default for Config {
             custom_prompt: PromptConfig::default(),
             preset: None,
             strategies: None,
-            reserve_ratio: 0.1,
+            reserve_ratio: 0.0,
             summary_template: None,
             concepts: Vec::new(),
             facts_fallback: Strategy::PrefixSummary,
@@ -164,8 +165,10 @@ impl Default for Config {
     }
 }
 
-/// `targetRatio`'s default, as a share of `tokenRatio`: none yet (a pass stops at the trigger).
-const DEFAULT_TARGET_SHARE: f64 = 1.0;
+/// `targetRatio`'s default, as a share of `tokenRatio`: a pass frees three quarters of the
+/// trigger, so passes are rare (on the cost benchmark's 30 traces, a quarter cost less than a
+/// half, 0.75 or a pass that stops at the trigger).
+const DEFAULT_TARGET_SHARE: f64 = 0.25;
 
 /// The most tool names `pinnedTools` may list.
 const MAX_PINNED_TOOLS: usize = 256;
@@ -689,13 +692,15 @@ mod tests {
         assert_eq!(c.current_round_compression_ratio, 0.3);
         assert_eq!(c.min_compression_token_threshold, 5000);
         assert_eq!(c.trigger_tokens(), 98_304);
-        assert_eq!(c.target_tokens(), 98_304, "tokenRatio: no low-water mark");
+        assert_eq!(c.target_tokens(), 24_576, "a quarter of the trigger");
+        assert_eq!(c.tool_result_limit, 10_000);
+        assert_eq!(c.reserve_ratio, 0.0);
     }
 
     #[test]
     fn target_ratio_follows_token_ratio_unless_given() {
         let c = Config::from_json(&json!({"maxToken": 32000, "tokenRatio": 0.6})).unwrap();
-        assert_eq!((c.trigger_tokens(), c.target_tokens()), (19_200, 19_200));
+        assert_eq!((c.trigger_tokens(), c.target_tokens()), (19_200, 4_800));
         let c = Config::from_json(&json!({"maxToken": 32000, "targetRatio": 0.3})).unwrap();
         assert_eq!((c.trigger_tokens(), c.target_tokens()), (24_000, 9_600));
         assert_eq!(Config::from_json(&c.to_json()).unwrap(), c);
@@ -784,7 +789,8 @@ mod tests {
 
     #[test]
     fn reload_limit_follows_a_small_tool_result_limit() {
-        assert_eq!(Config::from_json(&json!({})).unwrap().offload_reload_limit, 16_000);
+        assert_eq!(Config::from_json(&json!({})).unwrap().offload_reload_limit, 8_000, "four fifths of the default 10000");
+        assert_eq!(Config::from_json(&json!({"toolResultLimit": 20000})).unwrap().offload_reload_limit, 16_000);
         assert_eq!(Config::from_json(&json!({"toolResultLimit": 5000})).unwrap().offload_reload_limit, 4000);
         assert_eq!(Config::from_json(&json!({"toolResultLimit": 100})).unwrap().offload_reload_limit, 200);
         assert_eq!(Config::from_json(&json!({"toolResultLimit": 5000, "offloadReloadLimit": 9000})).unwrap().offload_reload_limit, 9000);

@@ -77,6 +77,9 @@ fn poll_once<F: Future>(f: Pin<&mut F>) -> Poll<F::Output> {
     f.poll(&mut Context::from_waker(Waker::noop()))
 }
 
+// The tests' windows assume a pass that stops at the trigger: their options say so
+// (`targetRatio` 0.75; the prefix summary's reserve of a tenth of the window, and tool results
+// truncated above 20,000 characters).
 fn memory(opts: Value, s: &Gated) -> AutoContextMemory<Gated, MemoryStore> {
     let mut o = opts;
     o["sessionId"] = json!("background");
@@ -97,7 +100,10 @@ fn grow(m: &AutoContextMemory<Gated, MemoryStore>, tag: &str, tokens: u64) -> us
 #[test]
 fn a_prepared_prefix_summary_takes_the_hosts_latency_off_the_request_path() {
     let s = Gated::default();
-    let m = memory(json!({"preset": "prefix-summary", "maxToken": 10000}), &s);
+    let m = memory(
+        json!({"preset": "prefix-summary", "maxToken": 10000, "targetRatio": 0.75, "reserveRatio": 0.1, "toolResultLimit": 20000}),
+        &s,
+    );
     m.add(&json!([system("you are an auditor"), user("audit the repository")])).unwrap();
     grow(&m, "a", 6100);
     assert!(!m.needs_compression(), "{} tokens: past prepareRatio (6000), below the trigger (7500)", m.token_count());
@@ -147,7 +153,10 @@ fn a_prepared_prefix_summary_takes_the_hosts_latency_off_the_request_path() {
 fn a_span_that_changed_since_the_preparation_is_summarized_afresh() {
     let s = Gated::default();
     s.open();
-    let m = memory(json!({"preset": "prefix-summary", "maxToken": 10000}), &s);
+    let m = memory(
+        json!({"preset": "prefix-summary", "maxToken": 10000, "targetRatio": 0.75, "reserveRatio": 0.1, "toolResultLimit": 20000}),
+        &s,
+    );
     m.add(&json!([system("you are an auditor"), user("audit the repository")])).unwrap();
     grow(&m, "a", 6100);
     let done = block_on(m.prepare()).unwrap();
@@ -173,8 +182,7 @@ fn a_span_that_changed_since_the_preparation_is_summarized_afresh() {
 fn prepared_round_summaries_are_reused_and_only_new_rounds_are_summarized() {
     let s = Gated::default();
     s.open();
-    let opts =
-        json!({"maxToken": 10000, "minCompressionTokenThreshold": 300, "largePayloadThreshold": 100000, "offloadSinglePreview": 200});
+    let opts = json!({"maxToken": 10000, "targetRatio": 0.75, "minCompressionTokenThreshold": 300, "largePayloadThreshold": 100000, "offloadSinglePreview": 200});
     let m = memory(opts, &s);
     m.add(&json!([system("agent")])).unwrap();
     grow(&m, "a", 6100);
@@ -210,7 +218,10 @@ fn prepare_on_add_says_when_to_start_and_below_the_ratio_nothing_is_prepared() {
     grow(&m, "b", 7600);
     assert!(!m.should_prepare(), "at the trigger the pass itself runs");
 
-    let off = memory(json!({"preset": "prefix-summary", "maxToken": 10000}), &s);
+    let off = memory(
+        json!({"preset": "prefix-summary", "maxToken": 10000, "targetRatio": 0.75, "reserveRatio": 0.1, "toolResultLimit": 20000}),
+        &s,
+    );
     off.add(&Value::Array(tool_round("x", 1, 30_000))).unwrap();
     assert!(!off.should_prepare(), "prepareOnAdd is off by default");
 }

@@ -152,13 +152,21 @@ fn a_pass_compacts_to_the_low_water_mark_so_passes_are_rare() {
         passes
     };
     let deep = run(Some(0.375));
-    let shallow = run(None);
+    let shallow = run(Some(base.token_ratio));
+    let default = run(None);
     for &(before, after, low, target) in &deep {
         assert_eq!((low, target), (9_000, base.trigger_tokens()), "a pass aims at maxToken × targetRatio");
         assert!(before >= target && after < low, "{deep:?}");
     }
     assert!(shallow.iter().all(|&(_, after, low, target)| low == target && after < target));
     assert!(deep.len() * 3 <= shallow.len(), "deep passes are rarer: {} against {}", deep.len(), shallow.len());
+    // By default a pass aims at a quarter of the trigger.
+    assert!(!default.is_empty());
+    for &(before, after, low, target) in &default {
+        assert_eq!((low, target), (4_500, base.trigger_tokens()), "{default:?}");
+        assert!(before >= target && after < low, "{default:?}");
+    }
+    assert!(default.len() <= deep.len(), "{} default passes against {} at 0.375", default.len(), deep.len());
 }
 
 #[test]
@@ -349,4 +357,33 @@ fn a_copy_kept_by_version_follows_the_working_list_with_only_what_changed() {
     assert_eq!(m.messages_since(Some(u64::MAX)).1, 0);
     assert_eq!(m.messages_since(Some(0)), (m.list_version(), 0, all.clone()));
     assert_eq!(m.messages_since(None).2, all);
+}
+
+#[test]
+fn a_new_result_over_the_limit_is_truncated_before_it_is_first_sent() {
+    // A roomy window: no pressure at all. The default limit (10,000 characters) still cuts a
+    // new 30,000-character result at the end of the list, where the edit re-bills no prefix.
+    let m = memory(Config { session_id: "fresh".into(), max_token: 1_000_000, ..Config::default() }, None);
+    let mut msgs = vec![system("agent"), user("read the log")];
+    msgs.push(assistant_calls(&["big"]));
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    let before = m.messages();
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(!r.compressed, "nothing new over the limit: {r:?}");
+    m.add(&tool_result("big", 30_000)).unwrap();
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(r.compressed && r.under_target, "{r:?}");
+    assert_eq!(r.events.iter().map(|e| e.event_type.as_str()).collect::<Vec<_>>(), ["TOOL_RESULT_TRUNCATE"]);
+    let out = m.messages();
+    assert_eq!(&out[..before.len()], &before[..], "only the new result changed");
+    let content = out[before.len()]["content"].as_str().unwrap();
+    assert!(content.len() < 12_000 && content.contains("CONTEXT_OFFLOAD"), "{} characters", content.len());
+    check_recoverable(&m, "fresh truncation");
+    // The model answered it: the truncated copy stays, and no further pass runs.
+    m.add(&answer("the log says ok")).unwrap();
+    assert!(!block_on(m.compress_if_needed()).unwrap().compressed);
+    // Under the limit, a new result is sent whole.
+    m.add(&Value::Array(vec![assistant_calls(&["small"]), tool_result("small", 9_000)])).unwrap();
+    assert!(!block_on(m.compress_if_needed()).unwrap().compressed);
+    assert_valid(&m, "fresh truncation");
 }

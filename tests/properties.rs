@@ -94,6 +94,9 @@ proptest! {
         cfg.tool_result_limit = tool_limit;
         cfg.min_compression_token_threshold = min_llm;
         cfg.token_ratio = ratio;
+        // The default policy: its ladder and its low-water mark.
+        cfg.target_ratio = None;
+        cfg.strategies = None;
         let store = FlakyStore::new();
         let counter = TokenCounter::new(Tokenizer::O200kBase).unwrap();
         let m = AutoContextMemory::with_counter(cfg, counter, summarizer(host), store.clone()).unwrap();

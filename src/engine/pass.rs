@@ -35,6 +35,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::CompressionEvent;
 use crate::host::{Clock, DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
+use crate::message::{chars_over, Block, Role};
 use crate::prepared::{Cache, Summaries};
 use crate::strategy::llm::Failure;
 use crate::strategy::{Ctx, Edit, Entry, Pressure, Strategy};
@@ -80,8 +81,20 @@ impl<S, O> Parts<'_, S, O> {
         let target = forced.map_or_else(|| self.pass_target(tokens), Target::exactly);
         let count = st.working.len();
         let turns = self.ladder.contains(&Strategy::TurnTrim) && st.turns > self.config.max_context_turns as usize;
-        let pressure = tokens >= target.bound || count >= self.config.msg_threshold as usize || turns;
+        let pressure = tokens >= target.bound || count >= self.config.msg_threshold as usize || turns || self.fresh_oversized(&st.working);
         (!pressure).then(|| CompressResult::unchanged(tokens, count, target))
+    }
+
+    /// Whether a tool result over `toolResultLimit` came in since the model last answered and the
+    /// ladder truncates: it is truncated before it is first sent, at the end of the request, where
+    /// the edit re-bills no cached prefix (later, every pass's first edit would be before it).
+    pub fn fresh_oversized(&self, work: &[Entry]) -> bool {
+        let limit = self.config.tool_result_limit as usize;
+        self.ladder.contains(&Strategy::ToolResultTruncate)
+            && work.iter().rev().take_while(|e| e.msg.role != Role::Assistant).any(|e| {
+                e.msg.synthetic.is_none()
+                    && e.msg.blocks.iter().any(|b| matches!(b, Block::ToolResult { content, .. } if chars_over(content, limit)))
+            })
     }
 
     /// Whether the ladder trims turns and `work` has more than `maxContextTurns` of them.
@@ -236,6 +249,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
         self.tokens_before >= self.target.bound
             || self.snapshot.len() >= self.parts.config.msg_threshold as usize
             || self.parts.turn_pressure(&self.snapshot)
+            || self.parts.fresh_oversized(&self.snapshot)
     }
 
     // ---- 2. analyse, 3. plan -----------------------------------------------------------------
@@ -269,14 +283,15 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     let count_pressure = self.work.len() >= config.msg_threshold as usize;
                     let token_pressure = total >= self.target.aim;
                     let turn_pressure = self.parts.turn_pressure(&self.work);
-                    if !token_pressure && !count_pressure && !turn_pressure {
+                    let fresh = self.parts.fresh_oversized(&self.work);
+                    if !token_pressure && !count_pressure && !turn_pressure && !fresh {
                         return Ok(());
                     }
                     let relevant = match rung.relieves() {
                         Pressure::Count => count_pressure,
                         Pressure::Turns => turn_pressure || token_pressure,
                         Pressure::Tokens => token_pressure,
-                    };
+                    } || (fresh && strategy == Strategy::ToolResultTruncate);
                     if !relevant || (rung.uses_llm() && self.parts.summarizer.is_none()) {
                         continue;
                     }

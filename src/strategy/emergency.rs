@@ -38,8 +38,25 @@ impl Rung for Emergency {
 }
 
 pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
+    // The summaries the LLM steps made (this pass's too) stay where the low-water mark can be
+    // reached without them: offloading a summary behind a notice loses what it paid for. Only
+    // the trigger may take them.
+    let sparing = spans(ctx, true);
+    if freed(ctx, &sparing) >= ctx.must_excess() {
+        return sparing;
+    }
+    spans(ctx, false)
+}
+
+/// Tokens the edits free, notices counted.
+fn freed(ctx: &Ctx<'_>, edits: &[Edit]) -> u64 {
+    edits.iter().map(|e| ctx.tokens(e.span.clone()).saturating_sub(NOTICE_TOKENS)).sum()
+}
+
+fn spans(ctx: &Ctx<'_>, spare_summaries: bool) -> Vec<Edit> {
     let st = ctx.st;
     let n = ctx.working.len();
+    let kept = |i: usize| !st.free(i, Protection::EMERGENCY) || (spare_summaries && ctx.is_summary(i));
     let mut need = ctx.excess();
     let mut edits = Vec::new();
 
@@ -61,7 +78,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
                 continue;
             }
             for i in end.max(r.start)..r.end {
-                if i >= start && !st.free(i, Protection::EMERGENCY) {
+                if i >= start && kept(i) {
                     let island = st.unit(i).span.clone();
                     if start < island.start {
                         freed += gain(ctx, start..island.start);
@@ -95,7 +112,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
                 continue;
             }
             // Stop at what the model has not answered yet, and keep the newest message.
-            if u.span.end >= n || !st.span_free(&u.span, Protection::EMERGENCY) || (u.exchange && !u.complete) {
+            if u.span.end >= n || u.span.clone().any(kept) || (u.exchange && !u.complete) {
                 break;
             }
             end = u.span.end;

@@ -170,6 +170,15 @@ impl Ctx<'_> {
         (self.total + 1).saturating_sub(self.target)
     }
 
+    /// Whether working message `i` is a summary one of the LLM steps made.
+    pub fn is_summary(&self, i: usize) -> bool {
+        self.working[i]
+            .msg
+            .synthetic
+            .as_ref()
+            .is_some_and(|s| Strategy::ALL.iter().any(|&t| t.event_type() == s.kind && rung(t).uses_llm()))
+    }
+
     /// Tokens the pass must free to get under the trigger: a summary prepared in the background
     /// is used when it frees that much, even short of the low-water mark (later steps go on).
     pub fn must_excess(&self) -> u64 {

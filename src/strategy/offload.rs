@@ -40,9 +40,11 @@ pub(super) fn plan(ctx: &Ctx<'_>, protect: bool) -> Vec<Edit> {
     let mask = if protect { Protection::HISTORY_AND_TAIL } else { Protection::HISTORY };
     let threshold = ctx.config.large_payload_threshold as usize;
     let kind = if protect { Strategy::LargeMessageOffloadWithProtection } else { Strategy::LargeMessageOffload };
+    // A summary the prefix summary will roll forward is not previewed behind a marker first.
+    let rolled = ctx.config.ladder().contains(&Strategy::PrefixSummary);
     let mut edits = Vec::new();
     for i in 0..ctx.working.len() {
-        if !st.free(i, mask) {
+        if !st.free(i, mask) || (rolled && ctx.is_summary(i)) {
             continue;
         }
         let m = &ctx.working[i].msg;

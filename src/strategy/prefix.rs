@@ -107,7 +107,29 @@ fn reserve_cut(ctx: &Ctx<'_>, reserve: u64, end: usize) -> usize {
         cut -= 1;
         acc += ctx.working[cut].tokens as u64;
     }
-    settle(ctx, cut.min(end))
+    alternating_cut(ctx, settle(ctx, cut.min(end)))
+}
+
+/// Where turns alternate, the note (a user message) may not be followed by a user message it
+/// cannot join: one that stays verbatim (the round the question follows, a pinned message).
+/// The cut then moves back to the start of the last unit an assistant message opens, settled.
+fn alternating_cut(ctx: &Ctx<'_>, mut cut: usize) -> usize {
+    let n = ctx.working.len();
+    while ctx.format.needs_alternation() && cut > 0 && cut < n {
+        let next = &ctx.working[cut].msg;
+        if next.role != Role::User || (ctx.st.free(cut, Protection::NO_JOIN) && ctx.st.free(cut, Protection::LAST_ROUND)) {
+            return cut;
+        }
+        let Some(j) = (0..cut).rev().find(|&j| ctx.st.unit(j).span.start == j && ctx.working[j].msg.role == Role::Assistant) else {
+            return 0;
+        };
+        let settled = settle(ctx, j);
+        if settled >= cut {
+            return cut;
+        }
+        cut = settled;
+    }
+    cut
 }
 
 /// The start of the span for a cut: after the last system or pinned message (or pinned tool's
@@ -145,7 +167,7 @@ pub(super) fn select(ctx: &Ctx<'_>, strategy: Strategy, keep_first_user: bool, s
     // The cut a preparation chose, when it still frees enough.
     let hinted = ctx.summaries.hint(strategy).and_then(|h| ctx.working.iter().position(|e| std::rc::Rc::ptr_eq(&e.msg, &h)));
     let hinted = hinted
-        .filter(|&j| j <= end && settle(ctx, j) == j)
+        .filter(|&j| j <= end && settle(ctx, j) == j && alternating_cut(ctx, j) == j)
         .and_then(usable)
         .filter(|span| ctx.tokens(span.clone()).saturating_sub(summary_tokens) >= ctx.must_excess());
     let span = match hinted {

@@ -71,8 +71,10 @@ const NAMES: [(Strategy, &str, &str); 13] = [
     (Strategy::TurnTextOnly, "turn-text-only", "TURN_TEXT_ONLY"),
 ];
 
-/// The default order: the no-LLM steps first, then the reference's LLM strategies, then the
-/// emergency step that guarantees the budget.
+/// The default order: the no-LLM steps first, then the reference's LLM strategies, then one
+/// summary of what is left before the protected recent work (a pass that aims at the low-water
+/// mark gets there by a summary, not by offloading rounds behind a notice), then the emergency
+/// step that guarantees the budget (and does the prefix summary's work without a summarizer).
 pub const DEFAULT_LADDER: &[Strategy] = &[
     Strategy::ToolResultTruncate,
     Strategy::LargeMessageOffloadWithProtection,
@@ -82,6 +84,7 @@ pub const DEFAULT_LADDER: &[Strategy] = &[
     Strategy::PreviousRoundSummary,
     Strategy::CurrentRoundLargeMessage,
     Strategy::CurrentRoundCompress,
+    Strategy::PrefixSummary,
     Strategy::Emergency,
 ];
 

@@ -22,6 +22,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use autocontext::message::find_markers;
+use autocontext::strategy::{Strategy, DEFAULT_LADDER};
 use autocontext::{AutoContextMemory, Config, Format, HostError, MemoryStore, OffloadStore, SummarizeRequest, Summarizer, Summary};
 use serde_json::{json, Value};
 
@@ -289,9 +290,23 @@ pub fn tool_round(tag: &str, n_calls: usize, result_chars: usize) -> Vec<Value> 
     out
 }
 
-/// A config with a fixed session id and the given window.
+/// A config with a fixed session id and the given window, in the reference's geometry: its
+/// ladder (the default without the prefix summary), a pass that stops at the trigger
+/// (`targetRatio` = `tokenRatio`) and tool results truncated above 20,000 characters. The tests' windows are computed for a pass that
+/// frees just enough, to reach one step at a time. The default policy (its ladder, low-water
+/// mark, truncation limit and reserve) is what tests/replay.rs replays the corpora with and
+/// tests/properties.rs generates sessions for; tests/engine.rs tests it.
 pub fn config(session: &str, max_token: u64) -> Config {
-    Config { session_id: session.to_string(), max_token, ..Config::default() }
+    let d = Config::default();
+    let reference = DEFAULT_LADDER.iter().copied().filter(|&s| s != Strategy::PrefixSummary).collect();
+    Config {
+        session_id: session.to_string(),
+        max_token,
+        target_ratio: Some(d.token_ratio),
+        tool_result_limit: 20_000,
+        strategies: Some(reference),
+        ..d
+    }
 }
 
 /// Request tokens of a list of messages as the engine counts them (a throwaway memory with a

@@ -126,7 +126,9 @@ test('prepareOnAdd prepares in the background while summarize is slow, and the p
     return JSON.stringify({ task_overview: 'modules', current_state: 'prepared in the background', important_discoveries: '', next_steps: 'compare', context_to_preserve: '' });
   };
   slow = deferred();
-  const memory = new AutoContextMemory({ preset: 'prefix-summary', maxToken: 10000, prepareOnAdd: true, summarize, sessionId: 'bg-js' });
+  // A pass that stops at the trigger, and a reserve of a tenth of the window: one prefix summary
+  // gets there, so the preparation makes exactly one call.
+  const memory = new AutoContextMemory({ preset: 'prefix-summary', maxToken: 10000, targetRatio: 0.75, reserveRatio: 0.1, prepareOnAdd: true, summarize, sessionId: 'bg-js' });
   let n = grow(memory, 1, 6100);
   const preparing = memory.prepare(); // the preparation `add` started (a call while one runs returns it)
   await tick();

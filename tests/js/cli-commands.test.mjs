@@ -35,7 +35,7 @@ test('replay: a token curve with every compression marked, under the window at e
   // One ▲ under each compressed call (one column per call at this width).
   const marks = out.split('\n').find((l) => /^ +[▲ ]+$/.test(l) && l.includes('▲'));
   assert.equal([...marks].filter((ch) => ch === '▲').length, compressed.length);
-  const listed = out.split('\n').filter((l) => /^ {4}▲ call +\d+ \(message +\d+\) +[\d,]+ → [\d,]+ tokens +[A-Z_]/.test(l));
+  const listed = out.split('\n').filter((l) => /^ {4}▲ call +\d+ \(message +\d+\) +[\d,]+ → +[\d,]+ tokens +[A-Z_]/.test(l));
   assert.equal(listed.length, compressed.length);
   assert.match(out, /over the window\s+0 of 68 model turns\s+without autocontext: [1-9]\d*/);
 });

@@ -15,27 +15,23 @@ const GOLDEN = {
   conversation: '158 messages · 8 user turns · 68 model turns (openai, detected)',
   budget: 'window 32,000 · target 24,000 (× 0.75) · o200k_base',
   before: { messages: 158, tokens: 91_456 },
-  after: { messages: 66, tokens: 16_895 },
+  after: { messages: 66, tokens: 14_061 },
   // [type, count, messages replaced, tokens saved (≈)]
   events: [
-    ['TOOL_RESULT_TRUNCATE', 3, 3, 34_965],
-    ['LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION', 2, 2, 7_855],
-    ['PREVIOUS_ROUND_CONVERSATION_SUMMARY', 1, 31, 8_870],
-    ['EMERGENCY_OFFLOAD', 1, 22, 5_970],
-    ['CURRENT_ROUND_MESSAGE_COMPRESS', 1, 1, 865],
-    ['LARGE_MESSAGE_OFFLOAD', 2, 2, 11_155],
-    ['RECENT_FOCUS_WINDOW_COMPACT', 1, 42, 4_880],
+    ['TOOL_RESULT_TRUNCATE', 4, 4, 44_763],
+    ['EMERGENCY_OFFLOAD', 1, 2, 60],
+    ['PREFIX_SUMMARY', 3, 94, 32_572],
   ],
-  summarizer: { calls: 3, inputTokens: 17_825, outputTokens: 2_636 },
+  summarizer: { calls: 9, inputTokens: 29_336, outputTokens: 4_870 },
   turns: { user: 8, model: 68, overWindow: 0, overWindowWithout: 43 },
-  largest: { tokens: 23_870, tokensWithout: 90_882 },
-  passes: { checks: 69, compressed: 8 },
-  offloads: { count: 9, messages: 101, bytes: 425_280 },
+  largest: { tokens: 22_053, tokensWithout: 90_882 },
+  passes: { checks: 69, compressed: 4 },
+  offloads: { count: 8, messages: 100, bytes: 410_113 },
   // The bill of the 68 model calls at Anthropic's prices: without autocontext exact (the
   // history has no markers), with it within 1%.
   bill: {
     without: { inputTokens: 3_448_490, cachedTokens: 3_357_407, cacheAware: 449_594, rewrites: 0, overWindow: 43 },
-    with: { inputTokens: 1_099_225, cachedTokens: 959_478, cacheAware: 270_632, rewrites: 7, overWindow: 0 },
+    with: { inputTokens: 870_641, cachedTokens: 803_908, cacheAware: 163_807, rewrites: 3, overWindow: 0 },
   },
 };
 

@@ -13,6 +13,7 @@ const LLM_EVENTS = new Set([
   'PREVIOUS_ROUND_CONVERSATION_SUMMARY',
   'CURRENT_ROUND_LARGE_MESSAGE_SUMMARY',
   'CURRENT_ROUND_MESSAGE_COMPRESS',
+  'PREFIX_SUMMARY',
 ]);
 
 test('offlineSummarize keeps the facts of a tagged transcript, deterministically, within the target', () => {

@@ -66,7 +66,7 @@ test('with the filter every model call of a long run stays in the window; the se
   const largest = (inputs) => Math.max(...inputs.map(requestTokens));
   t.diagnostic(`window ${WINDOW}: with the filter ${over(filtered.inputs)}/27 over (largest ${largest(filtered.inputs)}); session alone ${over(alone.inputs)}/27 over (largest ${largest(alone.inputs)})`);
   assert.equal(over(filtered.inputs), 0, `largest request: ${Math.max(...filtered.inputs.map(requestTokens))} tokens`);
-  assert.ok(over(alone.inputs) >= 9, `the session alone lets the runs grow past the window (${over(alone.inputs)} of 27 over)`);
+  assert.ok(over(alone.inputs) > 0, `the session alone lets the runs grow past the window (${over(alone.inputs)} of 27 over)`);
 
   const { session } = filtered;
   for (const [k, input] of filtered.inputs.entries()) {

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { AutoContextMemory, isAutoContextError, validate } from 'autocontext';
 import { FORMATS, call, holdsResult, round, text, thrown, toFormat } from './helpers.mjs';
 
-const UNREAD = text(15_000, 9);
+// Under toolResultLimit (10,000 characters): truncation, the one step allowed on unread work, has
+// nothing to do.
+const UNREAD = text(9_000, 9);
 
 /** Three rounds, then a call whose long result the model has not answered, then the user typing. */
 const interjection = () => [
@@ -35,7 +37,7 @@ test('a tool result the model has not read stays whole when the user speaks afte
     for (const strategies of [undefined, ['previous-round-summary'], ['current-round-large-message', 'current-round-compress']]) {
       const what = `${format} ${strategies ?? 'default'}`;
       const { requests, summarize } = recorder();
-      const memory = new AutoContextMemory({ format, maxToken: 8_000, strategies, summarize });
+      const memory = new AutoContextMemory({ format, maxToken: 6_000, strategies, summarize });
       const messages = toFormat(format, interjection());
       memory.add(messages);
       assert.equal(memory.needsCompression(), true, what);
@@ -294,7 +296,9 @@ test('one reload gives the original, also of a result truncated and then offload
       { role: 'user', content: 'next?' },
     ];
     const messages = toFormat(format, openai);
-    const memory = new AutoContextMemory({ format, maxToken: 9_000 });
+    // The reference's geometry: a pass that stops at the trigger, results cut above 20,000
+    // characters, so the offload step, not a deeper one, takes the truncated copy.
+    const memory = new AutoContextMemory({ format, maxToken: 9_000, targetRatio: 0.75, toolResultLimit: 20_000 });
     memory.add(messages);
     const result = await memory.compressIfNeeded();
     assert.ok(result.underTarget, format);
