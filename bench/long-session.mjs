@@ -17,15 +17,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ourEntry } from './counters.mjs';
-import { root, traces } from './texts.mjs';
+import { root } from './texts.mjs';
+import { checkpoints, longTraces, stream } from './long-stream.mjs';
 
 const arg = (name, fallback) => {
   const at = process.argv.indexOf(name);
   return at < 0 ? fallback : Number(process.argv[at + 1]);
 };
 const limit = arg('--messages', 100_000);
-const CHECKPOINTS = [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000].filter((n) => n <= limit);
-if (!CHECKPOINTS.includes(limit)) CHECKPOINTS.push(limit);
+const CHECKPOINTS = checkpoints(limit, [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000]);
 
 // The engine's WebAssembly memory: caught as the package instantiates its module.
 const memories = [];
@@ -48,42 +48,10 @@ const { AutoContextMemory, offlineSummarize } = await import(ourEntry('default')
 const { MemoryStore } = await import(new URL('../dist/stores/memory.js', import.meta.url).href);
 const gc = () => globalThis.gc?.();
 
-const corpus = traces().filter((t) => t.messages.length > 10);
+const corpus = longTraces();
 if (corpus.length === 0) {
   console.error('long-session: no corpus (../shared/corpus); nothing to replay');
   process.exit(1);
-}
-
-/**
- * The corpus as an endless stream of groups added at once: a message, or an assistant message
- * with the tool results that answer it (so a group the engine refuses leaves no call open).
- * Call ids are unique per repetition.
- */
-/** Whether every call of a group's assistant message has its result in the group (a trace may end mid-call). */
-function answered(group) {
-  const results = new Set(group.filter((m) => m.role === 'tool').map((m) => m.tool_call_id));
-  return (group[0].tool_calls ?? []).every((c) => results.has(c.id));
-}
-
-function* stream() {
-  for (let rep = 0; ; rep++) {
-    for (const [t, trace] of corpus.entries()) {
-      const tag = `r${rep}t${t}_`;
-      let group = [];
-      for (const m of trace.messages) {
-        if (m.role === 'system' && (rep > 0 || t > 0)) continue;
-        const out = { ...m };
-        if (Array.isArray(m.tool_calls)) out.tool_calls = m.tool_calls.map((c) => ({ ...c, id: tag + c.id }));
-        if (typeof m.tool_call_id === 'string') out.tool_call_id = tag + m.tool_call_id;
-        if (m.role !== 'tool' && group.length > 0) {
-          if (answered(group)) yield group;
-          group = [];
-        }
-        group.push(out);
-      }
-      if (group.length > 0 && answered(group)) yield group;
-    }
-  }
 }
 
 const memory = new AutoContextMemory({ maxToken: 32_000, summarize: offlineSummarize, store: new MemoryStore(), sessionId: 'long' });
@@ -93,7 +61,7 @@ let passes = 0;
 let failed = 0;
 let skipped = 0;
 const started = process.cpuUsage();
-const source = stream();
+const source = stream(corpus);
 const trace = process.argv.includes('--trace');
 const t0 = performance.now();
 for (const checkpoint of CHECKPOINTS) {
