@@ -9,9 +9,10 @@
 // At checkpoints it records what the host pays for the conversation:
 //
 //   working   messages and tokens the model sees (the POST's answer)
-//   workerd   the workerd process's resident memory now (VmRSS) and at its peak (VmHWM), MB
-//   state     the memory's saved state in the object's storage: JSON text (MB of UTF-16 code
-//             units / 2, i.e. characters), the parts it is split into, and the object's
+//   workerd   the workerd process's resident memory now (VmRSS) and at its peak (VmHWM), MB;
+//             also at rest (the Worker loaded and one count made, before the conversation)
+//   state     the memory's saved state in the object's storage: its JSON text in millions of
+//             characters (UTF-16 code units), the parts it is split into, and the object's
 //             SQLite database size
 //   request   median and slowest POST of the stretch since the previous checkpoint, ms
 //
@@ -51,7 +52,7 @@ if (!existsSync(join(root, 'dist', 'entrypoints', 'workerd.js'))) {
   process.exit(1);
 }
 
-const work = join(root, 'target', 'bench', 'long-session-worker');
+const work = join(root, 'target', 'bench', `long-session-worker-${process.pid}`);
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 
@@ -164,6 +165,8 @@ function du(dir) {
 
 const url = await mf.ready;
 const pid = workerdPid();
+// At rest: the Worker loaded and its counter warm (one count), no conversation yet.
+if ((await mf.dispatchFetch(new URL('/tokens?text=hello', url))).status !== 200) throw new Error('the Worker does not answer');
 const idle = memoryOf(pid);
 const conversation = 'long';
 const post = async (messages) => {

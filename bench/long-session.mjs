@@ -11,8 +11,9 @@
 // The targets (DESIGN.md, performance budget): memory within 2x the working list, toJSON time
 // and size independent of the history. Prints a table; writes target/bench/long-session.json.
 //
-//   npm run build && node --expose-gc bench/long-session.mjs [--messages N] [--trace]
+//   npm run build && node --expose-gc bench/long-session.mjs [--messages N] [--smoke] [--trace]
 //
+// --smoke is --messages 1000.
 // --trace prints progress every 100 messages and every pass over a second, on stderr.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ const arg = (name, fallback) => {
   const at = process.argv.indexOf(name);
   return at < 0 ? fallback : Number(process.argv[at + 1]);
 };
-const limit = arg('--messages', 100_000);
+const limit = arg('--messages', process.argv.includes('--smoke') ? 1_000 : 100_000);
 const CHECKPOINTS = checkpoints(limit, [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000]);
 
 // The engine's WebAssembly memory: caught as the package instantiates its module.

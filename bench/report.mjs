@@ -127,6 +127,7 @@ export function report(r) {
           `${f2(trimOurs / trimTheirs)}× in total over ${r.engine.trim.length} traces against text gpt-tokenizer has seen (${int(trimOurs)} vs ${int(trimTheirs)} ms), ${f2(trimOurs / trimTheirsFirst)}× against its first sight (${int(trimTheirsFirst)} ms)`,
           met(trimOurs / trimTheirs <= 0.5),
         ],
+        ...longTargets(r.long, met),
       ],
     ),
   );
@@ -317,6 +318,11 @@ export function report(r) {
   out.push(`Trace \`${p.trace}\` (${int(p.messages)} messages) added whole, then one \`compressIfNeeded()\` in a 32,000-token window; the time inside the host's store and summarize calls is measured and subtracted. CPU time, a full garbage collection before each run; medians of at least 5 runs.`);
   out.push('');
 
+  if (r.long) {
+    out.push(longReport(r.long));
+    out.push('');
+  }
+
   out.push('## Stateless `compress()` against LangChain.js `trimMessages`');
   out.push('');
   out.push(
@@ -343,5 +349,65 @@ export function report(r) {
     "Same messages, same 32,000-token window: `compress(messages, { maxToken: 32000 })` (default build, no summarizer: truncation and offloads into a MemoryStore, every original recoverable, the wire JSON in and out included) against `trimMessages(messages, { maxTokens: 24000, strategy: 'last', includeSystem: true, startOn: 'human' })` on the same messages as LangChain objects (made beforehand, not timed), with a token counter that counts each message once per call with gpt-tokenizer (o200k_base) using the same per-message accounting. Each side in a process of its own, a full garbage collection before every run, CPU time. \"First sight\" is trimMessages' first run on a trace (gpt-tokenizer's merge cache has not seen its text; a fresh isolate's case), \"seen\" the median of the 6 later runs (a long-lived process that counted the conversation before); ours is the median of the 6 later runs (a compress() call keeps nothing for the next but the counter's small piece cache).",
   );
   out.push('');
+  return out.join('\n');
+}
+
+/** The long-session targets (DESIGN.md, performance budget), when the run measured them. */
+function longTargets(long, met) {
+  if (!long) return [];
+  const s = long.session.rows;
+  const w = long.worker.rows;
+  const over = w.at(-1).hwmMB - long.worker.idleRssMB;
+  const stateGrowth = w.at(-1).stateMB / w[0].stateMB;
+  return [
+    [
+      `a session of ${int(w.at(-1).history)} messages runs in a Durable Object under 128 MB`,
+      `the example Worker's workerd process peaked at ${int(w.at(-1).hwmMB)} MB resident, ${int(over)} MB over its ${int(long.worker.idleRssMB)} MB at rest (${int(w[0].hwmMB - long.worker.idleRssMB)} MB over at ${int(w[0].history)} messages)`,
+      met(over <= 128),
+    ],
+    [
+      'engine memory and `toJSON()` sized by the working list, not the history (within 2× from the first checkpoint to the last)',
+      `from ${int(s[0].history)} to ${int(s.at(-1).history)} messages: engine memory ${f1(s[0].memoryMB)} → ${f1(s.at(-1).memoryMB)} MB, state ${int(s[0].stateKB)} → ${int(s.at(-1).stateKB)} KB, toJSON ${f1(s[0].toJsonMs)} → ${f1(s.at(-1).toJsonMs)} ms; in the Worker, saved state ${f2(w[0].stateMB)} → ${f2(w.at(-1).stateMB)} MB`,
+      met(s.at(-1).memoryMB / s[0].memoryMB <= 2 && s.at(-1).stateKB / s[0].stateKB <= 2 && stateGrowth <= 2),
+    ],
+  ];
+}
+
+/** The long session: the engine alone in Node, then the example Worker in workerd. */
+function longReport(long) {
+  const out = [];
+  const s = long.session;
+  const w = long.worker;
+  out.push(`## A long session: ${int(s.rows.at(-1).history)} messages`);
+  out.push('');
+  out.push(
+    'The corpus traces back to back as one conversation (one system message, call ids made unique per repetition), in a 32,000-token window. First the engine alone in Node (`node --expose-gc bench/long-session.mjs`: added group by group, a pass whenever the trigger says so, offline summarizer, MemoryStore):',
+  );
+  out.push('');
+  out.push(
+    table(
+      ['messages', 'working list', 'working tokens', 'engine memory MB', 'toJSON ms', 'state KB', 'passes', 'CPU s'],
+      s.rows.map((x) => [int(x.history), int(x.working), int(x.workingTokens), f1(x.memoryMB), f1(x.toJsonMs), int(x.stateKB), int(x.passes), f1(x.cpuS)]),
+    ),
+  );
+  out.push('');
+  out.push(
+    `Engine memory is the WebAssembly memory (it grows and never shrinks); toJSON is the median of three calls, the state its size as JSON text.${s.skipped > 0 ? ` ${int(s.skipped)} messages the engine refused (a trace's own seam) were skipped.` : ''}`,
+  );
+  out.push('');
+  out.push(
+    `Then the same stream through the example Worker (examples/worker) in workerd under miniflare (\`node bench/long-session-worker.mjs\`): one Durable Object holds the conversation, each POST adds ${int(w.batch)} messages (whole groups), compresses if needed and saves the memory's state in the object's storage, offloads go to KV. No model is configured, so passes run only the steps that need none.`,
+  );
+  out.push('');
+  out.push(
+    table(
+      ['messages', 'POSTs', 'working list', 'working tokens', 'workerd RSS MB', 'workerd peak MB', 'saved state MB', 'SQLite MB', 'POST median ms', 'slowest POST ms', 'elapsed s'],
+      w.rows.map((x) => [int(x.history), int(x.requests), int(x.working), int(x.workingTokens), int(x.rssMB), int(x.hwmMB), f2(x.stateMB), x.databaseMB === null ? '–' : f1(x.databaseMB), int(x.medianMs), int(x.maxMs), int(x.wallS)]),
+    ),
+  );
+  out.push('');
+  out.push(
+    `The workerd process is the whole runtime (${int(w.idleRssMB)} MB resident at rest: the Worker loaded and one token count made, before the conversation), miniflare's KV and SQLite included: an upper bound on what the object's isolate holds. Saved state is the JSON text the example writes (millions of characters); SQLite is the object's database. POST times are wall-clock on a shared machine, over the stretch since the previous row.${w.skipped > 0 ? ` ${int(w.skipped)} messages the engine refused were skipped.` : ''}`,
+  );
   return out.join('\n');
 }

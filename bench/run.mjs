@@ -1,6 +1,7 @@
 // The benchmark suite (`npm run bench`): every measurement in one run, each counter and each
 // engine benchmark in fresh Node processes, the session cost of every system (bench/cost.mjs),
-// then docs/benchmarks.md (bench/report.mjs).
+// a long session in the engine and in the example Worker (bench/long-session*.mjs), then
+// docs/benchmarks.md (bench/report.mjs).
 //
 //   node bench/run.mjs [--smoke] [--out <file.md>] [--native <cargo-bench.json>] [--build-seconds <s>]
 //   node bench/run.mjs --from target/bench/results.json [--out <file.md>]
@@ -211,13 +212,28 @@ delete engine.compress;
 log('cost: every system over the traces');
 const cost = await runCost({ traces: smoke ? ['tau-bench-gpt4o-airline-task4', 'pydantic-ai-claude-parallel'] : [], log: (...a) => log('cost:', ...a) });
 
+// A long session, 100,000 messages of the corpus back to back: the engine alone in Node
+// (bench/long-session.mjs), and the example Worker's Durable Object in workerd
+// (bench/long-session-worker.mjs). Each prints its table here and saves its rows.
+const longMessages = smoke ? 1_000 : 100_000;
+const long = {};
+for (const [key, script, nodeFlags] of [
+  ['session', 'long-session.mjs', ['--expose-gc']],
+  ['worker', 'long-session-worker.mjs', []],
+]) {
+  log(`long session: ${script}, ${longMessages} messages`);
+  const r = spawnSync(process.execPath, [...nodeFlags, join(root, 'bench', script), '--messages', String(longMessages)], { cwd: root, stdio: ['ignore', 2, 2], timeout: 3 * 3600_000 });
+  if (r.status !== 0) throw new Error(`${script} failed (${r.status ?? r.signal})`);
+  long[key] = JSON.parse(readFileSync(join(work, script.replace(/\.mjs$/, '.json')), 'utf8'));
+}
+
 const native = existsSync(nativeFile) ? JSON.parse(readFileSync(nativeFile, 'utf8')) : null;
 const nativePassFile = join(root, 'target', 'bench-pass-native.json');
 const nativePass = existsSync(nativePassFile) ? JSON.parse(readFileSync(nativePassFile, 'utf8')) : null;
 machine.loadEnd = loadavg();
 machine.seconds = (Date.now() - started.getTime()) / 1000;
 
-const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, liteBreakdown, engine, native, nativePass, cost };
+const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, liteBreakdown, engine, native, nativePass, cost, long };
 writeFileSync(join(work, 'results.json'), JSON.stringify(results, null, 2));
 mkdirSync(join(out, '..'), { recursive: true });
 writeFileSync(out, report(results));
