@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The benchmark suite (`npm run bench`): builds the package (timed), runs the native benchmarks
 # of the exact counter (benches/tokens.rs) and of one pass (benches/pass.rs), then the Node
-# suite (bench/run.mjs: the counters, the engine, and what a session costs with every system,
-# bench/cost.mjs), which writes docs/benchmarks.md. Extra arguments go to bench/run.mjs;
+# suite (bench/run.mjs: the counters, the engine, what a session costs with every system,
+# bench/cost.mjs, and a 100,000-message session in the engine and in the example Worker under
+# workerd, bench/long-session*.mjs), which writes docs/benchmarks.md. Extra arguments go to bench/run.mjs;
 # `--smoke` makes every step tiny (a check that the suite runs, written to
 # target/benchmarks-smoke.md). Not part of `npm test`.
 set -euo pipefail
