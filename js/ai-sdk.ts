@@ -92,7 +92,7 @@ export interface PrepareStepOptions {
 export interface AiSdkMemory<M> {
   add(message: M | readonly M[]): void;
   messages(): M[];
-  originalMessages(): M[];
+  originalMessages(): Promise<M[]>;
   compressIfNeeded(): Promise<CompressResult>;
   reloadTool(): unknown;
   handleReloadCall(call: unknown): Promise<string>;
@@ -155,7 +155,7 @@ export function prepareStep<M extends object = AiSdkMessage>(
       if (working.length === 0) known = 0;
       else if (startsWith(given, working)) known = working.length;
       else {
-        const original = keys(mem.originalMessages());
+        const original = keys(await mem.originalMessages());
         if (!startsWith(given, original)) {
           throw new AutoContextError(
             'INVALID_ARGUMENT',

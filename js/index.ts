@@ -429,6 +429,9 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     if (this.#saving) throw new AutoContextError('LIMIT_EXCEEDED', 'a save of this memory is running; await it first');
     this.#saving = true;
     try {
+      // The log's tail goes to the offload store first, so the saved state is the size of the
+      // working list; if that fails, the tail is saved in the state instead (nothing is lost).
+      await this.flush().catch(() => 0);
       const revision = this.#revision + 1;
       await sessions.save(this.sessionId, { revision, state: this.#stateText(revision) });
       this.#revision = revision;
@@ -487,7 +490,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
       // cannot hold; it cannot tell where one was, so name the message here.
       const lone = isAutoContextError(e, 'INVALID_MESSAGE') && /not valid JSON/.test(e.message) ? findLoneSurrogate(message) : null;
       if (lone === null) throw e;
-      const index = (JSON.parse(this.#wasm.originalMessages()) as unknown[]).length + lone.position;
+      const index = this.#wasm.historyLength() + lone.position;
       throw new AutoContextError(
         'INVALID_MESSAGE',
         `message ${index}, field \`${lone.field}\`: holds a lone UTF-16 surrogate (half of a character), which no wire format can carry; nothing was added`,
@@ -681,9 +684,57 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     return structuredClone(view.list);
   }
 
-  /** Everything ever added, in order, exactly as added. */
-  originalMessages(): M[] {
-    return JSON.parse(this.#wasm.originalMessages()) as M[];
+  /**
+   * Everything ever added, in order, exactly as added. The log lives in the store in chunks
+   * (see {@link AutoContextMemory.flush}), read back here one chunk at a time, each checked.
+   *
+   * @throws {@link AutoContextError} `STORE_FAILED` when the store fails, or holds a chunk that is
+   *   missing or not the one written (never a shorter history).
+   */
+  async originalMessages(): Promise<M[]> {
+    const { head, tail } = JSON.parse(this.#wasm.logHead()) as { head: string | null; tail: M[] };
+    const chunks: M[][] = [];
+    for (let key = head; key !== null; ) {
+      const chunk = JSON.parse(await callAsync(() => this.#wasm.logChunk(key as string))) as { messages: M[]; prev: string | null };
+      chunks.push(chunk.messages);
+      key = chunk.prev;
+    }
+    return [...chunks.reverse().flat(), ...tail];
+  }
+
+  /** How many messages were added in all (the length of {@link AutoContextMemory.originalMessages}). */
+  get historyLength(): number {
+    return this.#wasm.historyLength();
+  }
+
+  /**
+   * Writes the messages added since the last flush to the store, as one chunk of the log of
+   * everything added (all but the newest message, kept so {@link AutoContextMemory.pop} can
+   * take it back), so neither the engine's memory nor {@link AutoContextMemory.toJSON} holds them
+   * any more. A pass does it once 64 messages or 32k tokens wait, and
+   * {@link AutoContextMemory.save} before it saves; call it before `toJSON()` when you persist
+   * the state yourself, to keep it the size of the working list. Chunks are never rewritten, and
+   * their keys (`<sessionId>/log-<first index>-<digest>`) name their content: keep them as long
+   * as a state that names them may be restored. Resolves to how many messages were written.
+   *
+   * @throws {@link AutoContextError} `STORE_FAILED` when a put fails; what it did not write stays
+   *   in the state, and the next flush writes it.
+   */
+  async flush(): Promise<number> {
+    return callAsync(() => this.#wasm.flush(true));
+  }
+
+  /**
+   * Takes back the newest message added, when the working list still holds it as added;
+   * `undefined` when nothing was added.
+   *
+   * @throws {@link AutoContextError} `INVALID_STATE` when a pass replaced it; `LIMIT_EXCEEDED`
+   *   while a pass runs.
+   */
+  pop(): M | undefined {
+    const text = call(() => this.#wasm.pop());
+    this.#view = null;
+    return text === 'null' ? undefined : (JSON.parse(text) as M);
   }
 
   /** Tokens of the request the working list makes (messages, request overhead, `reservedTokens`). */

@@ -107,8 +107,8 @@ export class AutoContextSession implements Session {
    *   the format is always `'openai-responses'`.
    * @param memory - a memory to use instead of a new one: made with `format: 'openai-responses'`,
    *   by any build of autocontext; `options` then carries the same `summarize` and `tokenizer`
-   *   (the session remakes the memory in {@link AutoContextSession.popItem} and
-   *   {@link AutoContextSession.clearSession}) and its other fields are not used.
+   *   (the session remakes the memory in {@link AutoContextSession.clearSession}) and its other
+   *   fields are not used.
    * @throws {@link AutoContextError} `INVALID_CONFIG` naming the option at fault.
    */
   constructor(options: AutoContextSessionOptions = {}, memory?: AgentsMemory) {
@@ -213,18 +213,7 @@ export class AutoContextSession implements Session {
    * @throws {@link AutoContextError} `INVALID_STATE` when the last item was compressed.
    */
   async popItem(): Promise<AgentInputItem | undefined> {
-    const state = this.#memory.toJSON();
-    const original = state.original as AgentInputItem[];
-    const working = state.working as { message: AgentInputItem; synthetic?: unknown }[];
-    const last = original.at(-1);
-    if (last === undefined) return undefined;
-    const kept = working.at(-1);
-    if (kept === undefined || kept.synthetic !== undefined || identity(kept.message) !== identity(last)) {
-      throw new AutoContextError('INVALID_STATE', 'the most recent item was compressed into a summary and cannot be taken back on its own');
-    }
-    original.pop();
-    working.pop();
-    this.#memory = this.#kind().fromJSON<'openai-responses', AgentInputItem>(state, { ...hostOf(this.#options), store: this.#memory.store });
+    const last = this.#memory.pop();
     this.#views = [];
     this.#unsaved = [];
     return last;
@@ -250,7 +239,7 @@ export class AutoContextSession implements Session {
     // What the runner was handed (or has since added), else the whole log (a caller that passes
     // the history back itself); the log is read only then, as it grows with the conversation.
     const view = [...this.#views].reverse().find((v) => startsWith(keys, v));
-    const originals = view === undefined ? this.#memory.originalMessages().map(identity) : undefined;
+    const originals = view === undefined ? (await this.#memory.originalMessages()).map(identity) : undefined;
     const base = view ?? (originals !== undefined && startsWith(keys, originals) ? originals : undefined);
     if (base === undefined) {
       // Not this conversation: compress the input as it is, with the same options and store;

@@ -117,7 +117,7 @@ fn a_bad_message_late_in_a_batch_adds_none_of_it() {
     assert_eq!(e.index(), Some(7), "indexed in the conversation, not the batch");
     assert_eq!(e.field(), Some("content"));
     assert_eq!(snapshot(&m), before);
-    assert_eq!(m.original_messages().len(), 5);
+    assert_eq!(block_on(m.original_messages()).expect("the log reads back").len(), 5);
 }
 
 #[test]

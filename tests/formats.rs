@@ -47,7 +47,7 @@ fn assert_alternates(messages: &[Value], what: &str) {
 }
 
 fn check_all(memory: &Mem, format: Format, what: &str) {
-    check_with(memory, format, &thinking_of(format, &memory.original_messages()), what);
+    check_with(memory, format, &thinking_of(format, &block_on(memory.original_messages()).expect("the log reads back")), what);
 }
 
 /// [`check_all`] with the originals' thinking blocks known in advance (the replay's hot loop).
@@ -418,7 +418,7 @@ fn offload_and_current_round_summaries_handle_several_results_per_message() {
     let results = results_of(&out[2]);
     assert_eq!(results.iter().filter(|(_, t)| t.contains("digest of the three files")).count(), 1, "{results:?}");
     assert!(results[1].1.starts_with("[Summarized together with the result of c-a.]"));
-    assert_eq!(out[1], m.original_messages()[1], "the calling turn, thinking and all, is untouched");
+    assert_eq!(out[1], block_on(m.original_messages()).expect("the log reads back")[1], "the calling turn, thinking and all, is untouched");
     check_all(&m, Format::Anthropic, "multi-current");
     check_recoverable(&m, "multi-current");
 }
@@ -689,7 +689,7 @@ fn replay(format: Format, name: &str, msgs: &[Value], llm: bool) -> (usize, usiz
     let rec = check_recoverable(&m, &what);
     assert_eq!(rec.in_working + rec.via_reload, msgs.len(), "{what}");
     assert_untouched_are_identical(&m, &what);
-    assert_eq!(m.original_messages(), msgs, "{what}: the original log is the trace");
+    assert_eq!(block_on(m.original_messages()).expect("the log reads back"), msgs, "{what}: the original log is the trace");
     assert!(validate_tool_pairing(format, &m.working()).is_empty());
     assert_requests_valid(format, &summarizer, &what);
     (turns, m.events().len(), m.token_count())

@@ -176,7 +176,7 @@ fn replay(name: &str, messages: &[Value], row: Row) -> Numbers {
     assert_eq!(rec.in_working + rec.via_reload, messages.len());
     n.via_reload = rec.via_reload;
     assert_untouched_are_identical(&m, &what);
-    assert_eq!(m.original_messages(), messages, "{what}: the original log is the trace");
+    assert_eq!(block_on(m.original_messages()).expect("the log reads back"), messages, "{what}: the original log is the trace");
     assert_eq!(n.pass_calls + n.prepare_calls, s.calls.get());
     n.sent_tokens = s.tokens.get();
     n

@@ -397,7 +397,11 @@ fn few_turns_over_budget_keep_only_their_text() {
     assert_eq!(types(&r.events), vec!["TURN_TEXT_ONLY"; 2]);
     let out = m.messages();
     assert_eq!(out.len(), 10, "system, then user + text answer per older turn, the last turn whole, the new question");
-    assert_eq!(&out[5..], &m.original_messages()[9..], "the last completed turn and the question stay verbatim");
+    assert_eq!(
+        &out[5..],
+        &block_on(m.original_messages()).expect("the log reads back")[9..],
+        "the last completed turn and the question stay verbatim"
+    );
     for k in 0..2 {
         assert_eq!(out[1 + 2 * k], json!({"role": "user", "content": format!("question r{k}")}));
         let a = out[2 + 2 * k]["content"].as_str().unwrap();

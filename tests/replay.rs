@@ -189,7 +189,7 @@ fn replay(trace: &Trace, format: Format, window: u64, llm: bool) -> Row {
     assert_eq!(rec.in_working + rec.via_reload, msgs.len(), "{what}");
     assert_one_hop(&m, &what);
     assert_untouched_are_identical(&m, &what);
-    assert_eq!(&m.original_messages(), msgs, "{what}: the original log is the trace");
+    assert_eq!(&block_on(m.original_messages()).expect("the log reads back"), msgs, "{what}: the original log is the trace");
     let bad = checked.bad.borrow();
     assert!(bad.is_empty(), "{what}: {} summarize requests are not valid bodies: {:?}", bad.len(), &bad[..bad.len().min(3)]);
     Row {

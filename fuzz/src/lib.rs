@@ -246,7 +246,8 @@ pub fn check(m: &Mem, what: &str) {
     let pairing = autocontext::format::validate_tool_pairing(m.config().format, &m.working());
     assert!(pairing.is_empty(), "{what}: invalid working list: {pairing:?}");
     let own: Vec<String> = m.offloads().into_iter().map(|o| o.uuid).collect();
-    let originals: Vec<String> = m.original_messages().iter().map(Value::to_string).collect();
+    let originals: Vec<String> =
+        futures_executor::block_on(m.original_messages()).expect("the log reads back").iter().map(Value::to_string).collect();
     let mut queue: Vec<String> = Vec::new();
     for e in m.working() {
         for uuid in markers(&e.wire) {
@@ -283,7 +284,7 @@ pub fn check(m: &Mem, what: &str) {
             *pool.entry(v.to_string()).or_default() += 1;
         }
     }
-    for (i, o) in m.original_messages().iter().enumerate() {
+    for (i, o) in futures_executor::block_on(m.original_messages()).expect("the log reads back").iter().enumerate() {
         let slot = pool.get_mut(&o.to_string()).filter(|n| **n > 0);
         match slot {
             Some(n) => *n -= 1,

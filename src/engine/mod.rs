@@ -2,13 +2,14 @@
 //!
 //! The engine is three parts, each in its own file: the state and its one owner
 //! ([`state`]: the working list, the original log, the offload index, the events, and
-//! persistence), the compression pass ([`pass`]: a value whose stages run in file order,
+//! persistence; the log's chunks in the store are [`log`]'s), the compression pass ([`pass`]: a value whose stages run in file order,
 //! snapshot, analyse, plan, host calls, validate, commit) and this facade, which holds the
 //! options and the host's parts and hands each call to the one that does it. A pass works on a
 //! snapshot and commits all its edits at once at the end: if the store or the summarizer fails,
 //! the working list is exactly as it was, no event is recorded and the offloads written so far
 //! are deleted again. Messages added while a pass awaits the host are kept.
 
+mod log;
 mod pass;
 mod pass_log;
 mod results;
@@ -233,9 +234,85 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         self.state.borrow().working.iter().map(|e| e.msg.clone()).collect()
     }
 
-    /// Everything ever added, in order, exactly as added.
-    pub fn original_messages(&self) -> Vec<Value> {
-        self.state.borrow().original.iter().map(|v| (**v).clone()).collect()
+    /// Everything ever added, in order, exactly as added: the log's chunks read back from the
+    /// store, then its tail.
+    ///
+    /// # Errors
+    /// `STORE_FAILED` when the store fails, or a chunk is missing or not the one written.
+    pub async fn original_messages(&self) -> Result<Vec<Value>> {
+        let (mut key, tail) = {
+            let st = self.state.borrow();
+            (st.log.head().map(str::to_string), st.log.tail().cloned().collect::<Vec<_>>())
+        };
+        let mut chunks = Vec::new();
+        while let Some(k) = key {
+            let (messages, prev) = self.log_chunk(&k).await?;
+            chunks.push(messages);
+            key = prev;
+        }
+        Ok(chunks.into_iter().rev().flatten().chain(tail).collect())
+    }
+
+    /// One page of [`AutoContextMemory::original_messages`]: the messages of the log chunk
+    /// under `key` (a key [`AutoContextMemory::log_head`] or an earlier page named), checked,
+    /// and the key of the chunk before it (`None` for the first).
+    pub async fn log_chunk(&self, key: &str) -> Result<(Vec<Value>, Option<String>)> {
+        log::read_chunk(&self.store, &self.config.session_id, key).await
+    }
+
+    /// The key of the newest log chunk in the store (`None` before the first flush), and the
+    /// log's tail: the messages added since, as added.
+    pub fn log_head(&self) -> (Option<String>, Vec<Value>) {
+        let st = self.state.borrow();
+        (st.log.head().map(str::to_string), st.log.tail().cloned().collect())
+    }
+
+    /// How many messages were added in all.
+    pub fn history_len(&self) -> u64 {
+        self.state.borrow().log.len()
+    }
+
+    /// Writes the messages added since the last flush to the store as a chunk of the log (all
+    /// but the newest, which stays so the last add can be taken back), so neither the engine's
+    /// memory nor its state holds them any more. Unless `force`, only once enough wait (64
+    /// messages or 32k tokens); a pass does that after it runs. Returns how many were written.
+    ///
+    /// # Errors
+    /// `STORE_FAILED` when a put fails: what it did not write stays in the tail, and the next
+    /// flush writes it.
+    pub async fn flush(&self, force: bool) -> Result<usize> {
+        let Some(mut flush) = self.state.borrow().log.plan_flush(&self.config.session_id, force) else {
+            return Ok(0);
+        };
+        let mut written = 0;
+        for k in 0..flush.len() {
+            let (key, text) = flush.chunk(k);
+            self.store.put(key, text).await.map_err(|e| {
+                Error::host(ErrorCode::StoreFailed, "the offload store failed to put a chunk of the log; it stays in memory", e)
+            })?;
+            let before = self.state.borrow().log.tail().count();
+            if !self.state.borrow_mut().log.flushed(&mut flush, k) {
+                break;
+            }
+            written += before - self.state.borrow().log.tail().count();
+        }
+        Ok(written)
+    }
+
+    /// Takes back the newest message added, when the working list still holds it as added (the
+    /// OpenAI Agents SDK's `popItem`); `None` when nothing was added.
+    ///
+    /// # Errors
+    /// `INVALID_STATE` when a pass replaced the newest message; `LIMIT_EXCEEDED` while a pass
+    /// runs.
+    pub fn pop(&self) -> Result<Option<Value>> {
+        if self.busy.get() {
+            return Err(Error::new(
+                ErrorCode::LimitExceeded,
+                "a compression pass is running on this memory; take the last item back after it",
+            ));
+        }
+        self.state.borrow_mut().pop()
     }
 
     /// Tokens of the request the working list makes (messages, request overhead and
@@ -299,7 +376,11 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             return Err(Error::new(ErrorCode::LimitExceeded, "a compression pass is already running on this memory; await it first"));
         }
         let _busy = Flag(&self.busy);
-        pass::compress(self.parts(), target).await
+        let result = pass::compress(self.parts(), target).await;
+        // The log's tail goes to the store once enough waits; a failure keeps it in memory (and
+        // in the state) for the next flush: nothing is lost, and the pass's result stands.
+        let _ = self.flush(false).await;
+        result
     }
 
     /// Prepares the summaries the next pass will need, off the request path: once usage passes

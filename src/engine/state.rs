@@ -1,5 +1,5 @@
-//! The memory's state and its one owner: the working list, the append-only original log, the
-//! offload index, the events, the plan, the calibration and the pending deletes (offloads a
+//! The memory's state and its one owner: the working list, the append-only original log (its
+//! tail: the rest is in the host's store, see [`super::log`]), the offload index, the events, the plan, the calibration and the pending deletes (offloads a
 //! failed pass wrote and could not delete, see [`super::sweep`]).
 //!
 //! Everything that changes the state goes through here: [`State::add`] (checked, all or
@@ -10,7 +10,12 @@
 //! checking everything again (version, options, every message, pairing, that every marked
 //! offload is one of this session's) so a tampered or future state fails with `INVALID_STATE`
 //! instead of misbehaving later. Token counts are recomputed, never trusted. Offloaded originals
-//! live in the host's store, not in the state.
+//! and the flushed part of the log live in the host's store, not in the state, so the state is
+//! sized by the working list and the offload index, not by the history.
+//!
+//! Version 2 of the state holds the log as `log: {messages, head, tail}`; version 1 held every
+//! original in `original`, and restores as a log whose tail is all of it (the first flush
+//! writes it to the store).
 
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -28,8 +33,10 @@ use crate::plan::Plan;
 use crate::strategy::Entry;
 use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
 
+use super::log::Log;
+
 /// The state format version this build writes and reads.
-pub const STATE_VERSION: u64 = 1;
+pub const STATE_VERSION: u64 = 2;
 
 /// The steps that rewrite one message in place into a shorter copy of it.
 const COPY_KINDS: [&str; 5] = [
@@ -45,10 +52,12 @@ const COPY_KINDS: [&str; 5] = [
 pub(crate) struct State {
     pub working: Vec<Entry>,
     pub working_tokens: u64,
-    pub original: Vec<Rc<Value>>,
+    /// Everything added: the tail here, the rest in the store.
+    pub log: Log,
     pub offloads: Vec<OffloadRecord>,
     pub offload_ids: HashSet<String>,
     pub events: Vec<CompressionEvent>,
+    /// The tool call ids of the working list (an id may not be reused while the list holds it).
     pub call_ids: HashSet<String>,
     /// Bumped by every commit that rewrites the working list.
     pub generation: u64,
@@ -129,7 +138,7 @@ impl State {
             Value::Array(a) => a.iter().collect(),
             other => vec![other],
         };
-        let base = self.original.len();
+        let base = self.log.len() as usize;
         let format = config.format;
         let mut parsed = Vec::with_capacity(items.len());
         for (k, v) in items.iter().enumerate() {
@@ -160,10 +169,32 @@ impl State {
                 self.call_ids.insert(id.to_string());
             }
             self.working_tokens += e.tokens as u64;
-            self.original.push(Rc::new(v.clone()));
+            self.log.push(Rc::new(v.clone()), e.tokens as u64);
             self.working.push(e);
         }
         Ok(())
+    }
+
+    /// Takes back the newest message added, which the working list must still hold as added.
+    pub fn pop(&mut self) -> Result<Option<Value>> {
+        let Some(last) = self.log.last() else {
+            return Ok(None);
+        };
+        let untouched = self.working.last().is_some_and(|e| e.msg.synthetic.is_none() && e.msg.wire == *last);
+        if !untouched {
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                "the most recent message was compressed into a summary and cannot be taken back on its own",
+            ));
+        }
+        let e = self.working.pop().expect("checked above");
+        self.versions.bump(self.working.len());
+        self.working_tokens -= e.tokens as u64;
+        self.turns -= usize::from(e.msg.is_real_user());
+        for id in e.msg.call_ids() {
+            self.call_ids.remove(id);
+        }
+        Ok(self.log.pop().map(|v| (*v).clone()))
     }
 
     /// Pins or unpins working message `index`.
@@ -208,6 +239,7 @@ impl State {
         }
         self.working_tokens = sum_tokens(&work);
         self.turns = count_turns(&work);
+        self.call_ids = call_ids_of(&work);
         self.working = work;
         for (uuid, digest, count) in offloads {
             self.offload_ids.insert(uuid.clone());
@@ -244,7 +276,7 @@ impl State {
             "autocontext": STATE_VERSION,
             "config": config.to_json(),
             "working": working,
-            "original": self.original.iter().map(|v| (**v).clone()).collect::<Vec<_>>(),
+            "log": self.log.to_json(),
             "offloads": self.offloads,
             "events": self.events,
             "plan": self.plan,
@@ -265,13 +297,13 @@ impl State {
         if crate::format::depth::exceeds(state, crate::format::depth::MAX_DEPTH + 4) {
             return Err(bad(format!("state is nested more than {} levels deep", crate::format::depth::MAX_DEPTH + 4)));
         }
-        match obj.get("autocontext").and_then(Value::as_u64) {
-            Some(STATE_VERSION) => {}
+        let version = match obj.get("autocontext").and_then(Value::as_u64) {
+            Some(v @ 1..=STATE_VERSION) => v,
             Some(v) if v > STATE_VERSION => {
                 return Err(bad(format!("state version {v} is newer than this autocontext reads ({STATE_VERSION}); upgrade autocontext")))
             }
             _ => return Err(bad("state has no valid `autocontext` version field; was it made by toJSON()?")),
-        }
+        };
         let config =
             Config::from_json(obj.get("config").unwrap_or(&Value::Null)).map_err(|e| bad(format!("state.config: {}", e.message())))?;
         let counter = match counter {
@@ -306,17 +338,22 @@ impl State {
             None | Some(Value::Null) => None,
             Some(p) => Some(Plan::from_json(p).map_err(|e| bad(format!("state.plan: {}", e.message())))?),
         };
-        let original_values = match obj.get("original") {
-            Some(Value::Array(a)) => a,
-            _ => return Err(bad("state.original must be an array")),
+        let (tail_values, field) =
+            if version == 1 { (obj.get("original"), "original") } else { (obj.get("log").and_then(|l| l.get("tail")), "log.tail") };
+        let Some(Value::Array(tail_values)) = tail_values else {
+            return Err(bad(format!("state.{field} must be an array")));
         };
-        let mut call_ids = HashSet::new();
-        let mut original = Vec::with_capacity(original_values.len());
-        for (i, v) in original_values.iter().enumerate() {
-            let m = format.parse(i, v).map_err(|e| bad(format!("state.original: {}", e.message())))?;
-            call_ids.extend(m.call_ids().map(str::to_string));
-            original.push(Rc::new(v.clone()));
+        let mut tail = Vec::with_capacity(tail_values.len());
+        for (i, v) in tail_values.iter().enumerate() {
+            let m = format.parse(i, v).map_err(|e| bad(format!("state.{field}: {}", e.message())))?;
+            let tokens = counter.count_message(&m).map_err(|e| bad(format!("state.{field}[{i}]: {}", e.message())))?;
+            tail.push((Rc::new(v.clone()), tokens as u64));
         }
+        let log = if version == 1 {
+            Log::from_originals(tail)
+        } else {
+            Log::restore(obj.get("log").unwrap_or(&Value::Null), &config.session_id, tail).map_err(|e| bad(format!("state.{e}")))?
+        };
 
         let working_values = match obj.get("working") {
             Some(Value::Array(a)) => a,
@@ -358,14 +395,14 @@ impl State {
         }
         let state = State {
             turns: count_turns(&working),
+            call_ids: call_ids_of(&working),
             versions: Versions::default(),
             working,
             working_tokens,
-            original,
+            log,
             offloads,
             offload_ids,
             events,
-            call_ids,
             generation: 0,
             plan,
             abandoned: pending,
@@ -382,6 +419,11 @@ fn bad(message: impl Into<String>) -> Error {
 /// Real user messages of a list of entries.
 pub(crate) fn count_turns(work: &[Entry]) -> usize {
     work.iter().filter(|e| e.msg.is_real_user()).count()
+}
+
+/// The tool call ids of a list of entries.
+fn call_ids_of(work: &[Entry]) -> HashSet<String> {
+    work.iter().flat_map(|e| e.msg.call_ids()).map(str::to_string).collect()
 }
 
 /// Tokens of a list of entries.

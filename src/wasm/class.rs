@@ -110,10 +110,42 @@ impl WasmMemory {
         format!(r#"{{"version":{now},"from":{from},"messages":{}}}"#, Value::Array(tail))
     }
 
-    /// Everything ever added, exactly as added (JSON text of an array).
-    #[wasm_bindgen(js_name = originalMessages)]
-    pub fn original_messages(&self) -> String {
-        Value::Array(self.inner.original_messages()).to_string()
+    /// The log of everything added: JSON text of `{ head, tail }`, the key of the newest chunk
+    /// in the store (`null` before the first flush) and the messages added since, as added.
+    #[wasm_bindgen(js_name = logHead)]
+    pub fn log_head(&self) -> String {
+        let (head, tail) = self.inner.log_head();
+        serde_json::json!({"head": head, "tail": tail}).to_string()
+    }
+
+    /// One chunk of the log, read back and checked; resolves to JSON text of
+    /// `{ messages, prev }` (`prev`: the key of the chunk before it, or `null`).
+    #[wasm_bindgen(js_name = logChunk, unchecked_return_type = "Promise<string>")]
+    pub fn log_chunk(&self, key: String) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let (messages, prev) = inner.log_chunk(&key).await.map_err(to_js)?;
+            Ok(JsValue::from_str(&serde_json::json!({"messages": messages, "prev": prev}).to_string()))
+        })
+    }
+
+    /// Messages added in all.
+    #[wasm_bindgen(js_name = historyLength)]
+    pub fn history_length(&self) -> f64 {
+        self.inner.history_len() as f64
+    }
+
+    /// Writes the log's tail to the store (unless `force`, only once enough waits); resolves to
+    /// how many messages were written.
+    #[wasm_bindgen(unchecked_return_type = "Promise<number>")]
+    pub fn flush(&self, force: bool) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { Ok(JsValue::from_f64(inner.flush(force).await.map_err(to_js)? as f64)) })
+    }
+
+    /// Takes back the newest message added (JSON text of it, or `null`).
+    pub fn pop(&self) -> Result<String, JsValue> {
+        Ok(self.inner.pop().map_err(to_js)?.map_or_else(|| "null".to_string(), |v| v.to_string()))
     }
 
     /// Tokens of the request the working list makes.

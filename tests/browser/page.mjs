@@ -233,13 +233,13 @@ async function sessionTurn({ databaseName, sessionId, first, messages, maxToken 
   memory.add(messages);
   const result = await memory.compressIfNeeded();
   turn = { memory, sessions };
-  return { loaded: memory.revision, compressed: result.compressed, originals: memory.originalMessages().length };
+  return { loaded: memory.revision, compressed: result.compressed, originals: (await memory.originalMessages()).length };
 }
 
 /** Saves the pending turn: the revision saved, or the error. */
 async function sessionSave() {
   const { memory, sessions } = turn;
-  return outcome(async () => ({ revision: await memory.save(sessions), originals: memory.originalMessages() }));
+  return outcome(async () => ({ revision: await memory.save(sessions), originals: (await memory.originalMessages()) }));
 }
 
 /** The saved session as a fresh load sees it, with every offload it names reloaded. */
@@ -248,7 +248,7 @@ async function sessionCheck({ databaseName, sessionId }) {
   const memory = await AutoContextMemory.load(new IndexedDBSessionStore({ databaseName }), sessionId, { store });
   const reloaded = [];
   for (const o of memory.offloads()) reloaded.push((await memory.reload(o.uuid)).length);
-  return { revision: memory.revision, originals: memory.originalMessages(), offloads: memory.offloads().length, reloaded };
+  return { revision: memory.revision, originals: (await memory.originalMessages()), offloads: memory.offloads().length, reloaded };
 }
 
 window.harness = {

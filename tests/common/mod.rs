@@ -195,6 +195,15 @@ impl FlakyStore {
     pub fn keys(&self) -> Vec<String> {
         self.inner.keys()
     }
+    /// The keys of offloads (not of the log's chunks).
+    pub fn offload_keys(&self) -> Vec<String> {
+        offload_keys(self.inner.keys())
+    }
+}
+
+/// The keys of offloads among store keys (the log's chunks left out).
+pub fn offload_keys(keys: Vec<String>) -> Vec<String> {
+    keys.into_iter().filter(|k| !k.contains("/log-")).collect()
 }
 
 impl OffloadStore for FlakyStore {
@@ -415,7 +424,7 @@ impl Pool {
 /// byte-exact by reloading the uuids named in the working list's markers, transitively, counted
 /// with multiplicity. Panics with a precise description otherwise (`what` names the case).
 pub fn check_recoverable<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, what: &str) -> Recovery {
-    let originals = memory.original_messages();
+    let originals = block_on(memory.original_messages()).expect("the log reads back");
     let working = memory.messages();
 
     let mut queue: Vec<String> = working.iter().flat_map(markers_in).collect();
@@ -480,7 +489,7 @@ pub fn assert_valid<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S
 /// Guarantee 3 (list form): the working messages the engine did not write are, in order, a
 /// subsequence of the originals, each deep-equal (byte-exact) to what was added.
 pub fn assert_untouched_are_identical<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, what: &str) {
-    let originals = memory.original_messages();
+    let originals = block_on(memory.original_messages()).expect("the log reads back");
     let working = memory.working();
     let mut j = 0;
     for (i, m) in working.iter().enumerate() {
@@ -546,7 +555,8 @@ pub fn assert_thinking_intact(format: Format, working: &[Value], known: &std::co
 /// holds a copy the engine wrote (a truncated result, a preview), only originals and the
 /// summaries and notes the model saw.
 pub fn assert_one_hop<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, what: &str) {
-    let originals: std::collections::HashSet<String> = memory.original_messages().iter().map(Value::to_string).collect();
+    let originals: std::collections::HashSet<String> =
+        block_on(memory.original_messages()).expect("the log reads back").iter().map(Value::to_string).collect();
     let working = memory.working();
     let copies: std::collections::HashSet<String> =
         working.iter().filter(|w| w.synthetic.as_ref().is_some_and(|s| s.copy)).map(|w| w.wire.to_string()).collect();
@@ -619,7 +629,7 @@ pub struct Snapshot {
 pub fn snapshot<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>) -> Snapshot {
     Snapshot {
         messages: memory.messages(),
-        originals: memory.original_messages().len(),
+        originals: block_on(memory.original_messages()).expect("the log reads back").len(),
         events: memory.events(),
         offloads: memory.offloads().into_iter().map(|o| o.uuid).collect(),
         tokens: memory.token_count(),

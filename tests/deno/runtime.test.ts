@@ -351,7 +351,7 @@ Deno.test('DenoKVSessionStore: two writers on one session (two store objects), t
     const winner = results[0].status === 'fulfilled' ? a : b;
     const back = (await AutoContextMemory.load(new DenoKVSessionStore(kvA), 'two', host(kvA)))!;
     equal(back.revision, 2, 'the winner is revision 2');
-    equal(JSON.stringify(back.originalMessages()), JSON.stringify(winner.originalMessages()), "the saved session is the winner's, whole");
+    equal(JSON.stringify((await back.originalMessages())), JSON.stringify((await winner.originalMessages())), "the saved session is the winner's, whole");
     for (const o of back.offloads()) assert((await back.reload(o.uuid)).length > 0, `offload ${o.uuid} reloads`);
     equal((await rejected((winner === a ? b : a).save(sessionsA))).code, 'CONFLICT', 'still stale later');
   } finally {

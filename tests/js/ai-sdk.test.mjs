@@ -93,7 +93,7 @@ test('generateText compresses between steps and the model reloads what was offlo
   assert.ok(reload.output.includes('// src/'), 'the original head is in the reload');
 
   // After onFinish the memory holds the whole conversation, every step once.
-  const originals = memory.originalMessages();
+  const originals = (await memory.originalMessages());
   assert.deepStrictEqual(originals, json([{ role: 'user', content: 'Compare src/a.rs and src/bb.rs.' }, ...result.responseMessages]));
   assert.ok(result.responseMessages.length > result.response.messages.length, 'AI SDK 7 keeps only the last step in response.messages');
   assertModelMessages(memory.messages(), 'after the call');
@@ -130,13 +130,13 @@ test('a second call continues the same memory; streamText works the same way', a
   assert.equal(first.steps.length, 2);
   step.commit(first.response.messages);
   history.push(...first.responseMessages, { role: 'user', content: 'Again, briefly.' });
-  assert.deepStrictEqual(memory.originalMessages(), json(history.slice(0, -1)));
+  assert.deepStrictEqual((await memory.originalMessages()), json(history.slice(0, -1)));
 
   const streamed = streamText({ model, messages: history, prepareStep: step, onFinish: step.onFinish });
   assert.equal(await streamed.text, 'streamed');
   await streamed.response;
   await new Promise((r) => setTimeout(r, 10));
-  const originals = memory.originalMessages();
+  const originals = (await memory.originalMessages());
   assert.deepStrictEqual(originals.at(-2), { role: 'user', content: 'Again, briefly.' });
   assert.deepStrictEqual(originals.at(-1), { role: 'assistant', content: [{ type: 'text', text: 'streamed' }] });
   assertModelMessages(memory.messages(), 'after streamText');
@@ -160,8 +160,8 @@ test("onFinish reads AI SDK 7's responseMessages and AI SDK 6's response.message
     const history = [{ role: 'user', content: 'Read src/a.rs.' }];
     const result = await generateText({ model, messages: history, tools: { read_file: readFile }, prepareStep: step, stopWhen: stepCountIs(4) });
     finish(step, result);
-    assert.deepStrictEqual(memory.originalMessages(), json([...history, ...result.responseMessages]));
-    return memory.originalMessages();
+    assert.deepStrictEqual((await memory.originalMessages()), json([...history, ...result.responseMessages]));
+    return (await memory.originalMessages());
   };
   const seven = await run((step, r) => step.onFinish(r));
   // AI SDK 6's finish event named every step's messages response.messages.

@@ -7,7 +7,7 @@ import { AutoContextError, AutoContextMemory, validate } from 'autocontext';
 import { call, rejected, text, thrown } from './helpers.mjs';
 
 function snapshot(memory) {
-  return { messages: memory.messages(), original: memory.originalMessages(), tokens: memory.tokenCount(), events: memory.events() };
+  return { messages: memory.messages(), log: memory.toJSON().log, tokens: memory.tokenCount(), events: memory.events() };
 }
 
 /** Asserts `fn` throws an AutoContextError with `code` (and `index`/`field` when given) and leaves `memory` as it was. */
@@ -122,7 +122,7 @@ test('states from a future version or tampered are INVALID_STATE; a tampered dig
   assert.match(offload.digest, /^[0-9a-f]{16}$/);
   const other = '0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a';
   const cases = [
-    { ...state, autocontext: 2 },
+    { ...state, autocontext: 3 },
     { ...state, autocontext: '1' },
     { ...state, offloads: [{ ...offload, uuid: other }] },
     { ...state, offloads: [offload, offload] },

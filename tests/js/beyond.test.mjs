@@ -70,7 +70,7 @@ test('the prefix summary asks for five fields with a schema and takes the struct
   assert.match(summary, /- module 3 parses input/);
   assert.equal(markers(summary).length, 1);
   const back = await memory.reload(markers(summary)[0]);
-  assert.deepEqual(back, memory.originalMessages().slice(0, back.length), 'the summarized prefix reloads byte-exact');
+  assert.deepEqual(back, (await memory.originalMessages()).slice(0, back.length), 'the summarized prefix reloads byte-exact');
   assert.deepEqual(memory.validate(), []);
 });
 

@@ -179,7 +179,7 @@ test('a failing store is reported as it fails, with its error as the cause', asy
 
   // compress() takes the same options.
   const seen = [];
-  await assert.rejects(compress(memory.originalMessages(), { maxToken: 4000, toolResultLimit: 2000, store, onEvent: (x) => seen.push(x.type) }), { code: 'STORE_FAILED' });
+  await assert.rejects(compress((await memory.originalMessages()), { maxToken: 4000, toolResultLimit: 2000, store, onEvent: (x) => seen.push(x.type) }), { code: 'STORE_FAILED' });
   assert.deepStrictEqual(seen, ['store-failed']);
 });
 

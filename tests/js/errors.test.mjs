@@ -7,7 +7,7 @@ import { MemoryStore } from 'autocontext/stores/memory';
 import { bigToolResult, call, rejected, thrown } from './helpers.mjs';
 
 function snapshot(memory) {
-  return { messages: memory.messages(), original: memory.originalMessages(), tokens: memory.tokenCount(), events: memory.events() };
+  return { messages: memory.messages(), log: memory.toJSON().log, tokens: memory.tokenCount(), events: memory.events() };
 }
 
 test('invalid messages are rejected with code, index and field, and nothing is added', () => {
@@ -29,7 +29,7 @@ test('invalid messages are rejected with code, index and field, and nothing is a
     if (code === null) {
       memory.add(input);
       before.messages.push(input);
-      before.original.push(input);
+      before.log = memory.toJSON().log;
       before.tokens = memory.tokenCount();
       continue;
     }
@@ -169,7 +169,7 @@ test('fromJSON rejects states that are not ones toJSON made', () => {
     'not json',
     {},
     { ...state, autocontext: 99 },
-    { ...state, original: 'nope' },
+    { ...state, log: { ...state.log, tail: 'nope' } },
     { ...state, working: [{ message: { role: 'robot' } }] },
     { ...state, config: { ...state.config, maxToken: -1 } },
   ];

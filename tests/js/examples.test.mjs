@@ -63,7 +63,7 @@ test('the OpenAI loop compresses mid-turn and answers after a reload', async () 
   const reload = memory.messages().find((m) => m.role === 'tool' && m.tool_call_id === 'call_r');
   assert.ok(reload.content.includes('fn a() {}') || reload.content.includes('fn b() {}'), 'the reload holds an original head');
   // Nothing lost: the full results are in the original log.
-  assert.ok(memory.originalMessages().some((m) => m.content === files['src/a.rs']));
+  assert.ok((await memory.originalMessages()).some((m) => m.content === files['src/a.rs']));
 });
 
 test('the Anthropic loop keeps thinking signed, turns alternating and results first', async () => {
@@ -152,7 +152,7 @@ test('the Agents SDK example keeps every model call in the window and answers af
     assert.ok(requestTokens(input) <= 16_000, `request ${k}: ${requestTokens(input)} tokens`);
   }
   // Both questions and all four files are in the session, once each.
-  const originals = session.memory.originalMessages();
+  const originals = (await session.memory.originalMessages());
   assert.equal(originals.filter((i) => i.role === 'user').length, 2);
   assert.equal(originals.filter((i) => i.type === 'function_call_result' && i.name === 'read_file').length, 4);
 });

@@ -10,7 +10,7 @@ import { bigToolResult, markers, rejected, round, text } from './helpers.mjs';
 
 /** The memory's observable state. */
 function snapshot(memory) {
-  return { messages: memory.messages(), original: memory.originalMessages(), events: memory.events(), offloads: memory.offloads() };
+  return { messages: memory.messages(), log: memory.toJSON().log, events: memory.events(), offloads: memory.offloads() };
 }
 
 /** Waits for the callbacks already queued (timers of 0 ms included) to run. */

@@ -116,7 +116,7 @@ test('a thread carries its memory from invoke to invoke; the engine notes are me
     const state = await agent.invoke({ messages: [new HumanMessage(`Turn ${turn}: read the next file.`)] }, config);
     memory ??= middleware.memory('thread-1');
     assert.equal(middleware.memory('thread-1'), memory, `turn ${turn}: the same memory carries on`);
-    assert.equal(memory.originalMessages().length, state.messages.length - 1, `turn ${turn}: every message once, up to the last call`);
+    assert.equal((await memory.originalMessages()).length, state.messages.length - 1, `turn ${turn}: every message once, up to the last call`);
   }
   for (const [k, r] of model.requests.entries()) checkRequest(r, `model call ${k + 1}`);
   assert.ok(passes.length >= 2 && passes.every(([t]) => t === 'thread-1'), JSON.stringify(passes));
@@ -124,7 +124,7 @@ test('a thread carries its memory from invoke to invoke; the engine notes are me
   const notes = last.filter((m) => !ToolMessage.isInstance(m) && markers(JSON.stringify(m.content)).length > 0);
   assert.ok(notes.length > 0, `the engine's notes reach the model; passes: ${JSON.stringify(passes)}`);
   assert.ok(notes.every((m) => HumanMessage.isInstance(m) || AIMessage.isInstance(m)));
-  assert.equal(middleware.memory('default').originalMessages().length, 0, 'the default thread saw nothing');
+  assert.equal((await middleware.memory('default').originalMessages()).length, 0, 'the default thread saw nothing');
 });
 
 test('messages convert to the OpenAI shape and back without loss', () => {

@@ -77,7 +77,7 @@ test('a Mastra agent: every model call in the window, valid, reloadable; Mastra 
   // Mastra's own history is whole: both files in full, in the last prompt's source.
   const memory = context.memory();
   assert.ok(memory.events().some((e) => e.type === 'TOOL_RESULT_TRUNCATE'));
-  const originals = JSON.stringify(memory.originalMessages());
+  const originals = JSON.stringify((await memory.originalMessages()));
   for (const content of Object.values(files)) assert.ok(originals.includes(JSON.stringify(content).slice(1, 2_000)), 'the originals hold each file');
   assert.equal(store.size, memory.offloads().length);
 });
@@ -118,7 +118,7 @@ test('a second call on the same history carries the memory on; the engine\'s not
     history.push(...result.response.messages);
     assert.equal(context.memory(), memory, `turn ${turn}: the same memory carries on`);
     // Every message once, up to the last model call (its answer comes in with the next call).
-    assert.equal(memory.originalMessages().length, history.length - 1, `turn ${turn}: every message once`);
+    assert.equal((await memory.originalMessages()).length, history.length - 1, `turn ${turn}: every message once`);
   }
   for (const [k, p] of prompts.entries()) checkPrompt(p, `model call ${k + 1}`);
   assert.ok(passes.length >= 2, JSON.stringify(passes));
@@ -147,6 +147,6 @@ test('the processor wants a factory of ai-sdk memories and names the thread it s
   const out = await context.processLLMRequest({ prompt, requestContext });
   assert.deepStrictEqual(out.prompt, prompt);
   assert.deepStrictEqual(made, ['default', 'thread-9']);
-  assert.equal(context.memory('thread-9').originalMessages().length, 1, 'the system prompt stays outside the memory');
+  assert.equal((await context.memory('thread-9').originalMessages()).length, 1, 'the system prompt stays outside the memory');
   assert.match(await context.tools.context_reload.execute({ working_context_offload_uuid: '12345678-1234-4234-8234-123456789abc' }, { requestContext }), /No offloaded context/);
 });

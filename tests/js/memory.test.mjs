@@ -14,12 +14,12 @@ const TRICKY = [
   { role: 'assistant', content: 'A snowman.', metadata: { nested: { deep: [1, 2, { three: '3' }] }, empty: {}, list: [] } },
 ];
 
-test('added messages come back deep-equal, unknown fields and content parts included', () => {
+test('added messages come back deep-equal, unknown fields and content parts included', async () => {
   const memory = new AutoContextMemory();
   memory.add(TRICKY[0]);
   memory.add(TRICKY.slice(1));
   assert.deepStrictEqual(memory.messages(), TRICKY);
-  assert.deepStrictEqual(memory.originalMessages(), TRICKY);
+  assert.deepStrictEqual((await memory.originalMessages()), TRICKY);
   // A fresh copy each call: mutating it does not reach the memory.
   memory.messages()[1].content[0].text = 'changed';
   assert.deepStrictEqual(memory.messages(), TRICKY);
@@ -57,7 +57,7 @@ test('a tool result over toolResultLimit keeps head, tail and id; reload returns
   assert.deepStrictEqual(store.keys(), [`s-trunc/${uuid}`]);
   assert.deepStrictEqual(memory.offloads(), [{ uuid, messageCount: 1, digest: memory.offloads()[0].digest }]);
   assert.match(memory.offloads()[0].digest, /^[0-9a-f]{16}$/, 'with the digest of the payload stored');
-  assert.deepStrictEqual(memory.originalMessages(), conversation, 'the original log is append-only');
+  assert.deepStrictEqual((await memory.originalMessages()), conversation, 'the original log is append-only');
 });
 
 test('a large old message is offloaded behind a preview and reloads byte-exact', async () => {
@@ -134,7 +134,7 @@ test('toJSON -> fromJSON restores messages, events and offloads; reload still wo
     const restored = AutoContextMemory.fromJSON(input, { store });
     assert.ok(restored instanceof AutoContextMemory);
     assert.deepStrictEqual(restored.messages(), memory.messages());
-    assert.deepStrictEqual(restored.originalMessages(), memory.originalMessages());
+    assert.deepStrictEqual((await restored.originalMessages()), (await memory.originalMessages()));
     assert.deepStrictEqual(restored.events(), memory.events());
     assert.deepStrictEqual(restored.offloads(), memory.offloads());
     assert.equal(restored.tokenCount(), memory.tokenCount());

@@ -77,7 +77,7 @@ test('with the filter every model call of a long run stays in the window; the se
   assert.ok(session.memory.events().length > 0);
   // Every item of the three runs is recorded once: 3 questions, 24 responses of reasoning and
   // two calls, 48 results, 3 answers.
-  const originals = session.memory.originalMessages();
+  const originals = (await session.memory.originalMessages());
   assert.equal(originals.length, 3 + 24 * 3 + 48 + 3);
   const callIds = originals.filter((i) => i.type === 'function_call').map((i) => i.callId);
   assert.equal(new Set(callIds).size, 48);
@@ -102,7 +102,7 @@ test('a streamed run goes through the filter and records its items once', async 
   const { inputs, session } = await converse({ questions: 2, turns: 6, filter: true, stream: true });
   assert.ok(inputs.every((input) => requestTokens(input) <= WINDOW));
   assert.ok(inputs.every((input) => validate(input, 'openai-responses').length === 0));
-  assert.equal(session.memory.originalMessages().length, 2 + 12 * 3 + 24 + 2);
+  assert.equal((await session.memory.originalMessages()).length, 2 + 12 * 3 + 24 + 2);
 });
 
 test('the model reloads an offload with the reload tool', async () => {
@@ -144,15 +144,15 @@ test('the Session methods: id, limit, pop, clear, and a state that resumes', asy
   // A state restores into a session that goes on where the first stopped.
   const resumed = AutoContextSession.fromJSON(JSON.parse(JSON.stringify(session.toJSON())), { store });
   assert.deepStrictEqual(await resumed.getItems(), all);
-  const count = resumed.memory.originalMessages().length;
+  const count = (await resumed.memory.originalMessages()).length;
   const { inputs } = await converse({ questions: 1, turns: 2, filter: true, session: resumed, tag: 'r' });
   assert.ok(inputs.every((input) => validate(input, 'openai-responses').length === 0));
-  assert.equal(resumed.memory.originalMessages().length, count + 1 + 2 * 3 + 4 + 1);
+  assert.equal((await resumed.memory.originalMessages()).length, count + 1 + 2 * 3 + 4 + 1);
 
   // popItem takes back the last item as it was added.
-  const last = resumed.memory.originalMessages().at(-1);
+  const last = (await resumed.memory.originalMessages()).at(-1);
   assert.deepStrictEqual(await resumed.popItem(), last);
-  assert.equal(resumed.memory.originalMessages().length, count + 1 + 2 * 3 + 4);
+  assert.equal((await resumed.memory.originalMessages()).length, count + 1 + 2 * 3 + 4);
   assert.notDeepStrictEqual(resumed.memory.messages().at(-1), last);
   await resumed.addItems([last]);
   assert.deepStrictEqual(resumed.memory.messages().at(-1), last);
@@ -181,13 +181,13 @@ test('the filter alone works on a history the caller passes back', async () => {
   assert.ok(model.inputs.every((input) => requestTokens(input) <= WINDOW));
   assert.ok(model.inputs.every((input) => validate(input, 'openai-responses').length === 0));
   // The memory holds the conversation once, the last answer not yet (no session saves it).
-  assert.equal(session.memory.originalMessages().length, history.length - 1);
+  assert.equal((await session.memory.originalMessages()).length, history.length - 1);
 });
 
 test('an input that is not the session\'s conversation is compressed on its own, its offloads still reload', async () => {
   const session = new AutoContextSession({ maxToken: 4_000, sessionId: 'other' });
   await session.addItems([{ role: 'user', content: 'hello' }, message('hi', 1)]);
-  const before = session.memory.originalMessages();
+  const before = (await session.memory.originalMessages());
   const input = [{ role: 'user', content: 'another conversation' }];
   for (let k = 0; k < 6; k++) {
     input.push(functionCall(`o${k}`, 'read_file', { path: `o${k}` }));
@@ -199,7 +199,7 @@ test('an input that is not the session\'s conversation is compressed on its own,
   assert.ok(requestTokens(input) > 4_000, `${requestTokens(input)} tokens before`);
   assert.ok(requestTokens(out.input) <= 4_000, `${requestTokens(out.input)} tokens after`);
   assert.deepStrictEqual(validate(out.input, 'openai-responses'), []);
-  assert.deepStrictEqual(session.memory.originalMessages(), before, 'the session is untouched');
+  assert.deepStrictEqual((await session.memory.originalMessages()), before, 'the session is untouched');
   const uuid = markers(JSON.stringify(out.input))[0];
   assert.ok(uuid && session.memory.offloads().every((o) => o.uuid !== uuid), 'an offload the memory does not own');
   const answer = await session.reloadTool.invoke(new RunContext(), JSON.stringify({ working_context_offload_uuid: uuid }));

@@ -15,5 +15,5 @@ for (let n = Date.now() * 1_000; ; n += 1) {
   memory.add(round(n, { calls: 2, resultChars: 1_500 + (n % 7) * 300 }));
   await memory.compressIfNeeded();
   const revision = await memory.save(sessions);
-  process.stdout.write(`${revision} ${memory.originalMessages().length}\n`);
+  process.stdout.write(`${revision} ${(await memory.originalMessages()).length}\n`);
 }

@@ -63,7 +63,7 @@ async function twoWriters(sessions, store) {
   // What is saved is the winner's session, whole, and every original it names reloads.
   const back = await AutoContextMemory.load(sessions, 'two', host);
   assert.equal(back.revision, 2);
-  assert.deepEqual(back.originalMessages(), winner.originalMessages());
+  assert.deepEqual((await back.originalMessages()), (await winner.originalMessages()));
   assert.deepEqual(back.messages(), winner.messages());
   await assertRecoverable(back);
   // The loser saves again later: still stale. Loading again and redoing its turn works.
@@ -186,7 +186,7 @@ test('killed at 20 random points, a session restarts from its last save: it load
       const memory = await AutoContextMemory.load(new FsSessionStore(join(dir, 'sessions')), 's', { store });
       assert.ok(memory !== null);
       assert.ok(memory.revision === revision || memory.revision === revision + 1, `${memory.revision} vs ${revision}`);
-      assert.ok(memory.originalMessages().length >= messages);
+      assert.ok((await memory.originalMessages()).length >= messages);
       await assertRecoverable(memory);
       // The temporary files a kill left: the fs store's sweep removes them.
       await store.sweep('s/');

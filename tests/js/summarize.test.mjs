@@ -94,7 +94,7 @@ test('a summarize function that throws is recorded, and the span falls back to a
     assert.ok((await memory.reload(e.offloadUuid)).length >= 1);
   }
   assert.deepStrictEqual(memory.validate(), []);
-  assert.deepStrictEqual(memory.originalMessages(), conversation);
+  assert.deepStrictEqual((await memory.originalMessages()), conversation);
 });
 
 test('a summarize answer that is neither a string nor { text } counts as a failure with a clear error', async () => {

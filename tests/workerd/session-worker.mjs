@@ -35,7 +35,7 @@ export class Sessions extends DurableObject {
     const winner = results[0].status === 'fulfilled' ? a : b;
     const back = await AutoContextMemory.load(sessions, 'two', host);
     out.revision = back.revision;
-    out.sameAsWinner = JSON.stringify(back.originalMessages()) === JSON.stringify(winner.originalMessages());
+    out.sameAsWinner = JSON.stringify((await back.originalMessages())) === JSON.stringify((await winner.originalMessages()));
     out.offloads = back.offloads().length;
     out.reloaded = 0;
     for (const o of back.offloads()) if ((await back.reload(o.uuid)).length > 0) out.reloaded += 1;

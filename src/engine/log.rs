@@ -1,0 +1,256 @@
+//! The log of everything added: append-only, exact, and kept in the host's store, so the engine's
+//! memory and its state are sized by the working list, not by the history.
+//!
+//! Added messages wait in the log's tail (in memory, and in `toJSON()`'s state) until a flush
+//! writes them to the store as one chunk under `<sessionId>/log-<first>-<digest>`: a JSON object
+//! holding the index of its first message, the key of the chunk before it, and the messages
+//! exactly as added. The state keeps only the newest chunk's key, the count and the tail, and
+//! reading the log back follows the chain from the newest chunk to the first.
+//!
+//! Chunks are never rewritten or deleted, and a chunk's key names its content (the digest of its
+//! text, which covers the key of the chunk before it). So every state ever saved can still read
+//! its whole log, and two writers on one session (two tabs that restored the same state) write
+//! different keys instead of overwriting each other's chunks: the loser of a save (`CONFLICT`)
+//! leaves chunks no state names, and nothing the winner wrote is touched.
+//!
+//! A flush never writes the newest message: it stays in the tail, so the last add can still be
+//! taken back (the OpenAI Agents SDK's `popItem`) without rewriting a chunk.
+
+use std::rc::Rc;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::host::OffloadStore;
+
+/// A flush that is not forced waits for this many messages in the tail...
+pub(crate) const FLUSH_MESSAGES: usize = 64;
+/// ...or for this many tokens.
+pub(crate) const FLUSH_TOKENS: u64 = 32_768;
+/// The most messages one chunk holds (a long tail, as a version-1 state migrates, is written in
+/// several chunks).
+const CHUNK_MESSAGES: usize = 256;
+
+/// The log: how many messages were added, the newest chunk in the store, and the tail.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Log {
+    /// Messages added in all.
+    len: u64,
+    /// The key of the newest chunk in the store; `None` before the first flush.
+    head: Option<String>,
+    /// Messages added since the newest chunk, as added (the newest one is always here), with
+    /// their tokens.
+    tail: Vec<(Rc<Value>, u64)>,
+    /// Tokens of the tail, as counted when added.
+    tail_tokens: u64,
+    /// Messages taken back ([`Log::pop`]): a flush planned before one does not apply.
+    pops: u64,
+}
+
+/// One chunk as the store holds it.
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(rename = "autocontextLog")]
+    version: u64,
+    first: u64,
+    prev: Option<String>,
+    messages: Vec<Value>,
+}
+
+/// A chunk to write: its key, text, and how many tail messages it takes.
+struct Write {
+    key: String,
+    text: String,
+    count: usize,
+    tokens: u64,
+}
+
+impl Log {
+    /// Messages added in all.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// The key of the newest chunk.
+    pub fn head(&self) -> Option<&str> {
+        self.head.as_deref()
+    }
+
+    /// The tail, as added.
+    pub fn tail(&self) -> impl Iterator<Item = &Value> {
+        self.tail.iter().map(|(v, _)| &**v)
+    }
+
+    /// Appends a message as added, with its token count.
+    pub fn push(&mut self, value: Rc<Value>, tokens: u64) {
+        self.len += 1;
+        self.tail_tokens += tokens;
+        self.tail.push((value, tokens));
+    }
+
+    /// Removes the newest message (always in the tail); `None` when nothing was added.
+    pub fn pop(&mut self) -> Option<Rc<Value>> {
+        let (v, tokens) = self.tail.pop()?;
+        self.len -= 1;
+        self.tail_tokens -= tokens;
+        self.pops += 1;
+        Some(v)
+    }
+
+    /// The newest message added.
+    pub fn last(&self) -> Option<&Value> {
+        self.tail.last().map(|(v, _)| &**v)
+    }
+
+    /// Whether a flush that is not forced would write now.
+    pub fn wants_flush(&self) -> bool {
+        self.tail.len() > FLUSH_MESSAGES || self.tail_tokens >= FLUSH_TOKENS && self.tail.len() > 1
+    }
+
+    /// The chunks that would write all of the tail but its newest message, in order.
+    fn writes(&self, session_id: &str) -> Vec<Write> {
+        let n = self.tail.len().saturating_sub(1);
+        let mut out: Vec<Write> = Vec::new();
+        let mut first = self.len - self.tail.len() as u64;
+        let mut prev = self.head.clone();
+        for part in self.tail[..n].chunks(CHUNK_MESSAGES) {
+            let messages: Vec<&Value> = part.iter().map(|(v, _)| &**v).collect();
+            let text = serde_json::to_string(&json!({"autocontextLog": 1, "first": first, "prev": prev, "messages": messages}))
+                .expect("JSON values always serialize");
+            let key = format!("{session_id}/log-{first}-{}", crate::offload::digest(&text));
+            let tokens = part.iter().map(|(_, t)| t).sum();
+            out.push(Write { key: key.clone(), text, count: part.len(), tokens });
+            first += part.len() as u64;
+            prev = Some(key);
+        }
+        out
+    }
+
+    /// The state's `log` field.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "messages": self.len,
+            "head": self.head,
+            "tail": self.tail.iter().map(|(v, _)| (**v).clone()).collect::<Vec<_>>(),
+        })
+    }
+
+    /// A log read from a state's `log` field: `tail` must be the messages it names, already
+    /// parsed by the caller, with their tokens.
+    pub fn restore(value: &Value, session_id: &str, tail: Vec<(Rc<Value>, u64)>) -> std::result::Result<Log, String> {
+        let len = value.get("messages").and_then(Value::as_u64).ok_or("log.messages must be a whole number")?;
+        let head = match value.get("head") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(k)) if is_chunk_key(session_id, k) => Some(k.clone()),
+            Some(other) => return Err(format!("log.head {other} is not a log chunk key of session {session_id:?}")),
+        };
+        if (tail.len() as u64) > len || head.is_none() && tail.len() as u64 != len {
+            return Err(format!("log.messages ({len}) does not match the chunks and the tail ({} messages)", tail.len()));
+        }
+        Ok(Log { len, head, tail_tokens: tail.iter().map(|(_, t)| t).sum(), tail, pops: 0 })
+    }
+
+    /// A log of a version-1 state, whose `original` array held everything: all of it is the
+    /// tail, written to the store by the first flush.
+    pub fn from_originals(values: Vec<(Rc<Value>, u64)>) -> Log {
+        let mut log = Log::default();
+        for (v, t) in values {
+            log.push(v, t);
+        }
+        log
+    }
+}
+
+/// Whether `key` has the shape of a log chunk key of `session_id`.
+fn is_chunk_key(session_id: &str, key: &str) -> bool {
+    let Some(rest) = key.strip_prefix(session_id).and_then(|r| r.strip_prefix("/log-")) else {
+        return false;
+    };
+    let Some((first, digest)) = rest.split_once('-') else {
+        return false;
+    };
+    !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit()) && crate::offload::is_digest(digest)
+}
+
+/// The first index a chunk key names.
+fn first_of(key: &str) -> Option<u64> {
+    let rest = key.rsplit_once("/log-")?.1;
+    rest.split_once('-')?.0.parse().ok()
+}
+
+/// The chunks a flush writes, in order, and what the log was when they were made.
+pub(crate) struct Flush {
+    writes: Vec<Write>,
+    head: Option<String>,
+    pops: u64,
+}
+
+impl Flush {
+    /// How many chunks it writes.
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// The key and text of chunk `k`, in the order to write them.
+    pub fn chunk(&self, k: usize) -> (&str, &str) {
+        (&self.writes[k].key, &self.writes[k].text)
+    }
+}
+
+impl Log {
+    /// The chunks that write the tail to the store (all but its newest message; when not
+    /// `force`, only once [`Log::wants_flush`]); `None` when there is nothing to write.
+    pub fn plan_flush(&self, session_id: &str, force: bool) -> Option<Flush> {
+        if !force && !self.wants_flush() || self.tail.len() < 2 {
+            return None;
+        }
+        Some(Flush { writes: self.writes(session_id), head: self.head.clone(), pops: self.pops })
+    }
+
+    /// Records that chunk `k` of `flush` is in the store: drops its messages from the tail.
+    /// Returns false when the log moved since the flush was planned (another flush or a pop
+    /// came first); the chunk then stays unnamed and the tail as it is.
+    pub fn flushed(&mut self, flush: &mut Flush, k: usize) -> bool {
+        let w = &flush.writes[k];
+        if self.head != flush.head || self.pops != flush.pops || self.tail.len() <= w.count {
+            return false;
+        }
+        self.tail.drain(..w.count);
+        self.tail_tokens -= w.tokens;
+        self.head = Some(w.key.clone());
+        flush.head = self.head.clone();
+        true
+    }
+}
+
+/// One page of the log read back: the messages of the chunk under `key`, checked (its key names
+/// its content, it continues the chain), and the key of the chunk before it.
+pub(crate) async fn read_chunk<O: OffloadStore>(store: &O, session_id: &str, key: &str) -> Result<(Vec<Value>, Option<String>)> {
+    let failed = |what: String| Error::new(ErrorCode::StoreFailed, format!("log chunk {key}: {what}; the log before it cannot be read"));
+    if !is_chunk_key(session_id, key) {
+        return Err(
+            Error::new(ErrorCode::InvalidArgument, format!("{key:?} is not a log chunk key of session {session_id:?}")).at_field("key")
+        );
+    }
+    let text = store
+        .get(key)
+        .await
+        .map_err(|e| Error::host(ErrorCode::StoreFailed, &format!("the offload store failed to get log chunk {key}"), e))?
+        .ok_or_else(|| failed("the store has no such key".into()))?;
+    if !key.ends_with(&crate::offload::digest(&text)) {
+        return Err(failed("the store's value is not the chunk written under this key".into()));
+    }
+    let chunk: Chunk = serde_json::from_str(&text).map_err(|e| failed(format!("not a log chunk ({e})")))?;
+    if chunk.version != 1 || Some(chunk.first) != first_of(key) {
+        return Err(failed("not a log chunk of this version".into()));
+    }
+    if let Some(p) = &chunk.prev {
+        if !is_chunk_key(session_id, p) || first_of(p).is_none_or(|f| f >= chunk.first) {
+            return Err(failed(format!("names {p:?} as the chunk before it")));
+        }
+    } else if chunk.first != 0 {
+        return Err(failed("names no chunk before it, but does not start the log".into()));
+    }
+    Ok((chunk.messages, chunk.prev))
+}

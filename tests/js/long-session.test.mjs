@@ -1,0 +1,75 @@
+// A long session as a host that saves every turn runs it: the log of everything added goes to
+// the offload store in chunks, so the saved state stays the size of the working list while the
+// history grows, and nothing added is lost (read back through save, load and a version-1 state).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AutoContextMemory, AutoContextError } from 'autocontext';
+import { MemorySessionStore, MemoryStore } from 'autocontext/stores/memory';
+import { rejected, round } from './helpers.mjs';
+
+const summarize = async ({ prompt }) => `summary: ${prompt.slice(0, 200)}`;
+
+test('a session saved every turn keeps its state the size of the working list, and loses nothing', async () => {
+  const store = new MemoryStore();
+  const sessions = new MemorySessionStore();
+  const memory = new AutoContextMemory({ maxToken: 6_000, store, summarize, sessionId: 'long-1' });
+  const added = [{ role: 'system', content: 'agent' }];
+  memory.add(added[0]);
+  const sizes = [];
+  for (let turn = 0; turn < 240; turn++) {
+    const messages = round(turn, { calls: 2, resultChars: 600 });
+    memory.add(messages);
+    added.push(...messages);
+    await memory.compressIfNeeded();
+    await memory.save(sessions);
+    if (turn % 60 === 59) {
+      const state = memory.toJSON();
+      assert.equal(state.log.tail.length, 1, 'a save leaves only the newest message in the state');
+      assert.equal(state.log.messages, added.length);
+      assert.equal(memory.historyLength, added.length);
+      const [log, working] = [JSON.stringify(state.log).length, JSON.stringify(state.working).length];
+      assert.ok(log < working, `the log's part of the state (${log} bytes) is smaller than the working list (${working})`);
+      sizes.push(log);
+    }
+  }
+  assert.ok(Math.max(...sizes) < 2 * Math.min(...sizes), `the log's part of the state does not grow with the history: ${sizes.join(', ')}`);
+  assert.deepStrictEqual(await memory.originalMessages(), added);
+  const loaded = await AutoContextMemory.load(sessions, 'long-1', { store, summarize });
+  assert.deepStrictEqual(await loaded.originalMessages(), added);
+  assert.deepStrictEqual(loaded.messages(), memory.messages());
+});
+
+test('a version-1 state restores, and its first flush moves the originals to the store', async () => {
+  const store = new MemoryStore();
+  const memory = new AutoContextMemory({ maxToken: 100_000, store, sessionId: 'v1' });
+  const added = [{ role: 'user', content: 'start' }];
+  for (let turn = 0; turn < 30; turn++) added.push(...round(turn, { calls: 1, resultChars: 100 }));
+  memory.add(added);
+  const { log, ...rest } = memory.toJSON();
+  const v1 = { ...rest, autocontext: 1, original: added };
+  const restored = AutoContextMemory.fromJSON(JSON.stringify(v1), { store });
+  assert.deepStrictEqual(await restored.originalMessages(), added);
+  assert.equal(await restored.flush(), added.length - 1);
+  const state = restored.toJSON();
+  assert.equal(state.autocontext, 2);
+  assert.equal(state.log.tail.length, 1);
+  assert.deepStrictEqual(await AutoContextMemory.fromJSON(state, { store }).originalMessages(), added);
+  assert.equal(log.messages, added.length);
+});
+
+test('a chunk the store lost is STORE_FAILED, and the newest message can be taken back', async () => {
+  const store = new MemoryStore();
+  const memory = new AutoContextMemory({ maxToken: 100_000, store, sessionId: 'lost' });
+  const added = [{ role: 'user', content: 'start' }];
+  for (let turn = 0; turn < 30; turn++) added.push(...round(turn, { calls: 1, resultChars: 100 }));
+  memory.add(added);
+  await memory.flush();
+  assert.deepStrictEqual(memory.pop(), added.at(-1));
+  assert.deepStrictEqual(await memory.originalMessages(), added.slice(0, -1));
+  const [key] = (await store.keys()).filter((k) => k.startsWith('lost/log-'));
+  await store.delete(key);
+  const e = await rejected(memory.originalMessages());
+  assert.ok(e instanceof AutoContextError);
+  assert.equal(e.code, 'STORE_FAILED');
+  assert.match(e.message, /log chunk/);
+});

@@ -1,0 +1,211 @@
+//! The log of everything added lives in the host's store in chunks: the engine and its state
+//! hold only its tail. These tests check that it reads back exactly (through flushes, restores,
+//! a version-1 state and a failing store), that the state no longer grows with the history, and
+//! that a chunk the store lost or changed is an error, never a silently shorter history.
+
+mod common;
+
+use autocontext::{AutoContextMemory, ErrorCode, OffloadStore, TokenCounter, Tokenizer};
+use common::*;
+use serde_json::{json, Value};
+
+type Mem = AutoContextMemory<FakeSummarizer, FlakyStore>;
+
+fn memory(session: &str, store: &FlakyStore) -> Mem {
+    AutoContextMemory::with_counter(
+        config(session, 1_000_000),
+        TokenCounter::new(Tokenizer::Estimate).unwrap(),
+        Some(FakeSummarizer::digest()),
+        store.clone(),
+    )
+    .unwrap()
+}
+
+fn restore(state: &Value, store: &FlakyStore) -> autocontext::Result<Mem> {
+    AutoContextMemory::from_json(state, Some(FakeSummarizer::digest()), store.clone(), None)
+}
+
+/// `rounds` tool rounds after a system message.
+fn conversation(rounds: usize) -> Vec<Value> {
+    let mut msgs = vec![system("agent")];
+    for r in 0..rounds {
+        msgs.extend(tool_round(&format!("r{r}"), 2, 300));
+    }
+    msgs
+}
+
+fn originals(m: &Mem) -> Vec<Value> {
+    block_on(m.original_messages()).expect("the log reads back")
+}
+
+fn log_keys(store: &FlakyStore) -> Vec<String> {
+    store.keys().into_iter().filter(|k| k.contains("/log-")).collect()
+}
+
+#[test]
+fn flushed_chunks_read_back_exactly_and_leave_only_a_tail_in_the_state() {
+    let store = FlakyStore::new();
+    let m = memory("log", &store);
+    let msgs = conversation(100);
+    let mut added = 0;
+    for (i, chunk) in msgs.chunks(7).enumerate() {
+        m.add(&Value::Array(chunk.to_vec())).unwrap();
+        added += chunk.len();
+        if i % 3 == 0 {
+            block_on(m.flush(false)).unwrap();
+        }
+        assert_eq!(m.history_len(), added as u64);
+    }
+    assert!(log_keys(&store).len() >= 3, "several chunks were written: {:?}", log_keys(&store));
+    let before = m.to_json()["log"]["tail"].as_array().unwrap().len();
+    let written = block_on(m.flush(true)).unwrap();
+    assert_eq!(written, before - 1, "a forced flush writes all but the newest message");
+    let state = m.to_json();
+    assert_eq!(state["log"]["tail"].as_array().unwrap().len(), 1);
+    assert_eq!(state["log"]["messages"], json!(msgs.len()));
+    assert!(state.get("original").is_none());
+    assert_eq!(originals(&m), msgs, "the log is everything added, as added");
+
+    // Restored from the state alone (the store holds the rest), it reads the same log and
+    // carries on appending to it.
+    let r = restore(&state, &store).unwrap();
+    assert_eq!(originals(&r), msgs);
+    let more = tool_round("after", 1, 100);
+    r.add(&Value::Array(more.clone())).unwrap();
+    block_on(r.flush(true)).unwrap();
+    let all: Vec<Value> = msgs.iter().chain(&more).cloned().collect();
+    assert_eq!(originals(&r), all);
+    // The first memory's chain is untouched by the second's chunks.
+    assert_eq!(originals(&m), msgs);
+}
+
+#[test]
+fn the_state_stays_the_size_of_the_working_list_as_the_history_grows() {
+    let store = FlakyStore::new();
+    let mut cfg = config("long", 4_000);
+    cfg.target_ratio = None;
+    cfg.strategies = None;
+    let m: Mem = AutoContextMemory::with_counter(
+        cfg,
+        TokenCounter::new(Tokenizer::Estimate).unwrap(),
+        Some(FakeSummarizer::digest()),
+        store.clone(),
+    )
+    .unwrap();
+    m.add(&system("agent")).unwrap();
+    let mut sizes = Vec::new();
+    let mut added = vec![system("agent")];
+    for r in 0..400 {
+        let round = tool_round(&format!("r{r}"), 1, 400);
+        m.add(&Value::Array(round.clone())).unwrap();
+        added.extend(round);
+        block_on(m.compress_if_needed()).unwrap();
+        if r % 100 == 99 {
+            let state = m.to_json();
+            let log = serde_json::to_string(&state["log"]).unwrap().len();
+            let working = serde_json::to_string(&state["working"]).unwrap().len();
+            sizes.push((log, working));
+        }
+    }
+    for (log, working) in &sizes {
+        assert!(log < working, "the log's part of the state ({log} bytes) is smaller than the working list ({working} bytes)");
+    }
+    assert_eq!(originals(&m), added, "and nothing added is lost");
+    assert_valid(&m, "after 400 rounds");
+    check_recoverable(&m, "after 400 rounds");
+}
+
+#[test]
+fn a_version_1_state_migrates_its_originals_to_the_store() {
+    let store = FlakyStore::new();
+    let m = memory("v1", &store);
+    let msgs = conversation(40);
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    // The state an earlier version wrote: everything in `original`.
+    let mut v1 = m.to_json();
+    v1["autocontext"] = json!(1);
+    v1.as_object_mut().unwrap().remove("log");
+    v1["original"] = json!(msgs);
+    let r = restore(&v1, &store).unwrap();
+    assert_eq!(r.history_len(), msgs.len() as u64);
+    assert_eq!(originals(&r), msgs);
+    assert_eq!(r.to_json()["autocontext"], json!(2), "it saves as the current version");
+    block_on(r.flush(true)).unwrap();
+    assert_eq!(r.to_json()["log"]["tail"].as_array().unwrap().len(), 1);
+    assert_eq!(originals(&restore(&r.to_json(), &store).unwrap()), msgs);
+}
+
+#[test]
+fn a_failed_flush_keeps_the_tail_and_the_next_one_writes_it() {
+    let store = FlakyStore::new();
+    let m = memory("flaky", &store);
+    let msgs = conversation(60);
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    store.fail_puts(true);
+    let mut e = block_on(m.flush(true)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::StoreFailed);
+    assert!(e.cause_mut().is_some(), "the store's error is the cause");
+    assert_eq!(m.to_json()["log"]["tail"].as_array().unwrap().len(), msgs.len(), "nothing left the tail");
+    assert_eq!(originals(&m), msgs);
+    store.fail_puts(false);
+    assert_eq!(block_on(m.flush(true)).unwrap(), msgs.len() - 1);
+    assert_eq!(originals(&m), msgs);
+}
+
+#[test]
+fn a_lost_or_changed_chunk_is_an_error_not_a_shorter_history() {
+    let store = FlakyStore::new();
+    let m = memory("lost", &store);
+    m.add(&Value::Array(conversation(60))).unwrap();
+    block_on(m.flush(true)).unwrap();
+    let key = log_keys(&store).pop().unwrap();
+    let text = block_on(store.get(&key)).unwrap().unwrap();
+
+    block_on(store.put(&key, &text.replacen("question", "QUESTION", 1))).unwrap();
+    let Err(e) = block_on(m.original_messages()) else { panic!("a changed chunk is refused") };
+    assert_eq!(e.code(), ErrorCode::StoreFailed);
+    assert!(e.message().contains(&key), "{}", e.message());
+
+    block_on(store.delete(&key)).unwrap();
+    let Err(e) = block_on(m.original_messages()) else { panic!("a lost chunk is an error") };
+    assert_eq!(e.code(), ErrorCode::StoreFailed);
+
+    block_on(store.put(&key, &text)).unwrap();
+    assert_eq!(originals(&m).len() as u64, m.history_len());
+    // A key of another session is refused before the store is asked.
+    let e = block_on(m.log_chunk(&key.replace("lost/", "other/"))).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+}
+
+#[test]
+fn two_writers_of_one_session_never_overwrite_each_others_chunks() {
+    let store = FlakyStore::new();
+    let m = memory("two", &store);
+    m.add(&Value::Array(conversation(5))).unwrap();
+    let state = m.to_json();
+    let (a, b) = (restore(&state, &store).unwrap(), restore(&state, &store).unwrap());
+    let (ra, rb) = (tool_round("a", 1, 100), tool_round("b", 1, 100));
+    a.add(&Value::Array(ra.clone())).unwrap();
+    b.add(&Value::Array(rb.clone())).unwrap();
+    block_on(a.flush(true)).unwrap();
+    block_on(b.flush(true)).unwrap();
+    let base = conversation(5);
+    assert_eq!(originals(&a), base.iter().chain(&ra).cloned().collect::<Vec<_>>());
+    assert_eq!(originals(&b), base.iter().chain(&rb).cloned().collect::<Vec<_>>());
+    assert_eq!(originals(&m), base, "the state both started from still reads its own log");
+}
+
+#[test]
+fn the_newest_message_can_be_taken_back_after_a_flush() {
+    let store = FlakyStore::new();
+    let m = memory("pop", &store);
+    let msgs = conversation(40);
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    block_on(m.flush(true)).unwrap();
+    assert_eq!(m.pop().unwrap().as_ref(), msgs.last());
+    assert_eq!(m.messages(), msgs[..msgs.len() - 1].to_vec());
+    assert_eq!(originals(&m), msgs[..msgs.len() - 1].to_vec());
+    // The message before it was flushed: it cannot come out of the log alone.
+    block_on(m.flush(true)).unwrap();
+    assert!(m.pop().is_ok(), "the newest message always stays in the tail");
+}
