@@ -101,6 +101,9 @@ fn the_state_stays_the_size_of_the_working_list_as_the_history_grows() {
         added.extend(round);
         block_on(m.compress_if_needed()).unwrap();
         if r % 100 == 99 {
+            let tail = m.to_json()["log"]["tail"].as_array().unwrap().len();
+            assert!(tail <= 65, "a pass leaves at most 64 messages and the newest in the tail, not {tail}");
+            block_on(m.flush(true)).unwrap();
             let state = m.to_json();
             let log = serde_json::to_string(&state["log"]).unwrap().len();
             let working = serde_json::to_string(&state["working"]).unwrap().len();
