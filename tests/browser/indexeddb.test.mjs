@@ -169,7 +169,8 @@ test('over quota: STORE_FAILED with the QuotaExceededError as cause; a pass fail
     assert.equal(out.unchanged, true, 'the working list is as it was');
     assert.equal(out.events, 0, 'no phantom events');
     assert.equal(out.small.ok, true, 'a small write still fits');
-    assert.deepEqual(out.keys, ['q/small'], 'no orphan offloads');
+    // The log's chunk, written after the failed pass, is the session's own, not an orphan.
+    assert.deepEqual(out.keys.filter((k) => !k.includes('/log-')), ['q/small'], 'no orphan offloads');
   } finally {
     await cdp.send('Storage.overrideQuotaForOrigin', { origin });
     await cdp.detach();
