@@ -134,14 +134,18 @@ test('the example Worker keeps a conversation in a Durable Object and reloads of
     assert.ok(last.tokenCount <= 6000 * 0.75, `under the target: ${last.tokenCount}`);
     t.diagnostic(`${results.length} requests, ${compressedAt} compressed; ${last.offloads.length} offloads; working list ${last.messageCount} messages, ${last.tokenCount} tokens`);
 
-    // Offloads are in the KV namespace, under the prefix and this conversation's session.
+    // Offloads are in the KV namespace, under the prefix and this conversation's session, and
+    // so is the log of what was added, in chunks (every save writes one).
     const kv = await mf.getKVNamespace('OFFLOADS');
-    // Beside the offloads, the log of everything added, in chunks.
-    const listed = (await kv.list({ prefix: 'offloads/' })).keys.map((k) => k.name).filter((k) => !k.includes('/log-'));
+    const keys = (await kv.list({ prefix: 'offloads/' })).keys.map((k) => k.name);
+    const listed = keys.filter((k) => !/\/log-/.test(k));
     assert.equal(listed.length, last.offloads.length);
     const session = listed[0].split('/')[1];
     assert.match(session, /^[0-9a-f]{64}$/, 'the Durable Object id is the session id');
     assert.deepEqual(listed.sort(), last.offloads.map((o) => `offloads/${session}/${o.uuid}`).sort());
+    const chunks = keys.filter((k) => /\/log-/.test(k));
+    assert.ok(chunks.length > 0, 'the log of what was added is in KV');
+    for (const k of chunks) assert.match(k, new RegExp(`^offloads/${session}/log-\\d+-`));
 
     // Restart workerd on the same storage: everything below comes from the object's storage
     // and KV, nothing from a live isolate.

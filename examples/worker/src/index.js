@@ -2,7 +2,8 @@
 //
 // One Durable Object per conversation holds its memory (persisted with toJSON/fromJSON in the
 // object's own storage, so it survives eviction and restarts); the originals of everything
-// compressed go to a Workers KV namespace through autocontext's CloudflareKVStore.
+// compressed, and the log of every message added, go to a Workers KV namespace through
+// autocontext's CloudflareKVStore.
 //
 //   POST /conversations/:id/messages         { "messages": [...] }  add, compress if needed
 //   GET  /conversations/:id/messages         the working list to send, and the tools to add
@@ -98,8 +99,14 @@ export class Conversation extends DurableObject {
     return this.#memory;
   }
 
-  /** Writes the memory's state, split into parts, in one atomic put. */
+  /**
+   * Writes the memory's state, split into parts, in one atomic put. The log of the messages
+   * added since the last save goes to KV first, so the state stays the size of the working
+   * list however long the conversation; if that write fails, those messages stay in the state
+   * and the next save writes them.
+   */
   async #save(memory) {
+    await memory.flush().catch(() => {});
     const json = JSON.stringify(memory.toJSON());
     const entries = {};
     let count = 0;
