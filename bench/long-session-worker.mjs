@@ -11,6 +11,7 @@
 //   working   messages and tokens the model sees (the POST's answer)
 //   workerd   the workerd process's resident memory now (VmRSS) and at its peak (VmHWM), MB;
 //             also at rest (the Worker loaded and one count made, before the conversation)
+//   engine    the engine's WebAssembly memory in the object (it grows and never shrinks), MB
 //   state     the memory's saved state in the object's storage: its JSON text in millions of
 //             characters (UTF-16 code units), the parts it is split into, and the object's
 //             SQLite database size
@@ -20,6 +21,9 @@
 //
 //   npm run build && node bench/long-session-worker.mjs [--messages N] [--batch M] [--max-token T] [--trace]
 //
+// --batch defaults to 100 messages per POST: 1,000 POSTs for 100,000 messages, about half a
+// minute on a 2-core machine once the saved state stays the size of the working list (with
+// every message added in the state, each save grows with the history: about 40 minutes).
 // --smoke is --messages 1000. --trace prints progress every 1,000 messages on stderr. The
 // harness wraps the example only to read its storage at checkpoints (a subclass of its Durable
 // Object with one more method, and one more route); every message goes through the example's
@@ -60,15 +64,32 @@ mkdirSync(work, { recursive: true });
 // it keeps in storage, and a route to call it.
 const example = join(root, 'examples', 'worker', 'src', 'index.js');
 const entry = join(work, 'entry.js');
+// Evaluated before the example's imports: catches the engine's WebAssembly memory as the
+// package instantiates its module.
+writeFileSync(
+  join(work, 'wasm-memory.js'),
+  `export const memories = [];
+const Native = WebAssembly.Instance;
+WebAssembly.Instance = new Proxy(Native, {
+  construct(target, args) {
+    const instance = Reflect.construct(target, args);
+    if (instance.exports.memory instanceof WebAssembly.Memory) memories.push(instance.exports.memory);
+    return instance;
+  },
+});
+`,
+);
 writeFileSync(
   entry,
-  `import example, { Conversation as ExampleConversation } from ${JSON.stringify(example)};
+  `import { memories } from './wasm-memory.js';
+import example, { Conversation as ExampleConversation } from ${JSON.stringify(example)};
 export class Conversation extends ExampleConversation {
   async benchState() {
     const parts = (await this.ctx.storage.get('state:parts')) ?? 0;
     let chars = 0;
     for (let i = 0; i < parts; i++) chars += (await this.ctx.storage.get('state:' + i)).length;
-    return { parts, chars, databaseBytes: this.ctx.storage.sql?.databaseSize ?? null };
+    const wasmBytes = memories.reduce((n, m) => n + m.buffer.byteLength, 0);
+    return { parts, chars, databaseBytes: this.ctx.storage.sql?.databaseSize ?? null, wasmBytes };
   }
 }
 export default {
@@ -243,6 +264,7 @@ for (const checkpoint of CHECKPOINTS) {
     workingTokens: last.body.tokenCount,
     offloads: last.body.offloads.length,
     answerKB: last.bytes / 1e3,
+    engineMB: state.wasmBytes / 1e6,
     rssMB: mem.rssMB,
     hwmMB: mem.hwmMB,
     stateMB: state.chars / 1e6,
@@ -257,7 +279,7 @@ for (const checkpoint of CHECKPOINTS) {
   rows.push(row);
   console.log(
     `${String(row.history).padStart(7)} messages | ${String(row.requests).padStart(5)} POSTs | working ${String(row.working).padStart(4)} msgs, ${String(row.workingTokens).padStart(6)} tokens | ` +
-      `workerd RSS ${row.rssMB.toFixed(0).padStart(5)} MB, peak ${row.hwmMB.toFixed(0).padStart(5)} MB | state ${row.stateMB.toFixed(2).padStart(7)} MB in ${row.stateParts} parts, ` +
+      `engine ${row.engineMB.toFixed(1).padStart(5)} MB | workerd RSS ${row.rssMB.toFixed(0).padStart(5)} MB, peak ${row.hwmMB.toFixed(0).padStart(5)} MB | state ${row.stateMB.toFixed(2).padStart(7)} MB in ${row.stateParts} parts, ` +
       `db ${row.databaseMB?.toFixed(1) ?? '–'} MB | POST median ${row.medianMs.toFixed(0)} ms, max ${row.maxMs.toFixed(0)} ms | ${row.wallS.toFixed(0)} s`,
   );
 }

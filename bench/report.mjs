@@ -401,13 +401,13 @@ function longReport(long) {
   out.push('');
   out.push(
     table(
-      ['messages', 'POSTs', 'working list', 'working tokens', 'workerd RSS MB', 'workerd peak MB', 'saved state MB', 'SQLite MB', 'POST median ms', 'slowest POST ms', 'elapsed s'],
-      w.rows.map((x) => [int(x.history), int(x.requests), int(x.working), int(x.workingTokens), int(x.rssMB), int(x.hwmMB), f2(x.stateMB), x.databaseMB === null ? '–' : f1(x.databaseMB), int(x.medianMs), int(x.maxMs), int(x.wallS)]),
+      ['messages', 'POSTs', 'working list', 'working tokens', 'engine memory MB', 'workerd RSS MB', 'workerd peak MB', 'saved state MB', 'SQLite MB', 'POST median ms', 'slowest POST ms', 'elapsed s'],
+      w.rows.map((x) => [int(x.history), int(x.requests), int(x.working), int(x.workingTokens), x.engineMB === undefined ? '–' : f1(x.engineMB), int(x.rssMB), int(x.hwmMB), f2(x.stateMB), x.databaseMB === null ? '–' : f1(x.databaseMB), int(x.medianMs), int(x.maxMs), int(x.wallS)]),
     ),
   );
   out.push('');
   out.push(
-    `The workerd process is the whole runtime (${int(w.idleRssMB)} MB resident at rest: the Worker loaded and one token count made, before the conversation), miniflare's KV and SQLite included: an upper bound on what the object's isolate holds. Saved state is the JSON text the example writes (millions of characters); SQLite is the object's database. POST times are wall-clock on a shared machine, over the stretch since the previous row.${w.skipped > 0 ? ` ${int(w.skipped)} messages the engine refused were skipped.` : ''}`,
+    `The workerd process is the whole runtime (${int(w.idleRssMB)} MB resident at rest: the Worker loaded and one token count made, before the conversation), miniflare's KV and SQLite included: an upper bound on what the object's isolate holds. Engine memory is the WebAssembly memory of the engine in the object. Saved state is the JSON text the example writes (millions of characters); SQLite is the object's database. POST times are wall-clock on a shared machine, over the stretch since the previous row.${w.skipped > 0 ? ` ${int(w.skipped)} messages the engine refused were skipped.` : ''}`,
   );
   return out.join('\n');
 }
