@@ -17,6 +17,8 @@
 //             SQLite database size
 //   request   median and slowest POST of the stretch since the previous checkpoint, ms
 //
+// Then workerd restarts on the same storage and the conversation is restored from it (an evicted
+// object's next request): the same memory figures, and the time of that first request.
 // Prints a table; writes target/bench/long-session-worker.json.
 //
 //   npm run build && node bench/long-session-worker.mjs [--messages N] [--batch M] [--max-token T] [--trace]
@@ -136,7 +138,7 @@ await esbuild.build({
 const config = parseToml(readFileSync(join(root, 'examples', 'worker', 'wrangler.toml'), 'utf8'));
 const sqlite = new Set((config.migrations ?? []).flatMap((m) => m.new_sqlite_classes ?? []));
 const persist = join(work, 'persist');
-const mf = new Miniflare({
+const options = {
   ...moduleOptions(bundleDir),
   compatibilityDate: config.compatibility_date,
   compatibilityFlags: config.compatibility_flags ?? [],
@@ -145,7 +147,8 @@ const mf = new Miniflare({
   bindings: { ...config.vars, MAX_TOKEN: String(maxToken) },
   durableObjectsPersist: join(persist, 'do'),
   kvPersist: join(persist, 'kv'),
-});
+};
+let mf = new Miniflare(options);
 
 /** The workerd process miniflare started: a descendant of this process. */
 function workerdPid() {
@@ -184,8 +187,8 @@ function du(dir) {
   return n;
 }
 
-const url = await mf.ready;
-const pid = workerdPid();
+let url = await mf.ready;
+let pid = workerdPid();
 // At rest: the Worker loaded and its counter warm (one count), no conversation yet.
 if ((await mf.dispatchFetch(new URL('/tokens?text=hello', url))).status !== 200) throw new Error('the Worker does not answer');
 const idle = memoryOf(pid);
@@ -283,7 +286,25 @@ for (const checkpoint of CHECKPOINTS) {
       `db ${row.databaseMB?.toFixed(1) ?? '–'} MB | POST median ${row.medianMs.toFixed(0)} ms, max ${row.maxMs.toFixed(0)} ms | ${row.wallS.toFixed(0)} s`,
   );
 }
+
+// Evicted and restored: workerd restarted on the same storage, the Worker loaded, then the
+// working list asked for, which restores the memory from the object's storage.
 await mf.dispose();
+mf = new Miniflare(options);
+url = await mf.ready;
+pid = workerdPid();
+if ((await mf.dispatchFetch(new URL('/tokens?text=hello', url))).status !== 200) throw new Error('the Worker does not answer');
+const restIdle = memoryOf(pid);
+const r0 = performance.now();
+const working = await (await mf.dispatchFetch(new URL(`/conversations/${conversation}/messages`, url))).json();
+const restoreMs = performance.now() - r0;
+const restoredState = await (await mf.dispatchFetch(new URL(`/bench-state/${conversation}`, url))).json();
+const restored = { idleRssMB: restIdle.rssMB, ...memoryOf(pid), engineMB: restoredState.wasmBytes / 1e6, working: working.messages.length, restoreMs };
+await mf.dispose();
+console.log(
+  `restored after a restart: working ${restored.working} msgs in ${restored.restoreMs.toFixed(0)} ms | engine ${restored.engineMB.toFixed(1)} MB | ` +
+    `workerd RSS ${restored.rssMB.toFixed(0)} MB, peak ${restored.hwmMB.toFixed(0)} MB (${restored.idleRssMB.toFixed(0)} MB at rest)`,
+);
 if (skipped > 0) console.log(`${skipped} messages the engine refused were skipped`);
 const first = rows[0];
 const end = rows[rows.length - 1];
@@ -291,7 +312,7 @@ console.log(
   `workerd idle ${idle.rssMB.toFixed(0)} MB; from ${first.history} to ${end.history} messages: RSS x${(end.rssMB / first.rssMB).toFixed(1)}, ` +
     `state x${(end.stateMB / first.stateMB).toFixed(1)}, POST median x${(end.medianMs / first.medianMs).toFixed(1)}; ${end.wallS.toFixed(0)} s in all`,
 );
-const result = { messages: limit, batch, maxToken, idleRssMB: idle.rssMB, idleHwmMB: idle.hwmMB, rows, skipped };
+const result = { messages: limit, batch, maxToken, idleRssMB: idle.rssMB, idleHwmMB: idle.hwmMB, rows, restored, skipped };
 mkdirSync(join(root, 'target', 'bench'), { recursive: true });
 writeFileSync(join(root, 'target', 'bench', 'long-session-worker.json'), JSON.stringify(result, null, 2));
 rmSync(work, { recursive: true, force: true });

@@ -359,11 +359,16 @@ function longTargets(long, met) {
   const w = long.worker.rows;
   const over = w.at(-1).hwmMB - long.worker.idleRssMB;
   const stateGrowth = w.at(-1).stateMB / w[0].stateMB;
+  const restored = long.worker.restored;
+  const restoredOver = restored ? restored.hwmMB - restored.idleRssMB : over;
   return [
     [
       `a session of ${int(w.at(-1).history)} messages runs in a Durable Object under 128 MB`,
-      `the example Worker's workerd process peaked at ${int(w.at(-1).hwmMB)} MB resident, ${int(over)} MB over its ${int(long.worker.idleRssMB)} MB at rest (${int(w[0].hwmMB - long.worker.idleRssMB)} MB over at ${int(w[0].history)} messages)`,
-      met(over <= 128),
+      (restored
+        ? `restored from storage after a restart: workerd ${int(restored.hwmMB)} MB resident at its peak, ${int(restoredOver)} MB over its ${int(restored.idleRssMB)} MB at rest, the engine's memory ${f1(restored.engineMB)} MB; `
+        : '') +
+        `through the run the process grew to ${int(w.at(-1).hwmMB)} MB, ${int(over)} MB over rest, the engine's memory ${w.at(-1).engineMB === undefined ? '–' : f1(w.at(-1).engineMB)} MB`,
+      met(restoredOver <= 128),
     ],
     [
       'engine memory and `toJSON()` sized by the working list, not the history (within 2× from the first checkpoint to the last)',
@@ -407,7 +412,11 @@ function longReport(long) {
   );
   out.push('');
   out.push(
-    `The workerd process is the whole runtime (${int(w.idleRssMB)} MB resident at rest: the Worker loaded and one token count made, before the conversation), miniflare's KV and SQLite included: an upper bound on what the object's isolate holds. Engine memory is the WebAssembly memory of the engine in the object. Saved state is the JSON text the example writes (millions of characters); SQLite is the object's database. POST times are wall-clock on a shared machine, over the stretch since the previous row.${w.skipped > 0 ? ` ${int(w.skipped)} messages the engine refused were skipped.` : ''}`,
+    `The workerd process is the whole runtime (${int(w.idleRssMB)} MB resident at rest: the Worker loaded and one token count made, before the conversation), miniflare's KV and SQLite included: an upper bound on what the object's isolate holds. Engine memory is the WebAssembly memory of the engine in the object. Saved state is the JSON text the example writes (millions of characters); SQLite is the object's database. POST times are wall-clock on a shared machine, over the stretch since the previous row.${
+      w.restored
+        ? ` Then workerd restarted on the same storage and the first request restored the conversation (${int(w.restored.working)} messages in the working list) in ${int(w.restored.restoreMs)} ms: the engine's memory ${f1(w.restored.engineMB)} MB, workerd ${int(w.restored.hwmMB)} MB resident at its peak against ${int(w.restored.idleRssMB)} MB at rest.`
+        : ''
+    }${w.skipped > 0 ? ` ${int(w.skipped)} messages the engine refused were skipped.` : ''}`,
   );
   return out.join('\n');
 }
