@@ -787,7 +787,11 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     return callAsync(() => this.#wasm.handleReloadCall(json));
   }
 
-  /** Every compression event so far. */
+  /**
+   * The most recent compression events, at most 256: the state keeps no more, so it does not
+   * grow with the history. Every event also comes back in its pass's result and reaches
+   * `onEvent` as it happens.
+   */
   events(): CompressionEvent[] {
     return JSON.parse(this.#wasm.events()) as CompressionEvent[];
   }

@@ -212,3 +212,27 @@ fn the_newest_message_can_be_taken_back_after_a_flush() {
     block_on(m.flush(true)).unwrap();
     assert!(m.pop().is_ok(), "the newest message always stays in the tail");
 }
+
+#[test]
+fn the_state_keeps_only_the_most_recent_events() {
+    let store = FlakyStore::new();
+    let mut cfg = config("events", 2_000);
+    cfg.target_ratio = None;
+    cfg.strategies = None;
+    let m: Mem = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::Estimate).unwrap(), None, store.clone()).unwrap();
+    let mut last = Vec::new();
+    let mut total = 0;
+    for r in 0..600 {
+        m.add(&Value::Array(tool_round(&format!("r{r}"), 1, 3_000))).unwrap();
+        let result = block_on(m.compress_if_needed()).unwrap();
+        total += result.events.len();
+        last.extend(result.events);
+    }
+    assert!(total > autocontext::MAX_EVENTS, "enough passes to fill the list: {total} events");
+    let kept = m.events();
+    assert_eq!(kept.len(), autocontext::MAX_EVENTS);
+    assert_eq!(kept, last[last.len() - autocontext::MAX_EVENTS..].to_vec(), "the most recent ones, in order");
+    let r = restore(&m.to_json(), &store).unwrap();
+    assert_eq!(r.events(), kept);
+    check_recoverable(&m, "after 600 rounds");
+}

@@ -36,7 +36,7 @@ use crate::tokens::TokenCounter;
 use pass::Parts;
 pub use results::{CompressResult, OverflowResult, PrepareResult, FAILURE_EVENT};
 use state::State;
-pub use state::STATE_VERSION;
+pub use state::{MAX_EVENTS, STATE_VERSION};
 pub use sweep::SweepReport;
 
 /// Clears a flag when dropped: a pass or preparation ends, however it ends (also when its
@@ -321,7 +321,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         self.state.borrow().request_tokens(&self.config)
     }
 
-    /// All events so far.
+    /// The most recent events, at most [`MAX_EVENTS`] (every event also comes back in its
+    /// pass's result).
     pub fn events(&self) -> Vec<CompressionEvent> {
         self.state.borrow().events.clone()
     }

@@ -74,6 +74,11 @@ pub(crate) struct State {
     pub versions: Versions,
 }
 
+/// The events the state keeps: the most recent ones. Every event also reaches the host as it
+/// happens (each pass's result, `onEvent`); keeping them all would grow the state with the
+/// history, one event or more per pass.
+pub const MAX_EVENTS: usize = 256;
+
 /// Changes of the working list remembered for [`Versions::first_changed_since`].
 const MAX_CHANGES: usize = 64;
 
@@ -246,6 +251,8 @@ impl State {
             self.offloads.push(OffloadRecord { uuid, message_count: count, digest: Some(digest) });
         }
         self.events.extend(events);
+        let over = self.events.len().saturating_sub(MAX_EVENTS);
+        self.events.drain(..over);
         self.generation += 1;
         self.working.len()
     }
@@ -330,8 +337,10 @@ impl State {
                 return Err(bad(format!("state.pending: {u:?} is not an offload uuid outside the offload index")));
             }
         }
-        let events: Vec<CompressionEvent> =
+        let mut events: Vec<CompressionEvent> =
             serde_json::from_value(obj.get("events").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.events: {e}")))?;
+        let over = events.len().saturating_sub(MAX_EVENTS);
+        events.drain(..over);
 
         let calibration = Calibration::from_json(obj.get("calibration"))?;
         let plan = match obj.get("plan") {
