@@ -19,6 +19,7 @@
 
 import { WasmMemory, countTokens as wasmCountTokens, handleReloadCallIn, reloadOffload, validateMessages } from './wasm/autocontext.js';
 import type { WasmHost, WasmStore } from './wasm/autocontext.js';
+import { assemble, paginate, writerName, type PageIndex } from './saved-pages.js';
 import { AutoContextError, call, callAsync, describe, fromWasm, isAutoContextError, type ErrorCode } from './errors.js';
 import { checkDiagnostics, count, Diagnostics } from './diagnostics.js';
 import { findLoneSurrogate } from './lone-surrogate.js';
@@ -314,6 +315,10 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   /** The working list as last read from the engine, and the engine's version of it. */
   #view: { version: number; list: M[] } | null = null;
   #saving = false;
+  /** The pages of the last save or load (digest of a page's text → its key), and this writer's name for new ones. */
+  #pages: PageIndex = new Map();
+  #writer: string | undefined;
+  #pageCount = 0;
 
   static {
     release = (memory) => memory.#wasm.free();
@@ -402,8 +407,11 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     checkSessionId(sessionId);
     const saved = await sessions.load(sessionId);
     if (saved === null || saved === undefined) return null;
-    const { revision, state } = checkSaved(saved);
+    const { revision, state: text } = checkSaved(saved);
+    const store = host?.store;
+    const { state, index } = await assemble(text, sessionId, async (key) => (store === undefined ? undefined : store.get(key)));
     const memory = AutoContextMemory.fromJSON<F, M>(state, host);
+    memory.#pages = index;
     const id = memory.sessionId;
     if (id !== sessionId) {
       release(memory as never);
@@ -419,9 +427,17 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    * loaded or last saved: one writer per session. Wait for a running pass first (a save during
    * one would store the state from before it).
    *
+   * Saves are incremental. The session store gets the state's head (a few kilobytes); the
+   * working list, the offload index and the events go to the offload store in pages of 32
+   * (`<sessionId>/state-<writer>-<n>`), and a page an earlier save wrote is named again, not
+   * written again, so a save after a turn writes what the turn changed. The log's tail is flushed
+   * first. Pages only the previous save named are deleted once this one commits; a refused save
+   * deletes the pages it wrote. {@link AutoContextMemory.load} reads them back.
+   *
    * @throws {@link AutoContextError} `CONFLICT` for a stale revision (load the session again
    *   and redo the turn on it); `LIMIT_EXCEEDED` while a pass or another save of this memory
-   *   runs; `STORE_FAILED` (or the session store's own error) when the session store fails.
+   *   runs; `STORE_FAILED` (or the session store's own error) when the session store or the
+   *   offload store fails.
    */
   async save(sessions: SessionStore): Promise<number> {
     checkSessionStore(sessions);
@@ -433,11 +449,46 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
       // working list; if that fails, the tail is saved in the state instead (nothing is lost).
       await this.flush().catch(() => 0);
       const revision = this.#revision + 1;
-      await sessions.save(this.sessionId, { revision, state: this.#stateText(revision) });
+      // The head goes to the session store; the pages of the long lists to the offload store,
+      // only those no earlier save wrote (see saved-pages.ts).
+      this.#writer ??= writerName();
+      const prefix = `${this.sessionId}/state-${this.#writer}-`;
+      const { head, fresh, index } = await paginate(this.#stateText(revision), this.#pages, () => `${prefix}${this.#pageCount++}`);
+      const written: string[] = [];
+      try {
+        for (const page of fresh) {
+          written.push(page.key);
+          await this.#store.put(page.key, page.text);
+        }
+      } catch (e) {
+        await this.#removeQuietly(written);
+        throw new AutoContextError('STORE_FAILED', 'the offload store failed to put a page of the saved state; nothing was saved', { cause: e });
+      }
+      try {
+        await sessions.save(this.sessionId, { revision, state: head });
+      } catch (e) {
+        await this.#removeQuietly(written);
+        throw e;
+      }
+      const named = new Set(index.values());
+      const superseded = [...this.#pages.values()].filter((k) => !named.has(k));
+      this.#pages = index;
       this.#revision = revision;
+      await this.#removeQuietly(superseded);
       return revision;
     } finally {
       this.#saving = false;
+    }
+  }
+
+  /** Deletes store keys, ignoring failures (a page left behind is never read again). */
+  async #removeQuietly(keys: readonly string[]): Promise<void> {
+    for (const key of keys) {
+      try {
+        await this.#store.delete(key);
+      } catch {
+        // left behind
+      }
     }
   }
 

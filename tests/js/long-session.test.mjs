@@ -73,3 +73,69 @@ test('a chunk the store lost is STORE_FAILED, and the newest message can be take
   assert.equal(e.code, 'STORE_FAILED');
   assert.match(e.message, /log chunk/);
 });
+
+/** A MemoryStore that counts the bytes put into it. */
+class CountingStore extends MemoryStore {
+  bytes = 0;
+  put(key, value) {
+    this.bytes += value.length;
+    return super.put(key, value);
+  }
+}
+
+test('a save per turn writes what the turn changed, not the whole state', async () => {
+  const store = new CountingStore();
+  const sessions = new MemorySessionStore();
+  const memory = new AutoContextMemory({ maxToken: 16_000, store, summarize, sessionId: 'inc' });
+  memory.add({ role: 'system', content: 'agent' });
+  const perSave = [];
+  let stateBytes = 0;
+  for (let turn = 0; turn < 200; turn++) {
+    const messages = round(turn, { calls: 1, resultChars: 300 });
+    memory.add(messages);
+    const pass = await memory.compressIfNeeded();
+    const before = store.bytes;
+    await memory.save(sessions);
+    const head = (await sessions.load('inc')).state.length;
+    if (!pass.compressed) perSave.push(store.bytes - before + head);
+    stateBytes = JSON.stringify(memory.toJSON()).length;
+  }
+  const median = perSave.sort((a, b) => a - b)[perSave.length >> 1];
+  assert.ok(median * 4 < stateBytes, `a save after a turn writes ${median} bytes (median), the state is ${stateBytes}`);
+  // The head names pages; load reads them back into the same memory.
+  const head = JSON.parse((await sessions.load('inc')).state);
+  assert.equal(head.working, undefined);
+  assert.ok(head.autocontextPages.working.length >= 1);
+  const loaded = await AutoContextMemory.load(sessions, 'inc', { store, summarize });
+  assert.deepStrictEqual(loaded.toJSON(), memory.toJSON());
+  // Only the pages the head names are kept.
+  const pages = (await store.keys('inc/state-')).sort();
+  const named = [...head.autocontextPages.working, ...head.autocontextPages.offloads, ...head.autocontextPages.events];
+  assert.deepStrictEqual(pages, [...new Set(named)].sort(), 'superseded pages are deleted');
+});
+
+test('two writers: the refused save deletes its pages, the winner loads whole; a lost page is STORE_FAILED', async () => {
+  const store = new MemoryStore();
+  const sessions = new MemorySessionStore();
+  const first = new AutoContextMemory({ maxToken: 16_000, store, summarize, sessionId: 'two' });
+  for (let turn = 0; turn < 40; turn++) first.add(round(turn, { calls: 1, resultChars: 300 }));
+  await first.save(sessions);
+  const a = await AutoContextMemory.load(sessions, 'two', { store, summarize });
+  const b = await AutoContextMemory.load(sessions, 'two', { store, summarize });
+  a.add(round(100, { calls: 1, resultChars: 300 }));
+  b.add(round(200, { calls: 1, resultChars: 300 }));
+  await a.save(sessions);
+  const keysBefore = (await store.keys('two/state-')).sort();
+  const e = await rejected(b.save(sessions));
+  assert.equal(e.code, 'CONFLICT');
+  assert.deepStrictEqual((await store.keys('two/state-')).sort(), keysBefore, 'the loser wrote nothing that stays, and deleted nothing of the winner');
+  const back = await AutoContextMemory.load(sessions, 'two', { store, summarize });
+  assert.deepStrictEqual(back.toJSON().working, a.toJSON().working);
+  assert.deepStrictEqual(await back.originalMessages(), await a.originalMessages());
+
+  const head = JSON.parse((await sessions.load('two')).state);
+  await store.delete(head.autocontextPages.working[0]);
+  const lost = await rejected(AutoContextMemory.load(sessions, 'two', { store, summarize }));
+  assert.equal(lost.code, 'STORE_FAILED');
+  assert.match(lost.message, /page/);
+});
