@@ -847,7 +847,11 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     return JSON.parse(this.#wasm.events()) as CompressionEvent[];
   }
 
-  /** The offloads this session created. */
+  /**
+   * The offloads the state holds: every one the working list names, and the most recent 256.
+   * Older records are retired to the store (`<sessionId>/index-…` chunks), so the state does not
+   * grow with the history; their offloads still reload.
+   */
   offloads(): OffloadInfo[] {
     return JSON.parse(this.#wasm.offloads()) as OffloadInfo[];
   }

@@ -52,7 +52,7 @@ mod wasm;
 pub use calibration::UsageReport;
 pub use config::Config;
 pub use engine::SweepReport;
-pub use engine::{AutoContextMemory, CompressResult, OffloadRecord, OverflowResult, PrepareResult, MAX_EVENTS};
+pub use engine::{AutoContextMemory, CompressResult, OffloadRecord, OverflowResult, PrepareResult, LIVE_OFFLOADS, MAX_EVENTS};
 pub use error::{Error, ErrorCode, HostError, Result};
 pub use events::CompressionEvent;
 pub use format::Format;

@@ -236,3 +236,35 @@ fn the_state_keeps_only_the_most_recent_events() {
     assert_eq!(r.events(), kept);
     check_recoverable(&m, "after 600 rounds");
 }
+
+#[test]
+fn old_offload_records_retire_to_the_store_and_still_reload() {
+    let store = FlakyStore::new();
+    let mut cfg = config("retire", 2_000);
+    cfg.target_ratio = None;
+    cfg.strategies = None;
+    let m: Mem = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::Estimate).unwrap(), None, store.clone()).unwrap();
+    let mut seen = Vec::new();
+    for r in 0..700 {
+        m.add(&Value::Array(tool_round(&format!("r{r}"), 1, 3_000))).unwrap();
+        for e in block_on(m.compress_if_needed()).unwrap().events {
+            seen.extend(e.offload_uuid);
+        }
+    }
+    assert!(seen.len() > 2 * autocontext::LIVE_OFFLOADS, "enough offloads to retire some: {}", seen.len());
+    let held = m.offloads();
+    assert!(held.len() <= autocontext::LIVE_OFFLOADS + m.messages().len(), "the state holds {} records", held.len());
+    let first = &seen[0];
+    assert!(!held.iter().any(|o| &o.uuid == first), "the first offload was retired");
+    assert!(!block_on(m.reload(first)).unwrap().is_empty(), "a retired offload still reloads");
+    // Through a restore (the retired chain is named by the state), and after a flush.
+    block_on(m.flush(true)).unwrap();
+    let r = restore(&m.to_json(), &store).unwrap();
+    for u in seen.iter().step_by(37) {
+        assert_eq!(block_on(r.reload(u)).unwrap(), block_on(m.reload(u)).unwrap(), "{u} reloads after a restore");
+    }
+    let e = block_on(r.reload("12345678-1234-4123-8123-123456789abc")).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotFound);
+    assert!(serde_json::to_string(&r.to_json()["retired"]).unwrap().len() < 1_000, "the retired records are in the store");
+    check_recoverable(&r, "after 700 rounds, restored");
+}

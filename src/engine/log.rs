@@ -32,9 +32,40 @@ pub(crate) const FLUSH_TOKENS: u64 = 32_768;
 /// several chunks).
 const CHUNK_MESSAGES: usize = 256;
 
+/// Which chain of chunks a [`Log`] is: the messages added, or the offload records retired from
+/// the state's offload index (see [`super::state`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chain {
+    /// Everything added, as added: keys `<sessionId>/log-<first>-<digest>`.
+    #[default]
+    Messages,
+    /// Offload records no working message names any more: keys `<sessionId>/index-<first>-<digest>`.
+    Index,
+}
+
+impl Chain {
+    /// The word in its chunks' keys.
+    fn name(self) -> &'static str {
+        match self {
+            Chain::Messages => "log",
+            Chain::Index => "index",
+        }
+    }
+
+    /// Its field in the state.
+    pub fn field(self) -> &'static str {
+        match self {
+            Chain::Messages => "log",
+            Chain::Index => "retired",
+        }
+    }
+}
+
 /// The log: how many messages were added, the newest chunk in the store, and the tail.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Log {
+    /// Which chain it is.
+    chain: Chain,
     /// Messages added in all.
     len: u64,
     /// The key of the newest chunk in the store; `None` before the first flush.
@@ -67,6 +98,11 @@ struct Write {
 }
 
 impl Log {
+    /// An empty log of `chain`.
+    pub fn new(chain: Chain) -> Log {
+        Log { chain, ..Log::default() }
+    }
+
     /// Messages added in all.
     pub fn len(&self) -> u64 {
         self.len
@@ -118,7 +154,7 @@ impl Log {
             let messages: Vec<&Value> = part.iter().map(|(v, _)| &**v).collect();
             let text = serde_json::to_string(&json!({"autocontextLog": 1, "first": first, "prev": prev, "messages": messages}))
                 .expect("JSON values always serialize");
-            let key = format!("{session_id}/log-{first}-{}", crate::offload::digest(&text));
+            let key = format!("{session_id}/{}-{first}-{}", self.chain.name(), crate::offload::digest(&text));
             let tokens = part.iter().map(|(_, t)| t).sum();
             out.push(Write { key: key.clone(), text, count: part.len(), tokens });
             first += part.len() as u64;
@@ -138,17 +174,19 @@ impl Log {
 
     /// A log read from a state's `log` field: `tail` must be the messages it names, already
     /// parsed by the caller, with their tokens.
-    pub fn restore(value: &Value, session_id: &str, tail: Vec<(Rc<Value>, u64)>) -> std::result::Result<Log, String> {
-        let len = value.get("messages").and_then(Value::as_u64).ok_or("log.messages must be a whole number")?;
+    pub fn restore(chain: Chain, value: &Value, session_id: &str, tail: Vec<(Rc<Value>, u64)>) -> std::result::Result<Log, String> {
+        let len = value.get("messages").and_then(Value::as_u64).ok_or(format!("{}.messages must be a whole number", chain.field()))?;
         let head = match value.get("head") {
             None | Some(Value::Null) => None,
-            Some(Value::String(k)) if is_chunk_key(session_id, k) => Some(k.clone()),
-            Some(other) => return Err(format!("log.head {other} is not a log chunk key of session {session_id:?}")),
+            Some(Value::String(k)) if is_chunk_key(session_id, chain, k) => Some(k.clone()),
+            Some(other) => {
+                return Err(format!("{}.head {other} is not a {} chunk key of session {session_id:?}", chain.field(), chain.name()))
+            }
         };
         if (tail.len() as u64) > len || head.is_none() && tail.len() as u64 != len {
-            return Err(format!("log.messages ({len}) does not match the chunks and the tail ({} messages)", tail.len()));
+            return Err(format!("{}.messages ({len}) does not match the chunks and the tail ({} items)", chain.field(), tail.len()));
         }
-        Ok(Log { len, head, tail_tokens: tail.iter().map(|(_, t)| t).sum(), tail, pops: 0 })
+        Ok(Log { chain, len, head, tail_tokens: tail.iter().map(|(_, t)| t).sum(), tail, pops: 0 })
     }
 
     /// A log of a version-1 state, whose `original` array held everything: all of it is the
@@ -162,9 +200,14 @@ impl Log {
     }
 }
 
-/// Whether `key` has the shape of a log chunk key of `session_id`.
-fn is_chunk_key(session_id: &str, key: &str) -> bool {
-    let Some(rest) = key.strip_prefix(session_id).and_then(|r| r.strip_prefix("/log-")) else {
+/// Whether `key` has the shape of a key of a chunk of `chain` of `session_id`.
+fn is_chunk_key(session_id: &str, chain: Chain, key: &str) -> bool {
+    let Some(rest) = key
+        .strip_prefix(session_id)
+        .and_then(|r| r.strip_prefix('/'))
+        .and_then(|r| r.strip_prefix(chain.name()))
+        .and_then(|r| r.strip_prefix('-'))
+    else {
         return false;
     };
     let Some((first, digest)) = rest.split_once('-') else {
@@ -175,8 +218,10 @@ fn is_chunk_key(session_id: &str, key: &str) -> bool {
 
 /// The first index a chunk key names.
 fn first_of(key: &str) -> Option<u64> {
-    let rest = key.rsplit_once("/log-")?.1;
-    rest.split_once('-')?.0.parse().ok()
+    let (_, name_first_digest) = key.rsplit_once('/')?;
+    let mut parts = name_first_digest.split('-');
+    parts.next()?;
+    parts.next()?.parse().ok()
 }
 
 /// The chunks a flush writes, in order, and what the log was when they were made.
@@ -226,9 +271,14 @@ impl Log {
 
 /// One page of the log read back: the messages of the chunk under `key`, checked (its key names
 /// its content, it continues the chain), and the key of the chunk before it.
-pub(crate) async fn read_chunk<O: OffloadStore>(store: &O, session_id: &str, key: &str) -> Result<(Vec<Value>, Option<String>)> {
+pub(crate) async fn read_chunk<O: OffloadStore>(
+    store: &O,
+    session_id: &str,
+    chain: Chain,
+    key: &str,
+) -> Result<(Vec<Value>, Option<String>)> {
     let failed = |what: String| Error::new(ErrorCode::StoreFailed, format!("log chunk {key}: {what}; the log before it cannot be read"));
-    if !is_chunk_key(session_id, key) {
+    if !is_chunk_key(session_id, chain, key) {
         return Err(
             Error::new(ErrorCode::InvalidArgument, format!("{key:?} is not a log chunk key of session {session_id:?}")).at_field("key")
         );
@@ -246,7 +296,7 @@ pub(crate) async fn read_chunk<O: OffloadStore>(store: &O, session_id: &str, key
         return Err(failed("not a log chunk of this version".into()));
     }
     if let Some(p) = &chunk.prev {
-        if !is_chunk_key(session_id, p) || first_of(p).is_none_or(|f| f >= chunk.first) {
+        if !is_chunk_key(session_id, chain, p) || first_of(p).is_none_or(|f| f >= chunk.first) {
             return Err(failed(format!("names {p:?} as the chunk before it")));
         }
     } else if chunk.first != 0 {

@@ -13,6 +13,7 @@ mod log;
 mod pass;
 mod pass_log;
 mod results;
+mod retired;
 mod state;
 mod sweep;
 
@@ -35,6 +36,7 @@ use crate::strategy::Strategy;
 use crate::tokens::TokenCounter;
 use pass::Parts;
 pub use results::{CompressResult, OverflowResult, PrepareResult, FAILURE_EVENT};
+pub use retired::LIVE_OFFLOADS;
 use state::State;
 pub use state::{MAX_EVENTS, STATE_VERSION};
 pub use sweep::SweepReport;
@@ -257,7 +259,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// under `key` (a key [`AutoContextMemory::log_head`] or an earlier page named), checked,
     /// and the key of the chunk before it (`None` for the first).
     pub async fn log_chunk(&self, key: &str) -> Result<(Vec<Value>, Option<String>)> {
-        log::read_chunk(&self.store, &self.config.session_id, key).await
+        log::read_chunk(&self.store, &self.config.session_id, log::Chain::Messages, key).await
     }
 
     /// The key of the newest log chunk in the store (`None` before the first flush), and the
@@ -281,7 +283,15 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// `STORE_FAILED` when a put fails: what it did not write stays in the tail, and the next
     /// flush writes it.
     pub async fn flush(&self, force: bool) -> Result<usize> {
-        let Some(mut flush) = self.state.borrow().log.plan_flush(&self.config.session_id, force) else {
+        let written = self.flush_chain(force, |st| &mut st.log).await?;
+        // The offload records retired from the index go the same way.
+        self.flush_chain(force, |st| &mut st.retired.0).await?;
+        Ok(written)
+    }
+
+    /// [`AutoContextMemory::flush`] of one chain; returns how many items it wrote.
+    async fn flush_chain(&self, force: bool, chain: impl Fn(&mut State) -> &mut log::Log) -> Result<usize> {
+        let Some(mut flush) = chain(&mut self.state.borrow_mut()).plan_flush(&self.config.session_id, force) else {
             return Ok(0);
         };
         let mut written = 0;
@@ -290,11 +300,13 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             self.store.put(key, text).await.map_err(|e| {
                 Error::host(ErrorCode::StoreFailed, "the offload store failed to put a chunk of the log; it stays in memory", e)
             })?;
-            let before = self.state.borrow().log.tail().count();
-            if !self.state.borrow_mut().log.flushed(&mut flush, k) {
+            let mut st = self.state.borrow_mut();
+            let log = chain(&mut st);
+            let before = log.tail().count();
+            if !log.flushed(&mut flush, k) {
                 break;
             }
-            written += before - self.state.borrow().log.tail().count();
+            written += before - log.tail().count();
         }
         Ok(written)
     }
@@ -327,7 +339,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         self.state.borrow().events.clone()
     }
 
-    /// The offloads this session created.
+    /// The offloads the state holds: every one the working list names, and the most recent
+    /// [`LIVE_OFFLOADS`]. Older ones are retired to the store and still reload.
     pub fn offloads(&self) -> Vec<OffloadRecord> {
         self.state.borrow().offloads.clone()
     }

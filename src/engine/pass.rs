@@ -593,7 +593,16 @@ async fn delete_quietly<S, O: OffloadStore>(parts: Parts<'_, S, O>, written: &[(
 pub(crate) async fn reload<S, O: OffloadStore>(parts: Parts<'_, S, O>, uuid: &str) -> Result<Vec<Value>> {
     crate::reload::check_uuid(uuid)?;
     let config = parts.config;
-    let Some(record) = parts.state.borrow().offload(uuid) else {
+    // The index the state holds, then the records retired from it to the store.
+    let (held, head) = {
+        let st = parts.state.borrow();
+        (st.offload(uuid).or_else(|| st.retired.in_tail(uuid)), st.retired.0.head().map(str::to_string))
+    };
+    let record = match held {
+        Some(r) => Some(r),
+        None => super::retired::find(head, parts.store, &config.session_id, uuid).await?,
+    };
+    let Some(record) = record else {
         return Err(Error::new(ErrorCode::NotFound, format!("no offload {uuid} in session {:?}", config.session_id)));
     };
     let (session, format) = (&config.session_id, Some(config.format));

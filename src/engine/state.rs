@@ -33,7 +33,8 @@ use crate::plan::Plan;
 use crate::strategy::Entry;
 use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
 
-use super::log::Log;
+use super::log::{Chain, Log};
+use super::retired::{self, Retired};
 
 /// The state format version this build writes and reads.
 pub const STATE_VERSION: u64 = 2;
@@ -56,6 +57,8 @@ pub(crate) struct State {
     pub log: Log,
     pub offloads: Vec<OffloadRecord>,
     pub offload_ids: HashSet<String>,
+    /// Offload records retired from the index: the tail here, the rest in the store.
+    pub retired: Retired,
     pub events: Vec<CompressionEvent>,
     /// The tool call ids of the working list (an id may not be reused while the list holds it).
     pub call_ids: HashSet<String>,
@@ -250,6 +253,9 @@ impl State {
             self.offload_ids.insert(uuid.clone());
             self.offloads.push(OffloadRecord { uuid, message_count: count, digest: Some(digest) });
         }
+        for uuid in retired::retire(&mut self.offloads, &self.working, &mut self.retired) {
+            self.offload_ids.remove(&uuid);
+        }
         self.events.extend(events);
         let over = self.events.len().saturating_sub(MAX_EVENTS);
         self.events.drain(..over);
@@ -284,6 +290,7 @@ impl State {
             "config": config.to_json(),
             "working": working,
             "log": self.log.to_json(),
+            "retired": self.retired.0.to_json(),
             "offloads": self.offloads,
             "events": self.events,
             "plan": self.plan,
@@ -329,6 +336,26 @@ impl State {
                 return Err(bad(format!("state.offloads: offload {} has a malformed digest {:?}", o.uuid, o.digest)));
             }
         }
+        let retired = match obj.get("retired") {
+            None | Some(Value::Null) => Retired::default(),
+            Some(r) => {
+                let Some(Value::Array(items)) = r.get("tail") else {
+                    return Err(bad("state.retired.tail must be an array"));
+                };
+                let mut tail = Vec::with_capacity(items.len());
+                for v in items {
+                    let o: OffloadRecord = serde_json::from_value(v.clone()).map_err(|e| bad(format!("state.retired.tail: {e}")))?;
+                    if !crate::reload::is_uuid(&o.uuid)
+                        || offload_ids.contains(&o.uuid)
+                        || o.digest.as_deref().is_some_and(|d| !crate::offload::is_digest(d))
+                    {
+                        return Err(bad(format!("state.retired.tail: {:?} is not a valid offload record outside the index", o.uuid)));
+                    }
+                    tail.push((Rc::new(v.clone()), 1));
+                }
+                Retired(Log::restore(Chain::Index, r, &config.session_id, tail).map_err(|e| bad(format!("state.{e}")))?)
+            }
+        };
         let pending: Vec<String> =
             serde_json::from_value(obj.get("pending").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.pending: {e}")))?;
         for u in &pending {
@@ -361,7 +388,8 @@ impl State {
         let log = if version == 1 {
             Log::from_originals(tail)
         } else {
-            Log::restore(obj.get("log").unwrap_or(&Value::Null), &config.session_id, tail).map_err(|e| bad(format!("state.{e}")))?
+            Log::restore(Chain::Messages, obj.get("log").unwrap_or(&Value::Null), &config.session_id, tail)
+                .map_err(|e| bad(format!("state.{e}")))?
         };
 
         let working_values = match obj.get("working") {
@@ -411,6 +439,7 @@ impl State {
             log,
             offloads,
             offload_ids,
+            retired,
             events,
             generation: 0,
             plan,
