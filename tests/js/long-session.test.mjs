@@ -139,3 +139,25 @@ test('two writers: the refused save deletes its pages, the winner loads whole; a
   assert.equal(lost.code, 'STORE_FAILED');
   assert.match(lost.message, /page/);
 });
+
+test('the offload index keeps the named and the newest records; retired offloads still reload', async () => {
+  const store = new MemoryStore();
+  const sessions = new MemorySessionStore();
+  const memory = new AutoContextMemory({ maxToken: 2_000, toolResultLimit: 1_000, store, sessionId: 'retire' });
+  const uuids = [];
+  for (let turn = 0; turn < 500; turn++) {
+    memory.add(round(turn, { calls: 1, resultChars: 2_500 }));
+    const result = await memory.compressIfNeeded();
+    for (const e of result.events) if (e.offloadUuid) uuids.push(e.offloadUuid);
+  }
+  assert.ok(uuids.length > 600, `enough offloads to retire some: ${uuids.length}`);
+  const held = memory.offloads().map((o) => o.uuid);
+  assert.ok(held.length <= 256 + memory.messages().length, `the state holds ${held.length} records`);
+  assert.ok(!held.includes(uuids[0]), 'the first offload was retired');
+  await memory.save(sessions);
+  const back = await AutoContextMemory.load(sessions, 'retire', { store });
+  for (const uuid of uuids.filter((_, i) => i % 50 === 0)) {
+    assert.deepStrictEqual(await back.reload(uuid), await memory.reload(uuid), `${uuid} reloads after a load`);
+  }
+  assert.equal((await rejected(back.reload('12345678-1234-4234-8234-123456789abc'))).code, 'NOT_FOUND');
+});
