@@ -7,6 +7,12 @@
 //   history   messages added so far
 //   memory    the engine's WebAssembly memory (it grows and never shrinks), in MB
 //   toJSON    median time of three toJSON() calls, and the size of the state as JSON text
+//   save      what `memory.save(sessions)` writes when the host saves after every group added
+//             (and the pass it triggered): over the last 200 messages before the checkpoint, a
+//             save after each group, the median of the UTF-8 bytes each save wrote (the head in
+//             the session store, the state's pages and the log's tail in the offload store) and
+//             the median time. The first save of that stretch catches up on what changed since
+//             the previous stretch and is not counted; outside the stretches nothing is saved.
 //
 // The targets (DESIGN.md, performance budget): memory within 2x the working list, toJSON time
 // and size independent of the history. Prints a table; writes target/bench/long-session.json.
@@ -46,7 +52,7 @@ WebAssembly.instantiate = async (...args) => {
 const wasmBytes = () => memories.reduce((n, m) => n + m.buffer.byteLength, 0);
 
 const { AutoContextMemory, offlineSummarize } = await import(ourEntry('default'));
-const { MemoryStore } = await import(new URL('../dist/stores/memory.js', import.meta.url).href);
+const { MemoryStore, MemorySessionStore } = await import(new URL('../dist/stores/memory.js', import.meta.url).href);
 const gc = () => globalThis.gc?.();
 
 const corpus = longTraces();
@@ -55,7 +61,48 @@ if (corpus.length === 0) {
   process.exit(1);
 }
 
-const memory = new AutoContextMemory({ maxToken: 32_000, summarize: offlineSummarize, store: new MemoryStore(), sessionId: 'long' });
+/** The offload store, counting the UTF-8 bytes put while `counting` is on. */
+class CountingStore extends MemoryStore {
+  counting = false;
+  written = { pages: 0, pageBytes: 0, logBytes: 0 };
+  async put(key, value) {
+    if (this.counting) {
+      const bytes = Buffer.byteLength(value, 'utf8');
+      if (key.includes('/log-')) this.written.logBytes += bytes;
+      else {
+        this.written.pages += 1;
+        this.written.pageBytes += bytes;
+      }
+    }
+    return super.put(key, value);
+  }
+}
+/** The session store, keeping the UTF-8 size of the last head saved. */
+class CountingSessions extends MemorySessionStore {
+  headBytes = 0;
+  async save(sessionId, session) {
+    this.headBytes = Buffer.byteLength(session.state, 'utf8');
+    return super.save(sessionId, session);
+  }
+}
+const SAVE_STRETCH = 200; // messages before each checkpoint with a save after every group
+const store = new CountingStore();
+const sessions = new CountingSessions();
+const memory = new AutoContextMemory({ maxToken: 32_000, summarize: offlineSummarize, store, sessionId: 'long' });
+/** Saves the memory; what the save wrote, and how long it took. */
+async function save() {
+  store.written = { pages: 0, pageBytes: 0, logBytes: 0 };
+  store.counting = true;
+  const t0 = performance.now();
+  try {
+    await memory.save(sessions);
+  } finally {
+    store.counting = false;
+  }
+  const ms = performance.now() - t0;
+  return { ...store.written, headBytes: sessions.headBytes, bytes: sessions.headBytes + store.written.pageBytes + store.written.logBytes, ms };
+}
+const median = (xs) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
 const rows = [];
 let added = 0;
 let passes = 0;
@@ -66,6 +113,8 @@ const source = stream(corpus);
 const trace = process.argv.includes('--trace');
 const t0 = performance.now();
 for (const checkpoint of CHECKPOINTS) {
+  const saves = [];
+  let primed = false;
   while (added < checkpoint) {
     const group = source.next().value;
     try {
@@ -87,6 +136,11 @@ for (const checkpoint of CHECKPOINTS) {
         failed += 1;
       }
     }
+    if (added >= checkpoint - SAVE_STRETCH) {
+      const saved = await save();
+      if (primed) saves.push(saved);
+      primed = true;
+    }
   }
   gc();
   const times = [];
@@ -106,6 +160,12 @@ for (const checkpoint of CHECKPOINTS) {
     memoryMB: wasmBytes() / 1e6,
     toJsonMs: times.sort((a, b) => a - b)[1],
     stateKB: size / 1e3,
+    saves: saves.length,
+    saveKB: median(saves.map((x) => x.bytes)) / 1e3,
+    saveHeadKB: median(saves.map((x) => x.headBytes)) / 1e3,
+    savePages: median(saves.map((x) => x.pages)),
+    saveMaxKB: Math.max(...saves.map((x) => x.bytes)) / 1e3,
+    saveMs: median(saves.map((x) => x.ms)),
     passes,
     cpuS: (process.cpuUsage(started).user + process.cpuUsage(started).system) / 1e6,
   };
@@ -113,6 +173,7 @@ for (const checkpoint of CHECKPOINTS) {
   console.log(
     `${String(row.history).padStart(7)} messages | working ${String(row.working).padStart(4)} msgs, ${String(row.workingTokens).padStart(6)} tokens | ` +
       `${row.workingKB.toFixed(0).padStart(5)} KB | memory ${row.memoryMB.toFixed(1).padStart(6)} MB | toJSON ${row.toJsonMs.toFixed(1).padStart(7)} ms, ${row.stateKB.toFixed(0).padStart(7)} KB | ` +
+      `save ${row.saveKB.toFixed(1).padStart(6)} KB (head ${row.saveHeadKB.toFixed(1)} KB, ${row.savePages} pages; max ${row.saveMaxKB.toFixed(0)} KB), ${row.saveMs.toFixed(1)} ms | ` +
       `${passes} passes, ${row.cpuS.toFixed(1)} s CPU`,
   );
 }
@@ -121,7 +182,7 @@ const first = rows[0];
 const last = rows[rows.length - 1];
 console.log(
   `from ${first.history} to ${last.history} messages: toJSON time x${(last.toJsonMs / first.toJsonMs).toFixed(1)}, state size x${(last.stateKB / first.stateKB).toFixed(1)}, ` +
-    `memory x${(last.memoryMB / first.memoryMB).toFixed(1)} (targets: within 2x)`,
+    `memory x${(last.memoryMB / first.memoryMB).toFixed(1)}, bytes a save writes x${(last.saveKB / first.saveKB).toFixed(1)} (targets: within 2x)`,
 );
 mkdirSync(join(root, 'target', 'bench'), { recursive: true });
 writeFileSync(join(root, 'target', 'bench', 'long-session.json'), JSON.stringify({ rows, failed, skipped }, null, 2));

@@ -375,6 +375,15 @@ function longTargets(long, met) {
       `from ${int(s[0].history)} to ${int(s.at(-1).history)} messages: engine memory ${f1(s[0].memoryMB)} → ${f1(s.at(-1).memoryMB)} MB, state ${int(s[0].stateKB)} → ${int(s.at(-1).stateKB)} KB, toJSON ${f1(s[0].toJsonMs)} → ${f1(s.at(-1).toJsonMs)} ms; in the Worker, saved state ${f2(w[0].stateMB)} → ${f2(w.at(-1).stateMB)} MB`,
       met(s.at(-1).memoryMB / s[0].memoryMB <= 2 && s.at(-1).stateKB / s[0].stateKB <= 2 && stateGrowth <= 2),
     ],
+    ...(s[0].saveKB === undefined
+      ? []
+      : [
+          [
+            'saving after a turn costs O(what changed) (bytes a save writes within 2× from the first checkpoint to the last)',
+            `\`memory.save(sessions)\` after every group added, median: ${f1(s[0].saveKB)} KB (head ${f1(s[0].saveHeadKB)} KB) at ${int(s[0].history)} messages, ${f1(s.at(-1).saveKB)} KB (head ${f1(s.at(-1).saveHeadKB)} KB) at ${int(s.at(-1).history)}; a save takes ${f1(s[0].saveMs)} → ${f1(s.at(-1).saveMs)} ms`,
+            met(s.at(-1).saveKB / s[0].saveKB <= 2),
+          ],
+        ]),
   ];
 }
 
@@ -391,13 +400,13 @@ function longReport(long) {
   out.push('');
   out.push(
     table(
-      ['messages', 'working list', 'working tokens', 'engine memory MB', 'toJSON ms', 'state KB', 'passes', 'CPU s'],
-      s.rows.map((x) => [int(x.history), int(x.working), int(x.workingTokens), f1(x.memoryMB), f1(x.toJsonMs), int(x.stateKB), int(x.passes), f1(x.cpuS)]),
+      ['messages', 'working list', 'working tokens', 'engine memory MB', 'toJSON ms', 'state KB', 'a save writes KB', 'its head KB', 'save ms', 'passes', 'CPU s'],
+      s.rows.map((x) => [int(x.history), int(x.working), int(x.workingTokens), f1(x.memoryMB), f1(x.toJsonMs), int(x.stateKB), f1(x.saveKB), f1(x.saveHeadKB), f1(x.saveMs), int(x.passes), f1(x.cpuS)]),
     ),
   );
   out.push('');
   out.push(
-    `Engine memory is the WebAssembly memory (it grows and never shrinks); toJSON is the median of three calls, the state its size as JSON text.${s.skipped > 0 ? ` ${int(s.skipped)} messages the engine refused (a trace's own seam) were skipped.` : ''}`,
+    `Engine memory is the WebAssembly memory (it grows and never shrinks); toJSON is the median of three calls, the state its size as JSON text. A save is \`memory.save(sessions)\` (MemorySessionStore) after every group added over the last 200 messages before each checkpoint: the median of the UTF-8 bytes each wrote (the head in the session store, the state's new pages and the log's tail in the offload store), of the head alone, and of its time; the first save of each stretch catches up and is not counted. CPU includes those saves.${s.skipped > 0 ? ` ${int(s.skipped)} messages the engine refused (a trace's own seam) were skipped.` : ''}`,
   );
   out.push('');
   out.push(
