@@ -265,7 +265,7 @@ for (const checkpoint of CHECKPOINTS) {
     compressed,
     working: last.body.messageCount,
     workingTokens: last.body.tokenCount,
-    offloads: last.body.offloads.length,
+    offloads: last.body.offloadCount,
     answerKB: last.bytes / 1e3,
     engineMB: state.wasmBytes / 1e6,
     rssMB: mem.rssMB,

@@ -21,6 +21,9 @@ import { CloudflareKVStore } from 'autocontext/stores/cloudflare-kv';
 /** UTF-16 code units per stored part of a memory's state: well under the 2 MB value limit. */
 const PART_UNITS = 400_000;
 
+/** How many of the newest offloads a POST's answer names. */
+const NEWEST_OFFLOADS = 8;
+
 /** Conversation ids the Worker accepts in its URLs. */
 const CONVERSATION_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -135,6 +138,7 @@ export class Conversation extends DurableObject {
       memory.add(messages);
       const result = await memory.compressIfNeeded();
       await this.#save(memory);
+      const offloads = memory.offloads();
       return {
         compressed: result.compressed,
         tokensBefore: result.tokensBefore,
@@ -142,7 +146,11 @@ export class Conversation extends DurableObject {
         events: result.events.map((e) => ({ type: e.type, messageCount: e.messageCount, offloadUuid: e.offloadUuid })),
         messageCount: memory.messages().length,
         tokenCount: memory.tokenCount(),
-        offloads: memory.offloads(),
+        // How many offloads the state holds (those the working list names and the 256 most
+        // recent; older ones are retired to KV and still reload) and the newest few, so the
+        // answer stays small however long the conversation.
+        offloadCount: offloads.length,
+        offloads: offloads.slice(-NEWEST_OFFLOADS),
       };
     });
   }
