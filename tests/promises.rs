@@ -426,6 +426,42 @@ fn count_pressure_never_reaches_into_the_current_round_and_says_so() {
     }
 }
 
+#[test]
+fn a_round_stuck_over_msg_threshold_runs_no_pass_per_add_until_a_turn_comes() {
+    let mut msgs = vec![system("agent"), user("fix every module")];
+    for k in 0..30 {
+        msgs.push(assistant_calls(&[&format!("m{k}")]));
+        msgs.push(tool_result(&format!("m{k}"), 100));
+    }
+    let mut cfg = config("count-stuck", 131_072);
+    cfg.msg_threshold = 20;
+    cfg.last_keep = 5;
+    let store = MemoryStore::new();
+    let summarizer = FakeSummarizer::digest();
+    let m: Mem =
+        AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), Some(summarizer.clone()), store).unwrap();
+    m.add(&Value::Array(msgs)).unwrap();
+    let first = block_on(m.compress_if_needed()).unwrap();
+    assert!(first.exhausted && first.reason.is_some(), "{first:?}");
+    // The round goes on: the count alone does not call for a pass, and one asked for says why.
+    for k in 30..40 {
+        m.add(&Value::Array(vec![assistant_calls(&[&format!("m{k}")]), tool_result(&format!("m{k}"), 100)])).unwrap();
+        assert!(!m.needs_compression(), "add {k}: the count alone runs no pass in a stuck round");
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(!r.compressed && !r.under_target && r.exhausted && r.events.is_empty(), "{r:?}");
+        assert_eq!(r.reason, first.reason, "the reason is the pass's");
+    }
+    assert_eq!(summarizer.calls(), 0, "no summarize call either");
+    // The round ends and a new one starts: the count runs a pass again (here it too keeps the
+    // last completed round whole, and says so with the new count).
+    m.add(&answer("all fixed")).unwrap();
+    m.add(&user("now the docs")).unwrap();
+    assert!(m.needs_compression());
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(r.exhausted && r.reason.as_deref().is_some_and(|w| w.starts_with(&format!("{} messages remain", m.messages().len()))), "{r:?}");
+    assert!(!m.needs_compression(), "and stops there for this turn");
+}
+
 // ---------------------------------------------------------------------------------------------
 // One reload gives the originals
 // ---------------------------------------------------------------------------------------------

@@ -366,7 +366,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// Whether a pass would run now (from running totals: constant time).
     pub fn needs_compression(&self) -> bool {
         let st = self.state.borrow();
-        st.working.len() >= self.config.msg_threshold as usize
+        st.count_pressure(self.config.msg_threshold as usize)
             || st.request_tokens(&self.config) >= st.calibration.estimate_of(self.config.trigger_tokens())
             || self.ladder.contains(&Strategy::TurnTrim) && st.turns > self.config.max_context_turns as usize
     }
@@ -391,6 +391,14 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         let _busy = Flag(&self.busy);
         let result = pass::compress(self.parts(), target).await;
+        if let Ok(r) = &result {
+            let mut st = self.state.borrow_mut();
+            if st.working.len() < self.config.msg_threshold as usize {
+                st.count_stuck = None;
+            } else if r.exhausted && r.reason.is_some() {
+                st.count_stuck = Some((st.turns, r.reason.clone().unwrap_or_default()));
+            }
+        }
         // The log's tail goes to the store once enough waits; a failure keeps it in memory (and
         // in the state) for the next flush: nothing is lost, and the pass's result stands.
         let _ = self.flush(false).await;
@@ -414,7 +422,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let parts = self.parts();
         let (tokens, generation, pressure, calibration) = {
             let st = self.state.borrow();
-            let pressure = st.working.len() >= self.config.msg_threshold as usize || parts.turn_pressure(&st.working);
+            let pressure = st.count_pressure(self.config.msg_threshold as usize) || parts.turn_pressure(&st.working);
             (st.request_tokens(&self.config), st.generation, pressure, st.calibration)
         };
         let trigger = calibration.estimate_of(self.config.trigger_tokens());

@@ -81,8 +81,18 @@ impl<S, O> Parts<'_, S, O> {
         let target = forced.map_or_else(|| self.pass_target(tokens), Target::exactly);
         let count = st.working.len();
         let turns = self.ladder.contains(&Strategy::TurnTrim) && st.turns > self.config.max_context_turns as usize;
-        let pressure = tokens >= target.bound || count >= self.config.msg_threshold as usize || turns || self.fresh_oversized(&st.working);
-        (!pressure).then(|| CompressResult::unchanged(tokens, count, target))
+        let threshold = self.config.msg_threshold as usize;
+        let pressure = tokens >= target.bound || st.count_pressure(threshold) || turns || self.fresh_oversized(&st.working);
+        (!pressure).then(|| {
+            let mut idle = CompressResult::unchanged(tokens, count, target);
+            if count >= threshold {
+                // A pass stopped at this count in this turn already: say so again.
+                idle.under_target = false;
+                idle.exhausted = true;
+                idle.reason = st.count_stuck.as_ref().map(|(_, why)| why.clone());
+            }
+            idle
+        })
     }
 
     /// Whether a tool result over `toolResultLimit` came in since the model last answered and the

@@ -75,6 +75,11 @@ pub(crate) struct State {
     pub turns: usize,
     /// The working list's version, and where each recent change began.
     pub versions: Versions,
+    /// The real user turns when the last pass ended at or over `msgThreshold`, and why. Until a
+    /// turn is added or removed (or a pin changes), the count alone runs no pass: what made that
+    /// pass stop (the current round, what the model has not read, what is kept) is all that came
+    /// since, and a pass on every add would only find so again.
+    pub count_stuck: Option<(usize, String)>,
 }
 
 /// The events the state keeps: the most recent ones. Every event also reaches the host as it
@@ -134,6 +139,12 @@ pub(crate) struct Commit {
 }
 
 impl State {
+    /// Whether the message count calls for a pass: at or over `threshold`, unless a pass already
+    /// stopped there in this turn ([`State::count_stuck`]).
+    pub fn count_pressure(&self, threshold: usize) -> bool {
+        self.working.len() >= threshold && self.count_stuck.as_ref().is_none_or(|(turns, _)| *turns != self.turns)
+    }
+
     /// Request tokens of the working list now.
     pub fn request_tokens(&self, config: &Config) -> u64 {
         request_tokens(self.working_tokens, config)
@@ -216,6 +227,7 @@ impl State {
             .at_field("index"));
         };
         e.pinned = pinned;
+        self.count_stuck = None;
         Ok(())
     }
 
@@ -431,6 +443,7 @@ impl State {
             return Err(bad(format!("state.working is not a valid conversation: {}", p.message)));
         }
         let state = State {
+            count_stuck: None,
             turns: count_turns(&working),
             call_ids: call_ids_of(&working),
             versions: Versions::default(),
