@@ -406,7 +406,7 @@ function longReport(long) {
   );
   out.push('');
   out.push(
-    `Engine memory is the WebAssembly memory (it grows and never shrinks); toJSON is the median of three calls, the state its size as JSON text. A save is \`memory.save(sessions)\` (MemorySessionStore) after every group added over the last 200 messages before each checkpoint: the median of the UTF-8 bytes each wrote (the head in the session store, the state's new pages and the log's tail in the offload store), of the head alone, and of its time; the first save of each stretch catches up and is not counted. CPU includes those saves.${s.skipped > 0 ? ` ${int(s.skipped)} messages the engine refused (a trace's own seam) were skipped.` : ''}`,
+    `Engine memory is the WebAssembly memory (it grows and never shrinks); toJSON is the median of nine calls, the state its size as JSON text. A save is \`memory.save(sessions)\` (MemorySessionStore) after every group added over the last 200 messages before each checkpoint: the median of the UTF-8 bytes each wrote (the head in the session store, the state's new pages and the log's tail in the offload store), of the head alone, and of its time; the first save of each stretch catches up and is not counted. CPU includes those saves.${s.skipped > 0 ? ` ${int(s.skipped)} messages the engine refused (a trace's own seam) were skipped.` : ''}`,
   );
   out.push('');
   out.push(
