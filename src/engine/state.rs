@@ -1,6 +1,8 @@
 //! The memory's state and its one owner: the working list, the append-only original log (its
-//! tail: the rest is in the host's store, see [`super::log`]), the offload index, the events, the plan, the calibration and the pending deletes (offloads a
-//! failed pass wrote and could not delete, see [`super::sweep`]).
+//! tail: the rest is in the host's store, see [`super::log`]), the offload index (its older
+//! records retired to the store, see [`super::retired`]), the most recent events, the plan, the
+//! calibration and the pending deletes (offloads a failed pass wrote and could not delete, see
+//! [`super::sweep`]).
 //!
 //! Everything that changes the state goes through here: [`State::add`] (checked, all or
 //! nothing), [`State::set_pinned`], [`State::commit`] (a pass's result, all at once) and
@@ -13,9 +15,9 @@
 //! and the flushed part of the log live in the host's store, not in the state, so the state is
 //! sized by the working list and the offload index, not by the history.
 //!
-//! Version 2 of the state holds the log as `log: {messages, head, tail}`; version 1 held every
-//! original in `original`, and restores as a log whose tail is all of it (the first flush
-//! writes it to the store).
+//! Version 2 of the state holds the log as `log: {messages, head, tail}` and the retired
+//! records as `retired` (the same shape); version 1 held every original in `original`, and
+//! restores as a log whose tail is all of it (the first flush writes it to the store).
 
 use std::collections::HashSet;
 use std::rc::Rc;
