@@ -120,3 +120,26 @@ proptest! {
         }
     }
 }
+
+/// The input proptest once found: a fresh result 200 characters over a 200-character limit. Its
+/// cut saved a token or two or none, depending on how the marker's random uuid tokenized, so a
+/// pass that dropped the cut could be followed by one that made it. Such a result is left whole.
+#[test]
+fn a_result_barely_over_the_limit_is_cut_by_no_pass() {
+    let msgs = conversation(&[RoundSpec { calls: vec![400, 10], answered: false }]);
+    for _ in 0..50 {
+        let mut cfg: Config = config("prop", 4_000);
+        cfg.tool_result_limit = 200;
+        cfg.target_ratio = None;
+        cfg.strategies = None;
+        let counter = TokenCounter::new(Tokenizer::O200kBase).unwrap();
+        let m = AutoContextMemory::with_counter(cfg, counter, summarizer(Host::TooLong), FlakyStore::new()).unwrap();
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        assert!(!m.needs_compression(), "a cut that frees nothing for sure does not call for a pass");
+        for _ in 0..2 {
+            let r = block_on(m.compress_if_needed()).unwrap();
+            assert!(!r.compressed && r.under_target, "{r:?}");
+        }
+        assert_eq!(m.messages(), msgs);
+    }
+}

@@ -35,7 +35,7 @@ use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::CompressionEvent;
 use crate::host::{Clock, DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
-use crate::message::{chars_over, Block, Role};
+use crate::message::{Block, Role};
 use crate::prepared::{Cache, Summaries};
 use crate::strategy::llm::Failure;
 use crate::strategy::{Ctx, Edit, Entry, Pressure, Strategy};
@@ -103,7 +103,10 @@ impl<S, O> Parts<'_, S, O> {
         self.ladder.contains(&Strategy::ToolResultTruncate)
             && work.iter().rev().take_while(|e| e.msg.role != Role::Assistant).any(|e| {
                 e.msg.synthetic.is_none()
-                    && e.msg.blocks.iter().any(|b| matches!(b, Block::ToolResult { content, .. } if chars_over(content, limit)))
+                    && e.msg
+                        .blocks
+                        .iter()
+                        .any(|b| matches!(b, Block::ToolResult { content, .. } if crate::strategy::worth_cutting(content, limit)))
             })
     }
 

@@ -27,6 +27,7 @@ pub mod structured;
 mod text_only;
 mod tool_runs;
 mod truncate;
+pub(crate) use truncate::worth_cutting;
 mod turn_trim;
 pub(crate) mod turns;
 

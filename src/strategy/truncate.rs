@@ -2,7 +2,10 @@
 //!
 //! A tool result longer than `toolResultLimit` characters keeps its first 60% and last 30% of
 //! that limit, with a notice and an offload marker between them; the whole result goes to the
-//! store. The message keeps its role and call id, so even a result the model has not read yet
+//! store. A result only a little over the limit is left whole: a cut must remove at least
+//! [`MIN_CUT_CHARS`] characters net of its notice and marker, or what it saves depends on how
+//! the marker's random uuid tokenizes, and a pass that judged the cut useless would be followed
+//! by one that judges it useful. The message keeps its role and call id, so even a result the model has not read yet
 //! may shrink this way: its structure is untouched and the rest is one reload away. It is the
 //! only step that touches unread work; what the host pinned, and the results of `pinnedTools`,
 //! it leaves whole.
@@ -39,7 +42,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
         if m.synthetic.is_some() || !st.free(i, Protection::TRUNCATE) {
             continue;
         }
-        let cut = |call_id: &str, content: &str| chars_over(content, limit) && !st.pinned_call(call_id);
+        let cut = |call_id: &str, content: &str| worth_cutting(content, limit) && !st.pinned_call(call_id);
         let over = m.blocks.iter().any(|b| matches!(b, Block::ToolResult { call_id, content, .. } if cut(call_id, content)));
         if !over {
             continue;
@@ -65,6 +68,19 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
         });
     }
     edits
+}
+
+/// Characters a cut must remove, net of the notice and marker it adds.
+pub(crate) const MIN_CUT_CHARS: usize = 300;
+
+/// Whether a tool result of `content` is cut at `limit`: over the limit, and by enough that the
+/// cut removes [`MIN_CUT_CHARS`] net (decided on characters, the same on every pass).
+pub(crate) fn worth_cutting(content: &str, limit: usize) -> bool {
+    if !chars_over(content, limit) {
+        return false;
+    }
+    let cut = shorten(content, limit, "00000000-0000-4000-8000-000000000000").chars().count();
+    content.chars().count() >= cut + MIN_CUT_CHARS
 }
 
 fn shorten(content: &str, limit: usize, uuid: &str) -> String {
