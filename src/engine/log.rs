@@ -253,19 +253,19 @@ impl Log {
         Some(Flush { writes: self.writes(session_id), head: self.head.clone(), pops: self.pops })
     }
 
-    /// Records that chunk `k` of `flush` is in the store: drops its messages from the tail.
-    /// Returns false when the log moved since the flush was planned (another flush or a pop
-    /// came first); the chunk then stays unnamed and the tail as it is.
-    pub fn flushed(&mut self, flush: &mut Flush, k: usize) -> bool {
+    /// Records that chunk `k` of `flush` is in the store: drops its messages from the tail and
+    /// returns how many. `None` when the log moved since the flush was planned (another flush or
+    /// a pop came first); the chunk then stays unnamed and the tail as it is.
+    pub fn flushed(&mut self, flush: &mut Flush, k: usize) -> Option<usize> {
         let w = &flush.writes[k];
         if self.head != flush.head || self.pops != flush.pops || self.tail.len() <= w.count {
-            return false;
+            return None;
         }
         self.tail.drain(..w.count);
         self.tail_tokens -= w.tokens;
         self.head = Some(w.key.clone());
         flush.head = self.head.clone();
-        true
+        Some(w.count)
     }
 }
 

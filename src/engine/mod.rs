@@ -242,10 +242,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// # Errors
     /// `STORE_FAILED` when the store fails, or a chunk is missing or not the one written.
     pub async fn original_messages(&self) -> Result<Vec<Value>> {
-        let (mut key, tail) = {
-            let st = self.state.borrow();
-            (st.log.head().map(str::to_string), st.log.tail().cloned().collect::<Vec<_>>())
-        };
+        let (mut key, tail) = self.log_head();
         let mut chunks = Vec::new();
         while let Some(k) = key {
             let (messages, prev) = self.log_chunk(&k).await?;
@@ -300,13 +297,10 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             self.store.put(key, text).await.map_err(|e| {
                 Error::host(ErrorCode::StoreFailed, "the offload store failed to put a chunk of the log; it stays in memory", e)
             })?;
-            let mut st = self.state.borrow_mut();
-            let log = chain(&mut st);
-            let before = log.tail().count();
-            if !log.flushed(&mut flush, k) {
-                break;
+            match chain(&mut self.state.borrow_mut()).flushed(&mut flush, k) {
+                Some(count) => written += count,
+                None => break,
             }
-            written += before - log.tail().count();
         }
         Ok(written)
     }
@@ -392,12 +386,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let _busy = Flag(&self.busy);
         let result = pass::compress(self.parts(), target).await;
         if let Ok(r) = &result {
-            let mut st = self.state.borrow_mut();
-            if st.working.len() < self.config.msg_threshold as usize {
-                st.count_stuck = None;
-            } else if r.exhausted && r.reason.is_some() {
-                st.count_stuck = Some((st.turns, r.reason.clone().unwrap_or_default()));
-            }
+            self.state.borrow_mut().passed(self.config.msg_threshold as usize, r);
         }
         // The log's tail goes to the store once enough waits; a failure keeps it in memory (and
         // in the state) for the next flush: nothing is lost, and the pass's result stands.

@@ -147,6 +147,16 @@ impl State {
         self.working.len() >= threshold && self.count_stuck.as_ref().is_none_or(|(turns, _)| *turns != self.turns)
     }
 
+    /// Records how a pass ended for [`State::count_pressure`]: under `threshold` messages, the
+    /// count calls for passes again; exhausted at or over it, not until the turns change.
+    pub fn passed(&mut self, threshold: usize, result: &super::CompressResult) {
+        if self.working.len() < threshold {
+            self.count_stuck = None;
+        } else if let Some(why) = result.reason.as_ref().filter(|_| result.exhausted) {
+            self.count_stuck = Some((self.turns, why.clone()));
+        }
+    }
+
     /// Request tokens of the working list now.
     pub fn request_tokens(&self, config: &Config) -> u64 {
         request_tokens(self.working_tokens, config)
@@ -271,8 +281,7 @@ impl State {
             self.offload_ids.remove(&uuid);
         }
         self.events.extend(events);
-        let over = self.events.len().saturating_sub(MAX_EVENTS);
-        self.events.drain(..over);
+        keep_recent(&mut self.events);
         self.generation += 1;
         self.working.len()
     }
@@ -380,8 +389,7 @@ impl State {
         }
         let mut events: Vec<CompressionEvent> =
             serde_json::from_value(obj.get("events").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.events: {e}")))?;
-        let over = events.len().saturating_sub(MAX_EVENTS);
-        events.drain(..over);
+        keep_recent(&mut events);
 
         let calibration = Calibration::from_json(obj.get("calibration"))?;
         let plan = match obj.get("plan") {
@@ -472,6 +480,12 @@ fn bad(message: impl Into<String>) -> Error {
 /// Real user messages of a list of entries.
 pub(crate) fn count_turns(work: &[Entry]) -> usize {
     work.iter().filter(|e| e.msg.is_real_user()).count()
+}
+
+/// Drops all but the [`MAX_EVENTS`] most recent events.
+fn keep_recent(events: &mut Vec<CompressionEvent>) {
+    let over = events.len().saturating_sub(MAX_EVENTS);
+    events.drain(..over);
 }
 
 /// The tool call ids of a list of entries.
