@@ -784,7 +784,6 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    */
   pop(): M | undefined {
     const text = call(() => this.#wasm.pop());
-    this.#view = null;
     return text === 'null' ? undefined : (JSON.parse(text) as M);
   }
 

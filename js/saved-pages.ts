@@ -33,20 +33,21 @@ export interface Paginated {
   index: PageIndex;
 }
 
-/** SHA-256 of `text`, as hex. */
-async function digest(text: string): Promise<string> {
-  const bytes = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+/** Bytes as lower-case hex. */
+function hex(bytes: Uint8Array): string {
   let out = '';
   for (const b of bytes) out += b.toString(16).padStart(2, '0');
   return out;
 }
 
+/** SHA-256 of `text`, as hex. */
+async function digest(text: string): Promise<string> {
+  return hex(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));
+}
+
 /** A random name for a writer's pages. */
 export function writerName(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(6));
-  let out = '';
-  for (const b of bytes) out += b.toString(16).padStart(2, '0');
-  return out;
+  return hex(crypto.getRandomValues(new Uint8Array(6)));
 }
 
 /**
