@@ -32,10 +32,9 @@
 // own code.
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as esbuild from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { parse as parseToml } from 'smol-toml';
-import { moduleOptions } from '../tests/workerd/bundle.mjs';
+import { bundleWorker, moduleOptions } from '../tests/workerd/bundle.mjs';
 import { checkpoints, longTraces, stream } from './long-stream.mjs';
 import { root } from './texts.mjs';
 
@@ -119,21 +118,7 @@ const ours = {
   },
 };
 const bundleDir = join(work, 'bundle');
-await esbuild.build({
-  entryPoints: [entry],
-  outdir: bundleDir,
-  entryNames: 'index',
-  bundle: true,
-  format: 'esm',
-  platform: 'neutral',
-  target: 'es2022',
-  conditions: ['workerd', 'worker', 'browser'],
-  mainFields: ['browser', 'module', 'main'],
-  external: ['cloudflare:*'],
-  loader: { '.wasm': 'copy' },
-  plugins: [ours],
-  logLevel: 'silent',
-});
+await bundleWorker(entry, bundleDir, [ours]);
 
 const config = parseToml(readFileSync(join(root, 'examples', 'worker', 'wrangler.toml'), 'utf8'));
 const sqlite = new Set((config.migrations ?? []).flatMap((m) => m.new_sqlite_classes ?? []));

@@ -6,10 +6,11 @@ import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
 
 /**
- * Bundles `entry` into `outdir` as `index.js`, beside the modules it imports. Returns the output files with their sizes, the inputs the
- * bundle pulled in, and the total size raw and gzipped (level 9 and the default level).
+ * Bundles `entry` into `outdir` as `index.js`, beside the modules it imports, with esbuild
+ * `plugins` if given. Returns the output files with their sizes, the inputs the bundle pulled
+ * in, and the total size raw and gzipped (level 9 and the default level).
  */
-export async function bundleWorker(entry, outdir) {
+export async function bundleWorker(entry, outdir, plugins = []) {
   const result = await esbuild.build({
     entryPoints: [entry],
     outdir,
@@ -22,6 +23,7 @@ export async function bundleWorker(entry, outdir) {
     mainFields: ['browser', 'module', 'main'],
     external: ['cloudflare:*'],
     loader: { '.wasm': 'copy' },
+    plugins,
     metafile: true,
     logLevel: 'silent',
   });
