@@ -21,6 +21,14 @@ fn memory(session: &str, store: &FlakyStore) -> Mem {
     .unwrap()
 }
 
+/// A memory with the default policy (its ladder and low-water mark) in a `window`-token window.
+fn default_policy(session: &str, window: u64, summarizer: Option<FakeSummarizer>, store: &FlakyStore) -> Mem {
+    let mut cfg = config(session, window);
+    cfg.target_ratio = None;
+    cfg.strategies = None;
+    AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::Estimate).unwrap(), summarizer, store.clone()).unwrap()
+}
+
 fn restore(state: &Value, store: &FlakyStore) -> autocontext::Result<Mem> {
     AutoContextMemory::from_json(state, Some(FakeSummarizer::digest()), store.clone(), None)
 }
@@ -82,16 +90,7 @@ fn flushed_chunks_read_back_exactly_and_leave_only_a_tail_in_the_state() {
 #[test]
 fn the_state_stays_the_size_of_the_working_list_as_the_history_grows() {
     let store = FlakyStore::new();
-    let mut cfg = config("long", 4_000);
-    cfg.target_ratio = None;
-    cfg.strategies = None;
-    let m: Mem = AutoContextMemory::with_counter(
-        cfg,
-        TokenCounter::new(Tokenizer::Estimate).unwrap(),
-        Some(FakeSummarizer::digest()),
-        store.clone(),
-    )
-    .unwrap();
+    let m = default_policy("long", 4_000, Some(FakeSummarizer::digest()), &store);
     m.add(&system("agent")).unwrap();
     let mut sizes = Vec::new();
     let mut added = vec![system("agent")];
@@ -216,10 +215,7 @@ fn the_newest_message_can_be_taken_back_after_a_flush() {
 #[test]
 fn the_state_keeps_only_the_most_recent_events() {
     let store = FlakyStore::new();
-    let mut cfg = config("events", 2_000);
-    cfg.target_ratio = None;
-    cfg.strategies = None;
-    let m: Mem = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::Estimate).unwrap(), None, store.clone()).unwrap();
+    let m = default_policy("events", 2_000, None, &store);
     let mut last = Vec::new();
     let mut total = 0;
     for r in 0..600 {
@@ -240,10 +236,7 @@ fn the_state_keeps_only_the_most_recent_events() {
 #[test]
 fn old_offload_records_retire_to_the_store_and_still_reload() {
     let store = FlakyStore::new();
-    let mut cfg = config("retire", 2_000);
-    cfg.target_ratio = None;
-    cfg.strategies = None;
-    let m: Mem = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::Estimate).unwrap(), None, store.clone()).unwrap();
+    let m = default_policy("retire", 2_000, None, &store);
     let mut seen = Vec::new();
     for r in 0..700 {
         m.add(&Value::Array(tool_round(&format!("r{r}"), 1, 3_000))).unwrap();

@@ -405,13 +405,19 @@ fn count_pressure_ends_below_msg_threshold_or_says_why() {
     }
 }
 
+/// One question and the 30 tool calls of the round it starts, none answered with a final word.
+fn one_long_round() -> Vec<Value> {
+    let mut msgs = vec![system("agent"), user("fix every module")];
+    for k in 0..30 {
+        msgs.push(assistant_calls(&[&format!("m{k}")]));
+        msgs.push(tool_result(&format!("m{k}"), 100));
+    }
+    msgs
+}
+
 #[test]
 fn count_pressure_never_reaches_into_the_current_round_and_says_so() {
-    let mut openai = vec![system("agent"), user("fix every module")];
-    for k in 0..30 {
-        openai.push(assistant_calls(&[&format!("m{k}")]));
-        openai.push(tool_result(&format!("m{k}"), 100));
-    }
+    let openai = one_long_round();
     for format in Format::ALL {
         let msgs = convert(format, &openai);
         let mut cfg = config("count-current", 131_072);
@@ -428,11 +434,7 @@ fn count_pressure_never_reaches_into_the_current_round_and_says_so() {
 
 #[test]
 fn a_round_stuck_over_msg_threshold_runs_no_pass_per_add_until_a_turn_comes() {
-    let mut msgs = vec![system("agent"), user("fix every module")];
-    for k in 0..30 {
-        msgs.push(assistant_calls(&[&format!("m{k}")]));
-        msgs.push(tool_result(&format!("m{k}"), 100));
-    }
+    let msgs = one_long_round();
     let mut cfg = config("count-stuck", 131_072);
     cfg.msg_threshold = 20;
     cfg.last_keep = 5;

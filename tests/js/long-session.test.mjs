@@ -9,6 +9,13 @@ import { rejected, round } from './helpers.mjs';
 
 const summarize = async ({ prompt }) => `summary: ${prompt.slice(0, 200)}`;
 
+/** A question and 30 short tool rounds. */
+function conversation() {
+  const added = [{ role: 'user', content: 'start' }];
+  for (let turn = 0; turn < 30; turn++) added.push(...round(turn, { calls: 1, resultChars: 100 }));
+  return added;
+}
+
 test('a session saved every turn keeps its state the size of the working list, and loses nothing', async () => {
   const store = new MemoryStore();
   const sessions = new MemorySessionStore();
@@ -42,8 +49,7 @@ test('a session saved every turn keeps its state the size of the working list, a
 test('a version-1 state restores, and its first flush moves the originals to the store', async () => {
   const store = new MemoryStore();
   const memory = new AutoContextMemory({ maxToken: 100_000, store, sessionId: 'v1' });
-  const added = [{ role: 'user', content: 'start' }];
-  for (let turn = 0; turn < 30; turn++) added.push(...round(turn, { calls: 1, resultChars: 100 }));
+  const added = conversation();
   memory.add(added);
   const { log, ...rest } = memory.toJSON();
   const v1 = { ...rest, autocontext: 1, original: added };
@@ -60,8 +66,7 @@ test('a version-1 state restores, and its first flush moves the originals to the
 test('a chunk the store lost is STORE_FAILED, and the newest message can be taken back', async () => {
   const store = new MemoryStore();
   const memory = new AutoContextMemory({ maxToken: 100_000, store, sessionId: 'lost' });
-  const added = [{ role: 'user', content: 'start' }];
-  for (let turn = 0; turn < 30; turn++) added.push(...round(turn, { calls: 1, resultChars: 100 }));
+  const added = conversation();
   memory.add(added);
   await memory.flush();
   assert.deepStrictEqual(memory.pop(), added.at(-1));
