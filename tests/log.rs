@@ -261,3 +261,67 @@ fn old_offload_records_retire_to_the_store_and_still_reload() {
     assert!(serde_json::to_string(&r.to_json()["retired"]).unwrap().len() < 1_000, "the retired records are in the store");
     check_recoverable(&r, "after 700 rounds, restored");
 }
+
+#[test]
+fn two_writers_adding_the_same_messages_still_write_different_chunks() {
+    // Two memories restored from one state (two tabs, or a writer and the retry of a refused
+    // one) that add the same turn: their chunks name their writer, so no key is shared, and a
+    // sweep that deletes one writer's abandoned chunk never deletes the other's live one.
+    let store = FlakyStore::new();
+    let m = memory("same", &store);
+    m.add(&Value::Array(conversation(5))).unwrap();
+    let state = m.to_json();
+    let (a, b) = (restore(&state, &store).unwrap(), restore(&state, &store).unwrap());
+    let turn = tool_round("t", 1, 100);
+    a.add(&Value::Array(turn.clone())).unwrap();
+    b.add(&Value::Array(turn.clone())).unwrap();
+    block_on(a.flush(true)).unwrap();
+    block_on(b.flush(true)).unwrap();
+    let (ha, hb) = (a.log_head().0.unwrap(), b.log_head().0.unwrap());
+    assert_ne!(ha, hb, "the same messages after the same chunk, written by two memories");
+    block_on(store.delete(&ha)).unwrap();
+    let whole: Vec<Value> = conversation(5).into_iter().chain(turn).collect();
+    assert_eq!(originals(&b), whole, "b's log does not depend on a's chunk");
+}
+
+#[test]
+fn reachable_keys_are_every_key_a_single_writer_keeps_and_never_an_abandoned_one() {
+    let store = FlakyStore::new();
+    let m = default_policy("reach", 2_000, None, &store);
+    for r in 0..700 {
+        m.add(&Value::Array(tool_round(&format!("r{r}"), 1, 3_000))).unwrap();
+        block_on(m.compress_if_needed()).unwrap();
+    }
+    block_on(m.flush(true)).unwrap();
+    let state = m.to_json();
+    assert!(state["retired"]["head"].is_string(), "records were retired to the store's index chain");
+    assert!(state["log"]["head"].is_string(), "the log has chunks in the store");
+    let reached = block_on(m.reachable_keys()).unwrap();
+    let all: std::collections::BTreeSet<String> = store.keys().into_iter().collect();
+    assert_eq!(reached, all, "one writer, no failure: every key is reached");
+    assert!(reached.iter().any(|k| k.contains("/index-")) && reached.iter().any(|k| k.contains("/log-")));
+    // A pass whose put fails and whose clean-up deletes fail too: what it wrote (a failed put
+    // may still have landed) is pending, and not reached.
+    store.fail_put_at(1);
+    store.fail_deletes(true);
+    m.add(&Value::Array(tool_round("big", 3, 9_000))).unwrap();
+    m.add(&user("next")).unwrap();
+    assert_eq!(block_on(m.compress_if_needed()).unwrap_err().code(), ErrorCode::StoreFailed);
+    store.fail_deletes(false);
+    let pending = m.pending_deletes();
+    assert!(!pending.is_empty(), "the failed pass left pending deletes");
+    let reached = block_on(m.reachable_keys()).unwrap();
+    for uuid in &pending {
+        let key = format!("reach/{uuid}");
+        assert!(!reached.contains(&key), "{key} is abandoned, not reached");
+    }
+    // Every reached key is in the store, and the restored memory reaches the same keys.
+    let keys: std::collections::BTreeSet<String> = store.keys().into_iter().collect();
+    assert!(reached.is_subset(&keys));
+    let r = restore(&m.to_json(), &store).unwrap();
+    assert_eq!(block_on(r.reachable_keys()).unwrap(), reached);
+    // A lost chunk is an error: nothing is known to be unreached.
+    let chunk = state["log"]["head"].as_str().unwrap().to_string();
+    block_on(store.delete(&chunk)).unwrap();
+    assert_eq!(block_on(m.reachable_keys()).unwrap_err().code(), ErrorCode::StoreFailed);
+}

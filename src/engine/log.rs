@@ -15,6 +15,11 @@
 //!
 //! A flush never writes the newest message: it stays in the tail, so the last add can still be
 //! taken back (the OpenAI Agents SDK's `popItem`) without rewriting a chunk.
+//!
+//! Each chunk's text names the memory that wrote it (`writer`, random per memory, never saved in
+//! the state), so two memories restored from one state never write the same key even when they
+//! add the same messages. That is what lets `sweep()` delete a chunk no saved state reaches: a
+//! chunk a killed or refused writer left can never be a live writer's chunk of the same key.
 
 use std::rc::Rc;
 
@@ -62,10 +67,12 @@ impl Chain {
 }
 
 /// The log: how many messages were added, the newest chunk in the store, and the tail.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Log {
     /// Which chain it is.
     chain: Chain,
+    /// The writer named in the chunks this memory writes: random, never in the state.
+    writer: Rc<str>,
     /// Messages added in all.
     len: u64,
     /// The key of the newest chunk in the store; `None` before the first flush.
@@ -77,6 +84,17 @@ pub(crate) struct Log {
     tail_tokens: u64,
     /// Messages taken back ([`Log::pop`]): a flush planned before one does not apply.
     pops: u64,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Log { chain: Chain::default(), writer: writer_name(), len: 0, head: None, tail: Vec::new(), tail_tokens: 0, pops: 0 }
+    }
+}
+
+/// A random name for the chunks of one memory: 12 hex digits.
+fn writer_name() -> Rc<str> {
+    uuid::Uuid::new_v4().simple().to_string()[..12].into()
 }
 
 /// One chunk as the store holds it.
@@ -152,8 +170,10 @@ impl Log {
         let mut prev = self.head.clone();
         for part in self.tail[..n].chunks(CHUNK_MESSAGES) {
             let messages: Vec<&Value> = part.iter().map(|(v, _)| &**v).collect();
-            let text = serde_json::to_string(&json!({"autocontextLog": 1, "first": first, "prev": prev, "messages": messages}))
-                .expect("JSON values always serialize");
+            let text = serde_json::to_string(
+                &json!({"autocontextLog": 1, "first": first, "prev": prev, "writer": &*self.writer, "messages": messages}),
+            )
+            .expect("JSON values always serialize");
             let key = format!("{session_id}/{}-{first}-{}", self.chain.name(), crate::offload::digest(&text));
             let tokens = part.iter().map(|(_, t)| t).sum();
             out.push(Write { key: key.clone(), text, count: part.len(), tokens });
@@ -186,7 +206,7 @@ impl Log {
         if (tail.len() as u64) > len || head.is_none() && tail.len() as u64 != len {
             return Err(format!("{}.messages ({len}) does not match the chunks and the tail ({} items)", chain.field(), tail.len()));
         }
-        Ok(Log { chain, len, head, tail_tokens: tail.iter().map(|(_, t)| t).sum(), tail, pops: 0 })
+        Ok(Log { chain, len, head, tail_tokens: tail.iter().map(|(_, t)| t).sum(), tail, ..Log::default() })
     }
 
     /// A log of a version-1 state, whose `original` array held everything: all of it is the

@@ -47,7 +47,7 @@ impl Retired {
 }
 
 /// A retired record as the chain holds it.
-fn record(v: &Value) -> Option<OffloadRecord> {
+pub(crate) fn record(v: &Value) -> Option<OffloadRecord> {
     serde_json::from_value(v.clone()).ok()
 }
 

@@ -8,10 +8,22 @@
 //! them first, and `sweep()` retries them on demand. No clean-up here lists the store and deletes
 //! "what the index does not name": with a second writer on the session, that would delete the
 //! other writer's live offloads.
+//!
+//! What a killed process left (one pass's offloads, a chunk of the log, one save's pages) no state
+//! names, so no pending list holds it. [`AutoContextMemory::reachable_keys`] gives the other half
+//! of that clean-up: every key the state reaches. The binding lists the session's keys, saves
+//! through the session store (a fence: every writer that loaded an earlier revision can no longer
+//! commit), and deletes the listed keys the saved state does not reach. Keys never collide
+//! between writers (random uuids, a writer name in every chunk and page), so a key listed before
+//! the fence and not reached after it can only be one no state will ever name.
+
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use super::log::{read_chunk, Chain};
 use super::AutoContextMemory;
+use crate::error::Result;
 use crate::host::{OffloadStore, Summarizer};
 
 /// What [`AutoContextMemory::sweep_pending`] did.
@@ -45,6 +57,39 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         self.state.borrow_mut().abandoned.extend(again);
         report
+    }
+
+    /// Every key of the offload store the state reaches: the offloads of the index and of the
+    /// records retired from it, the chunks of the log and of the retired index, and any offload a
+    /// working message names. Reads each chunk of both chains (O(history / 64) gets). Pending
+    /// deletes are not reached: they are abandoned.
+    ///
+    /// # Errors
+    /// `STORE_FAILED` when the store fails or a chunk is missing or changed: then nothing is
+    /// known to be unreached, and a caller must delete nothing.
+    pub async fn reachable_keys(&self) -> Result<BTreeSet<String>> {
+        let id = &self.config().session_id;
+        let key = |uuid: &str| crate::reload::key(id, uuid);
+        let mut out = BTreeSet::new();
+        let heads = {
+            let st = self.state.borrow();
+            out.extend(st.offloads.iter().map(|o| key(&o.uuid)));
+            out.extend(super::retired::named(&st.working).iter().map(|u| key(u)));
+            out.extend(st.retired.0.tail().filter_map(super::retired::record).map(|r| key(&r.uuid)));
+            [(Chain::Messages, st.log.head().map(str::to_string)), (Chain::Index, st.retired.0.head().map(str::to_string))]
+        };
+        for (chain, head) in heads {
+            let mut at = head;
+            while let Some(k) = at {
+                let (items, prev) = read_chunk(self.store(), id, chain, &k).await?;
+                if chain == Chain::Index {
+                    out.extend(items.iter().filter_map(super::retired::record).map(|r| key(&r.uuid)));
+                }
+                out.insert(k);
+                at = prev;
+            }
+        }
+        Ok(out)
     }
 
     /// The offload uuids whose delete is pending (see [`AutoContextMemory::sweep_pending`]).

@@ -249,6 +249,13 @@ impl WasmMemory {
         future_to_promise(async move { Ok(JsValue::from_str(&convert::to_text(&inner.sweep_pending().await))) })
     }
 
+    /// Every offload-store key the state reaches; resolves to JSON text of an array of keys.
+    #[wasm_bindgen(js_name = reachableKeys, unchecked_return_type = "Promise<string>")]
+    pub fn reachable_keys(&self) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move { Ok(JsValue::from_str(&convert::to_text(&inner.reachable_keys().await.map_err(to_js)?))) })
+    }
+
     /// Prepares the summaries the next pass will need; resolves to JSON text of the result.
     #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
     pub fn prepare(&self) -> Promise {
