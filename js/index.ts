@@ -20,7 +20,7 @@
 import { WasmMemory, countTokens as wasmCountTokens, handleReloadCallIn, reloadOffload, validateMessages } from './wasm/autocontext.js';
 import type { WasmHost, WasmStore } from './wasm/autocontext.js';
 import { assemble, paginate, writerName, type PageIndex } from './saved-pages.js';
-import { AutoContextError, call, callAsync, describe, fromWasm, isAutoContextError, type ErrorCode } from './errors.js';
+import { AutoContextError, call, callAsync, describe, fromWasm, invalidArgument, isAutoContextError, type ErrorCode } from './errors.js';
 import { checkDiagnostics, count, Diagnostics } from './diagnostics.js';
 import { findLoneSurrogate } from './lone-surrogate.js';
 import { checkSaved, checkSessionId } from './session-store.js';
@@ -29,6 +29,7 @@ import { DEFAULT_STORE_TIMEOUT_MS, timedStore } from './timed-store.js';
 import { wireReplacer } from './wire.js';
 import type {
   AddOptions,
+  Awaitable,
   AutoContextOptions,
   CompressOutput,
   CompressResult,
@@ -47,6 +48,7 @@ import type {
   SummarizeFn,
   StandaloneReloadOptions,
   SessionStore,
+  SweepOptions,
   SweepReport,
   SummarizeRequest,
   TokenCounterFn,
@@ -315,6 +317,8 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   /** The working list as last read from the engine, and the engine's version of it. */
   #view: { version: number; list: M[] } | null = null;
   #saving = false;
+  /** The sweep running (`sweep({ sessions })`): passes and flushes wait for it. */
+  #sweeping: Promise<unknown> | null = null;
   /** The pages of the last save or load (digest of a page's text → its key), and this writer's name for new ones. */
   #pages: PageIndex = new Map();
   #writer: string | undefined;
@@ -441,13 +445,18 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    */
   async save(sessions: SessionStore): Promise<number> {
     checkSessionStore(sessions);
+    if (this.#sweeping !== null) throw new AutoContextError('LIMIT_EXCEEDED', 'a sweep of this memory is running (it saves); await it first');
+    return this.#save(sessions);
+  }
+
+  async #save(sessions: SessionStore): Promise<number> {
     if (this.#pending !== null) throw new AutoContextError('LIMIT_EXCEEDED', 'a compression pass is running on this memory; await it, then save');
     if (this.#saving) throw new AutoContextError('LIMIT_EXCEEDED', 'a save of this memory is running; await it first');
     this.#saving = true;
     try {
       // The log's tail goes to the offload store first, so the saved state is the size of the
       // working list; if that fails, the tail is saved in the state instead (nothing is lost).
-      await this.flush().catch(() => 0);
+      await callAsync(() => this.#wasm.flush(true)).catch(() => 0);
       const revision = this.#revision + 1;
       // The head goes to the session store; the pages of the long lists to the offload store,
       // only those no earlier save wrote (see saved-pages.ts).
@@ -496,13 +505,53 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    * Deletes what this session wrote and abandoned, and nothing else: the offloads of passes that
    * failed or were dropped and whose own clean-up failed (pending deletes, kept in the state so a
    * restored memory still knows them; the next pass retries them too), and the temporary files a
-   * killed write left in the store when it can tell them (`FsStore.sweep`). It never deletes a key
-   * because the offload index does not list it: with a second writer on the session, that key
-   * may be the other writer's live offload.
+   * killed write left in the store when it can tell them (`FsStore.sweep`).
+   *
+   * With `{ sessions }` (the session store this session is saved in) it also deletes what a
+   * killed or refused writer left, which no state names: a pass's offloads, a log chunk, a save's
+   * pages. It lists the session's keys (the offload store needs `keys(prefix)`), saves this
+   * memory as the next revision, and deletes the listed keys that the saved state does not
+   * reach. The save is a fence: a writer that loaded an earlier revision can no longer save
+   * (`CONFLICT`), so what it wrote is abandoned, and a writer that loads the new revision writes
+   * keys the listing did not hold (uuids are random; chunk and page keys name their writer). It
+   * never deletes a key of a state that can still be saved, so it is safe with other writers on
+   * the session as long as all of them save through `sessions`. Passes and flushes of this memory
+   * wait for it.
+   *
+   * @throws {@link AutoContextError} `CONFLICT` when another writer saved the session since this
+   *   memory loaded (nothing more is deleted; load it again); `INVALID_ARGUMENT` when `sessions`
+   *   is given and the offload store cannot list its keys; `LIMIT_EXCEEDED` while a save or
+   *   another sweep of this memory runs; `STORE_FAILED` when a store fails.
    */
-  async sweep(): Promise<SweepReport> {
-    const report = JSON.parse(await callAsync(() => this.#wasm.sweepPending())) as Omit<SweepReport, 'temporary'>;
-    const store = this.#store as OffloadStore & { sweep?: (prefix: string) => Promise<string[]> };
+  async sweep(options: SweepOptions = {}): Promise<SweepReport> {
+    if (options === null || typeof options !== 'object') throw invalidArgument('options', `sweep options must be an object { sessions? }, got ${describe(options)}`);
+    const { sessions } = options;
+    if (sessions !== undefined) {
+      checkSessionStore(sessions);
+      if (typeof (this.#store as { keys?: unknown }).keys !== 'function') {
+        throw invalidArgument(
+          'store',
+          "the offload store has no keys(prefix), so the sweep cannot list what a killed writer left; every store of 'autocontext/stores/*' has it",
+        );
+      }
+      if (this.#sweeping !== null) throw new AutoContextError('LIMIT_EXCEEDED', 'a sweep of this memory is running; await it first');
+      if (this.#saving) throw new AutoContextError('LIMIT_EXCEEDED', 'a save of this memory is running; await it, then sweep');
+    }
+    const run = this.#sweep(sessions);
+    if (sessions !== undefined) {
+      this.#sweeping = run;
+      const done = () => {
+        if (this.#sweeping === run) this.#sweeping = null;
+      };
+      run.then(done, done);
+    }
+    return run;
+  }
+
+  async #sweep(sessions: SessionStore | undefined): Promise<SweepReport> {
+    if (sessions !== undefined && this.#pending !== null) await this.#pending.catch(() => undefined);
+    const report = JSON.parse(await callAsync(() => this.#wasm.sweepPending())) as Pick<SweepReport, 'deleted' | 'pending'>;
+    const store = this.#store as OffloadStore & { sweep?: (prefix: string) => Promise<string[]>; keys?: (prefix: string) => Awaitable<string[]> };
     let temporary: string[] = [];
     if (typeof store.sweep === 'function') {
       try {
@@ -511,7 +560,38 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
         throw new AutoContextError('STORE_FAILED', 'the offload store failed to sweep its temporary files', { cause: e });
       }
     }
-    return { ...report, temporary };
+    if (sessions === undefined) return { ...report, temporary, orphans: [] };
+    // 1. What the store holds of this session now. Keys written after this are never candidates.
+    let listed: string[];
+    try {
+      listed = await (store.keys as (prefix: string) => Awaitable<string[]>)(`${this.sessionId}/`);
+    } catch (e) {
+      throw new AutoContextError('STORE_FAILED', "the offload store failed to list the session's keys", { cause: e });
+    }
+    // 2. The fence: once this revision is saved, no writer that loaded an earlier one can save.
+    const revision = await this.#save(sessions);
+    // 3. What the saved state reaches, and the listed keys it does not: the engine's shapes only.
+    const reached = new Set(JSON.parse(await callAsync(() => this.#wasm.reachableKeys())) as string[]);
+    for (const page of this.#pages.values()) reached.add(page);
+    const stillPending = new Set(report.pending);
+    const shape = orphanShape(this.sessionId);
+    const orphans = listed.filter((k) => shape.test(k) && !reached.has(k) && !stillPending.has(k));
+    const failed: unknown[] = [];
+    const deleted: string[] = [];
+    for (const key of orphans) {
+      try {
+        await store.delete(key);
+        deleted.push(key);
+      } catch (e) {
+        failed.push(e);
+      }
+    }
+    if (failed.length > 0) {
+      throw new AutoContextError('STORE_FAILED', `the offload store failed to delete ${failed.length} of ${orphans.length} keys no saved state reaches; sweep again to retry`, {
+        cause: failed[0],
+      });
+    }
+    return { ...report, temporary, orphans: deleted, revision };
   }
 
   /**
@@ -612,6 +692,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    * its message.
    */
   async handleOverflow(error: unknown): Promise<OverflowResult> {
+    while (this.#sweeping !== null) await this.#sweeping.catch(() => undefined);
     if (this.#pending !== null) await this.#pending.catch(() => undefined);
     const json = errorJson(error);
     const { result, errors } = await callAsync(() => this.#wasm.handleOverflow(json));
@@ -659,6 +740,10 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    */
   compressIfNeeded(): Promise<CompressResult> {
     if (this.#pending !== null) return this.#pending;
+    if (this.#sweeping !== null) {
+      const again = () => this.compressIfNeeded();
+      return this.#sweeping.then(again, again);
+    }
     const pass = callAsync(() => this.#wasm.compressIfNeeded()).then(({ result, errors }) => {
       const out = JSON.parse(result) as CompressResult;
       out.errors = errors.map((e) => fromWasm(e) as AutoContextError);
@@ -772,6 +857,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    *   in the state, and the next flush writes it.
    */
   async flush(): Promise<number> {
+    while (this.#sweeping !== null) await this.#sweeping.catch(() => undefined);
     return callAsync(() => this.#wasm.flush(true));
   }
 
@@ -913,6 +999,17 @@ function revisionOf(text: string): number {
 }
 
 /** `INVALID_ARGUMENT` unless `sessions` has `load` and `save`. */
+/**
+ * The keys the engine writes under a session, which a sweep may delete when no saved state
+ * reaches them: offloads (`<uuid>`), chunks of the log and of the retired index
+ * (`log-<first>-<digest>`, `index-<first>-<digest>`) and pages of saved states
+ * (`state-<writer>-<n>`). Any other key under the session is left alone.
+ */
+function orphanShape(sessionId: string): RegExp {
+  const id = sessionId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${id}/(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?:log|index)-[0-9]+-[0-9a-f]+|state-[0-9a-f]+-[0-9]+)$`);
+}
+
 function checkSessionStore(sessions: unknown): asserts sessions is SessionStore {
   const o = sessions as Record<string, unknown> | null;
   if (o === null || typeof o !== 'object' || typeof o.load !== 'function' || typeof o.save !== 'function') {

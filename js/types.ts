@@ -104,6 +104,27 @@ export interface SweepReport {
   pending: string[];
   /** Temporary files of killed writes the store removed (`FsStore.sweep`), relative to its directory. */
   temporary: string[];
+  /**
+   * Store keys deleted because no saved state reaches them: what a killed or refused writer of
+   * the session left (a pass's offloads, a log chunk, a save's pages). Only with
+   * `sweep({ sessions })`; empty otherwise.
+   */
+  orphans: string[];
+  /** The revision the sweep saved as its fence (`sweep({ sessions })`); absent otherwise. */
+  revision?: number;
+}
+
+/** Options of `memory.sweep()`. */
+export interface SweepOptions {
+  /**
+   * The session store this session is saved in. With it, the sweep also deletes what a killed or
+   * refused writer left: it lists the session's keys (the offload store needs `keys(prefix)`),
+   * saves this memory as the next revision (the fence: every writer that loaded an earlier
+   * revision can no longer save), and deletes the listed keys the saved state does not reach.
+   * Safe with other writers on the session as long as every writer saves through this session
+   * store; `CONFLICT` when another writer saved since this memory loaded, and nothing is deleted.
+   */
+  sessions?: SessionStore;
 }
 
 /** A session as a {@link SessionStore} keeps it: the state `toJSON()` made, as JSON, and its revision. */

@@ -1,8 +1,8 @@
 // Type-checked (never run) against the installed package's declarations: the public API as a
 // TypeScript user writes it, under both Node and bundler module resolution.
 import { AutoContextMemory, AutoContextError, compress, countTokens, isAutoContextError, validate } from 'autocontext';
-import type { CompressResult, CompressionEvent, OffloadStore, SummarizeFn, ValidationProblem } from 'autocontext';
-import { MemoryStore } from 'autocontext/stores/memory';
+import type { CompressResult, CompressionEvent, OffloadStore, SummarizeFn, SweepReport, ValidationProblem } from 'autocontext';
+import { MemorySessionStore, MemoryStore } from 'autocontext/stores/memory';
 import { CloudflareKVStore } from 'autocontext/stores/cloudflare-kv';
 import { DenoKVStore } from 'autocontext/stores/deno-kv';
 
@@ -59,6 +59,12 @@ const kvKeys: Promise<string[]> = new CloudflareKVStore(binding).keys('chat-1/')
 declare const denoKv: import('autocontext/stores/deno-kv').DenoKvLike;
 const denoStore: OffloadStore = new DenoKVStore(denoKv, { prefix: 'autocontext' });
 
+// Clean-up: what this memory abandoned, and with the session store, what a killed writer left.
+const swept: Promise<SweepReport> = memory.sweep();
+const fenced: Promise<string[]> = memory.sweep({ sessions: new MemorySessionStore() }).then((r) => r.orphans);
+// @ts-expect-error the session store, not its name
+memory.sweep({ sessions: 'chat-1' });
+
 // @ts-expect-error not a tokenizer name
 new AutoContextMemory({ tokenizer: 'gpt2' });
 // @ts-expect-error maxToken is a number
@@ -66,4 +72,4 @@ new AutoContextMemory({ maxToken: '8000' });
 // @ts-expect-error not a message of this memory's type
 memory.add({ role: 'robot', content: 'beep' });
 
-export { pass, events, problems, bodyProblems, pinnedAt, n, name, reloaded, answer, once, kvStore, kvKeys, denoStore };
+export { pass, events, problems, bodyProblems, pinnedAt, n, name, reloaded, answer, once, kvStore, kvKeys, denoStore, swept, fenced };

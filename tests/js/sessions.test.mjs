@@ -35,6 +35,33 @@ async function assertRecoverable(memory) {
   for (const uuid of listed) assert.ok((await memory.reload(uuid)).length >= 1, uuid);
 }
 
+/**
+ * The keys of `store` the state saved as `sessionId` reaches, found without the engine: the
+ * pages its head names, the offloads of its index, of its working list's markers and of the
+ * records retired from the index, and the chunks of its log and retired-index chains.
+ */
+async function reachedKeys(sessions, store, sessionId) {
+  const head = JSON.parse((await sessions.load(sessionId)).state);
+  const out = new Set();
+  const page = async (key) => {
+    out.add(key);
+    return JSON.parse(await store.get(key));
+  };
+  const offload = (uuid) => out.add(`${sessionId}/${uuid}`);
+  for (const key of head.autocontextPages.offloads) for (const record of await page(key)) offload(record.uuid);
+  for (const key of head.autocontextPages.working) for (const uuid of markers(JSON.stringify(await page(key)))) offload(uuid);
+  for (const key of head.autocontextPages.events) await page(key);
+  for (const record of head.retired?.tail ?? []) offload(record.uuid);
+  for (const [chain, isIndex] of [[head.log, false], [head.retired, true]]) {
+    for (let key = chain?.head ?? null; key !== null; ) {
+      const chunk = await page(key);
+      if (isIndex) for (const record of chunk.messages) offload(record.uuid);
+      key = chunk.prev;
+    }
+  }
+  return out;
+}
+
 /** Two writers on one session: the stale save is refused, and nothing of the winner is lost. */
 async function twoWriters(sessions, store) {
   const host = { store };
@@ -156,12 +183,14 @@ test('FsStore.sweep removes the temporary files a killed write left, not live on
     assert.deepEqual(await store.keys(), ['s/k', 't/k']);
   }));
 
-test('killed at 20 random points, a session restarts from its last save: it loads, nothing is lost, no temporary file stays', () =>
+test('killed at 20 random points, a session restarts from its last save: it loads, nothing is lost, sweep() leaves no orphan and no temporary file', () =>
   withDir(async (dir) => {
     const writer = join(fileURLToPath(new URL('.', import.meta.url)), 'session-writer.mjs');
     let random = 0x2545f491;
     const next = () => ((random = (random * 1103515245 + 12345) >>> 0) % 1000) / 1000;
     let acknowledged = { revision: 0, messages: 0 };
+    let orphans = 0;
+    let temporary = 0;
     for (let kill = 0; kill < 20; kill++) {
       const child = spawn(process.execPath, [writer, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
@@ -188,11 +217,27 @@ test('killed at 20 random points, a session restarts from its last save: it load
       assert.ok(memory.revision === revision || memory.revision === revision + 1, `${memory.revision} vs ${revision}`);
       assert.ok((await memory.originalMessages()).length >= messages);
       await assertRecoverable(memory);
-      // The temporary files a kill left: the fs store's sweep removes them.
-      await store.sweep('s/');
+      // What the kill left: temporary files, and keys no saved state names (a pass's offloads, a
+      // log chunk, a save's pages). The sweep saves a revision as its fence, then removes them.
+      const before = await store.keys('s/');
+      const swept = await memory.sweep({ sessions: new FsSessionStore(join(dir, 'sessions')) });
+      assert.equal(swept.revision, memory.revision);
+      orphans += swept.orphans.length;
+      temporary += swept.temporary.length;
+      const reached = await reachedKeys(new FsSessionStore(join(dir, 'sessions')), store, 's');
+      const after = await store.keys('s/');
+      assert.deepEqual(after.filter((k) => !reached.has(k)), [], `run ${kill}: orphans left`);
+      assert.deepEqual([...reached].filter((k) => !after.includes(k)), [], `run ${kill}: reached keys deleted`);
+      assert.deepEqual(swept.orphans.filter((k) => !before.includes(k) || reached.has(k)), []);
       assert.deepEqual((await files(join(dir, 'offloads'))).filter((f) => f.endsWith('.tmp')), []);
+      // And it still loads whole.
+      const again = await AutoContextMemory.load(new FsSessionStore(join(dir, 'sessions')), 's', { store });
+      assert.ok((await again.originalMessages()).length >= messages);
+      await assertRecoverable(again);
     }
     assert.ok(acknowledged.messages > 20 * 6, `${acknowledged.messages} messages`);
+    // The kills left something to sweep (so the checks above could fail).
+    assert.ok(orphans > 0, `${orphans} orphans, ${temporary} temporary files swept`);
     // The next save of the session removes what a killed save left in the sessions directory
     // (the temporary file of a lock being taken is left over once it is a second old).
     await new Promise((r) => setTimeout(r, 1_100));
@@ -247,3 +292,89 @@ test('sweep(): pending deletes survive toJSON/fromJSON and are the only keys it 
     assert.deepEqual(await fs.keys('sw/'), [foreign], "only what this session abandoned; the other writer's offload stays");
     assert.deepEqual(await files(dir), [foreign]);
   }));
+
+test('sweep({ sessions }): a fenced-out writer\'s keys go; a writer on the fence\'s revision, adding the same turn mid-sweep, keeps everything', async () => {
+  const sessions = new MemorySessionStore();
+  const store = new MemoryStore();
+  let midSweep = null;
+  // The store calls midSweep (once) at the sweep's first delete, before deleting anything.
+  const hooked = {
+    get: (k) => store.get(k),
+    put: (k, v) => store.put(k, v),
+    keys: (p) => store.keys(p),
+    delete: async (k) => {
+      const run = midSweep;
+      midSweep = null;
+      if (run !== null) await run();
+      return store.delete(k);
+    },
+  };
+  const host = { store: hooked };
+  const first = new AutoContextMemory({ sessionId: 'fence', maxToken: 6_000, ...host });
+  for (let n = 0; n < 6; n++) {
+    first.add(round(n, { calls: 2, resultChars: 2_000 }));
+    await first.compressIfNeeded();
+  }
+  await first.save(sessions);
+  const sweeper = await AutoContextMemory.load(sessions, 'fence', host);
+  const stale = await AutoContextMemory.load(sessions, 'fence', host);
+  // The stale writer's turn: offloads and a log chunk, never saved.
+  const turn = [...round(6, { calls: 2, resultChars: 9_000 }), ...round(7, { calls: 2, resultChars: 9_000 })];
+  stale.add(turn);
+  assert.ok((await stale.compressIfNeeded()).events.length > 0);
+  await stale.flush();
+  const staleKeys = new Set(await store.keys('fence/'));
+  // A writer that loads the fence's revision while the sweep deletes, and adds the same turn.
+  let late = null;
+  midSweep = async () => {
+    late = await AutoContextMemory.load(sessions, 'fence', host);
+    late.add(turn);
+    await late.compressIfNeeded();
+    await late.save(sessions);
+  };
+  const swept = await sweeper.sweep({ sessions });
+  assert.ok(late !== null, 'the late writer ran during the sweep');
+  assert.equal(swept.revision, 2);
+  assert.ok(swept.orphans.length >= 3, `${swept.orphans.length} orphans`);
+  for (const k of swept.orphans) assert.ok(staleKeys.has(k), `${k} was listed before the fence`);
+  assert.ok(swept.orphans.some((k) => /\/log-/.test(k)) && swept.orphans.some((k) => /\/[0-9a-f]{8}-/.test(k)), 'its log chunk and its offloads');
+  // The stale writer cannot save what the sweep deleted.
+  assert.equal((await rejected(stale.save(sessions))).code, 'CONFLICT');
+  // The late writer's session is whole: every original, every offload.
+  const loaded = await AutoContextMemory.load(sessions, 'fence', host);
+  assert.equal(loaded.revision, 3);
+  const originals = await loaded.originalMessages();
+  assert.equal(originals.length, 6 * 5 + turn.length);
+  assert.deepEqual(originals.slice(-turn.length), turn);
+  await assertRecoverable(loaded);
+  const reached = await reachedKeys(sessions, store, 'fence');
+  assert.deepEqual([...reached].filter((k) => !store.keys('fence/').includes(k)), []);
+});
+
+test('sweep({ sessions }) checks its store, refuses a stale memory, and passes wait for it', async () => {
+  const sessions = new MemorySessionStore();
+  const plain = { get: async () => null, put: async () => {}, delete: async () => {} };
+  const m = new AutoContextMemory({ sessionId: 'checks', maxToken: 6_000, store: plain });
+  assert.equal((await rejected(m.sweep({ sessions }))).code, 'INVALID_ARGUMENT');
+  assert.equal((await rejected(m.sweep(7))).code, 'INVALID_ARGUMENT');
+  assert.equal((await rejected(m.sweep({ sessions: {} }))).code, 'INVALID_ARGUMENT');
+  assert.deepEqual((await m.sweep()).orphans, [], 'without sessions, no listing');
+  const store = new MemoryStore();
+  const a = new AutoContextMemory({ sessionId: 'checks', maxToken: 6_000, store });
+  a.add(round(1, { calls: 2, resultChars: 9_000 }));
+  await a.save(sessions);
+  const b = await AutoContextMemory.load(sessions, 'checks', { store });
+  await a.save(sessions);
+  const before = await store.keys('checks/');
+  assert.equal((await rejected(b.sweep({ sessions }))).code, 'CONFLICT');
+  assert.deepEqual(await store.keys('checks/'), before, 'a stale sweep deletes nothing');
+  // A pass asked for during a sweep runs after it, on the saved state.
+  a.add(round(2, { calls: 2, resultChars: 9_000 }));
+  const sweep = a.sweep({ sessions });
+  assert.equal((await rejected(a.save(sessions))).code, 'LIMIT_EXCEEDED');
+  const pass = a.compressIfNeeded();
+  const [report, result] = await Promise.all([sweep, pass]);
+  assert.equal(report.revision, 3);
+  assert.ok(result.events.length > 0);
+  assert.equal(await a.save(sessions), 4);
+});
