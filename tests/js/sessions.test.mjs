@@ -12,6 +12,7 @@ import { AutoContextMemory, isAutoContextError } from 'autocontext';
 import { MemorySessionStore, MemoryStore } from 'autocontext/stores/memory';
 import { FsSessionStore, FsStore } from 'autocontext/stores/fs';
 import { markers, rejected, round } from './helpers.mjs';
+import { reachedKeys } from '../contract/fenced-sweep.mjs';
 
 async function withDir(fn) {
   const dir = await mkdtemp(join(tmpdir(), 'autocontext-sessions-'));
@@ -33,33 +34,6 @@ async function assertRecoverable(memory) {
   const listed = new Set(memory.offloads().map((o) => o.uuid));
   for (const uuid of markers(JSON.stringify(memory.messages()))) assert.ok(listed.has(uuid), `the working list names ${uuid}, which is not listed`);
   for (const uuid of listed) assert.ok((await memory.reload(uuid)).length >= 1, uuid);
-}
-
-/**
- * The keys of `store` the state saved as `sessionId` reaches, found without the engine: the
- * pages its head names, the offloads of its index, of its working list's markers and of the
- * records retired from the index, and the chunks of its log and retired-index chains.
- */
-async function reachedKeys(sessions, store, sessionId) {
-  const head = JSON.parse((await sessions.load(sessionId)).state);
-  const out = new Set();
-  const page = async (key) => {
-    out.add(key);
-    return JSON.parse(await store.get(key));
-  };
-  const offload = (uuid) => out.add(`${sessionId}/${uuid}`);
-  for (const key of head.autocontextPages.offloads) for (const record of await page(key)) offload(record.uuid);
-  for (const key of head.autocontextPages.working) for (const uuid of markers(JSON.stringify(await page(key)))) offload(uuid);
-  for (const key of head.autocontextPages.events) await page(key);
-  for (const record of head.retired?.tail ?? []) offload(record.uuid);
-  for (const [chain, isIndex] of [[head.log, false], [head.retired, true]]) {
-    for (let key = chain?.head ?? null; key !== null; ) {
-      const chunk = await page(key);
-      if (isIndex) for (const record of chunk.messages) offload(record.uuid);
-      key = chunk.prev;
-    }
-  }
-  return out;
 }
 
 /** Two writers on one session: the stale save is refused, and nothing of the winner is lost. */
