@@ -8,6 +8,7 @@ import { AutoContextError, AutoContextMemory, countTokens, isAutoContextError } 
 import { MemoryStore } from 'autocontext/stores/memory';
 import { CHUNK_BYTES, DenoKVSessionStore, DenoKVStore, INLINE_UNITS } from 'autocontext/stores/deno-kv';
 import { bigValue, equal, storeContract } from '../contract/store-contract.mjs';
+import { checkFencedSweep, fencedSweep } from '../contract/fenced-sweep.mjs';
 import { runExample } from '../../examples/deno/main.ts';
 
 const dir = Deno.args[0];
@@ -360,6 +361,12 @@ Deno.test('DenoKVSessionStore: two writers on one session (two store objects), t
     kvA.close();
   }
 });
+
+Deno.test("DenoKVSessionStore: sweep({ sessions }) deletes exactly a fenced-out writer's keys; the saved session stays whole", () =>
+  withKv(async (kv) => {
+    // The offloads and the session in one database, as on Deno Deploy.
+    checkFencedSweep(await fencedSweep(AutoContextMemory, new DenoKVSessionStore(kv), new DenoKVStore(kv), 'sweep'));
+  }));
 
 Deno.test('DenoKVSessionStore: a state over 800 KiB is chunked, replaced without leftovers, and read back exactly', () =>
   withKv(async (kv) => {
