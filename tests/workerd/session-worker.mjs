@@ -1,10 +1,12 @@
 // A Worker whose Durable Object runs two writers on one session inside workerd: two memories
 // restored from the same DurableObjectSessionStore state, each running a turn with a pass,
-// saved at once. Bundled by worker.test.mjs; the object answers JSON.
+// saved at once; at /sweep, a fenced sweep after a stale writer (tests/contract). Bundled by
+// worker.test.mjs; the object answers JSON.
 import { DurableObject } from 'cloudflare:workers';
 import { AutoContextMemory } from 'autocontext';
 import { CloudflareKVStore } from 'autocontext/stores/cloudflare-kv';
 import { DurableObjectSessionStore } from 'autocontext/stores/durable-object';
+import { fencedSweep } from '../contract/fenced-sweep.mjs';
 
 function round(n, chars) {
   const calls = [0, 1].map((k) => ({ id: `r${n}c${k}`, type: 'function', function: { name: 'read_file', arguments: `{"path":"m${n}_${k}"}` } }));
@@ -53,11 +55,17 @@ export class Sessions extends DurableObject {
     }
     return out;
   }
+
+  /** The session in this object's storage, the offloads in KV. */
+  async sweep() {
+    const store = new CloudflareKVStore(this.env.KV, { prefix: 'offloads/' });
+    return fencedSweep(AutoContextMemory, new DurableObjectSessionStore(this.ctx.storage), store, 'sweep');
+  }
 }
 
 export default {
   async fetch(request, env) {
     const stub = env.SESSIONS.get(env.SESSIONS.idFromName('one'));
-    return Response.json(await stub.twoWriters());
+    return Response.json(new URL(request.url).pathname === '/sweep' ? await stub.sweep() : await stub.twoWriters());
   },
 };

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { parse as parseToml } from 'smol-toml';
 import { bundleWorker, mb, moduleOptions } from './bundle.mjs';
+import { checkFencedSweep } from '../contract/fenced-sweep.mjs';
 
 const app = process.env.AUTOCONTEXT_APP;
 if (!app) throw new Error('AUTOCONTEXT_APP must name the app the packed package is installed in (see scripts/test-runtimes.sh)');
@@ -296,15 +297,22 @@ test('the store contract in workerd: CloudflareKVStore on a KV binding, and Memo
   }
 });
 
-test('DurableObjectSessionStore in workerd: two writers on one session, the stale save refused, nothing lost', async () => {
+let sessionBundle;
+/** tests/workerd/session-worker.mjs in miniflare, bundled once; a fresh KV and Durable Object per call. */
+async function sessionWorker() {
   const outdir = join(work, 'sessions');
-  await bundleWorker(join(app, 'tests/workerd/session-worker.mjs'), outdir);
-  const mf = new Miniflare({
+  sessionBundle ??= bundleWorker(join(app, 'tests/workerd/session-worker.mjs'), outdir);
+  await sessionBundle;
+  return new Miniflare({
     ...moduleOptions(outdir),
     compatibilityDate: '2026-07-01',
     kvNamespaces: ['KV'],
     durableObjects: { SESSIONS: { className: 'Sessions', useSQLite: true } },
   });
+}
+
+test('DurableObjectSessionStore in workerd: two writers on one session, the stale save refused, nothing lost', async () => {
+  const mf = await sessionWorker();
   try {
     const out = await (await mf.dispatchFetch(await mf.ready)).json();
     assert.equal(out.first, 1);
@@ -316,6 +324,15 @@ test('DurableObjectSessionStore in workerd: two writers on one session, the stal
     assert.ok(out.bigBack, 'a state over 128 KiB comes back whole');
     assert.equal(out.bigKeys, 3, 'revision, part count and one part: the big state left nothing');
     assert.equal(out.stale, 'CONFLICT');
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("DurableObjectSessionStore and CloudflareKVStore in workerd: sweep({ sessions }) deletes exactly a fenced-out writer's keys; the saved session stays whole", async () => {
+  const mf = await sessionWorker();
+  try {
+    checkFencedSweep(await (await mf.dispatchFetch(new URL('/sweep', await mf.ready))).json());
   } finally {
     await mf.dispose();
   }
