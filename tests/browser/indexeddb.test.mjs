@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launch, packageImportMap, serve } from './chromium.mjs';
 import { call, markers, text } from '../js/helpers.mjs';
+import { checkFencedSweep } from '../contract/fenced-sweep.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageDir = process.env.AUTOCONTEXT_PACKAGE_DIR;
@@ -206,4 +207,10 @@ test('two tabs on one saved session (IndexedDBSessionStore): the stale save refu
   } finally {
     await other.close();
   }
+});
+
+test("IndexedDBSessionStore: sweep({ sessions }) deletes exactly a fenced-out writer's keys; the saved session stays whole", async () => {
+  await ready(() => page.goto(`${server.url}/page.html`));
+  checkFencedSweep(await page.evaluate((x) => window.harness.sweepFenced(x), { databaseName: 'autocontext-sweep', sessionId: 'sweep' }));
+  assert.deepEqual(browser.errors, []);
 });

@@ -251,7 +251,21 @@ async function sessionCheck({ databaseName, sessionId }) {
   return { revision: memory.revision, originals: (await memory.originalMessages()), offloads: memory.offloads().length, reloaded };
 }
 
+/** The fenced sweep after a stale writer (tests/contract), with both stores in one IndexedDB database. */
+async function sweepFenced({ databaseName, sessionId }) {
+  const { fencedSweep } = await import('/contract/fenced-sweep.mjs');
+  const store = new IndexedDBStore({ databaseName });
+  const sessions = new IndexedDBSessionStore({ databaseName });
+  try {
+    return await fencedSweep(AutoContextMemory, sessions, store, sessionId);
+  } finally {
+    store.close();
+    sessions.close();
+  }
+}
+
 window.harness = {
+  sweepFenced,
   sessionTurn,
   sessionSave,
   sessionCheck,
