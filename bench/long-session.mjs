@@ -13,6 +13,11 @@
 //             the session store, the state's pages and the log's tail in the offload store) and
 //             the median time. The first save of that stretch catches up on what changed since
 //             the previous stretch and is not counted; outside the stretches nothing is saved.
+//   sweep     at the end, a second writer loads the saved session, adds a few turns, runs a
+//             pass, flushes and starts a save that never finishes (killed between its pages and
+//             its head); then `memory.sweep({ sessions })` on the first writer: its time, the
+//             keys it listed, the gets it made (the log's and the index's chunks read back) and
+//             the orphans it deleted.
 //
 // The targets (DESIGN.md, performance budget): memory within 2x the working list, toJSON time
 // and size independent of the history. Prints a table; writes target/bench/long-session.json.
@@ -64,6 +69,11 @@ if (corpus.length === 0) {
 /** The offload store, counting the UTF-8 bytes put while `counting` is on. */
 class CountingStore extends MemoryStore {
   counting = false;
+  gets = 0;
+  async get(key) {
+    this.gets += 1;
+    return super.get(key);
+  }
   written = { pages: 0, pageBytes: 0, logBytes: 0 };
   async put(key, value) {
     if (this.counting) {
@@ -160,6 +170,7 @@ for (const checkpoint of CHECKPOINTS) {
     memoryMB: wasmBytes() / 1e6,
     toJsonMs: times.sort((a, b) => a - b)[4],
     stateKB: size / 1e3,
+    stateBesideKB: (size - JSON.stringify(memory.toJSON().working).length) / 1e3,
     saves: saves.length,
     saveKB: median(saves.map((x) => x.bytes)) / 1e3,
     saveHeadKB: median(saves.map((x) => x.headBytes)) / 1e3,
@@ -172,17 +183,42 @@ for (const checkpoint of CHECKPOINTS) {
   rows.push(row);
   console.log(
     `${String(row.history).padStart(7)} messages | working ${String(row.working).padStart(4)} msgs, ${String(row.workingTokens).padStart(6)} tokens | ` +
-      `${row.workingKB.toFixed(0).padStart(5)} KB | memory ${row.memoryMB.toFixed(1).padStart(6)} MB | toJSON ${row.toJsonMs.toFixed(1).padStart(7)} ms, ${row.stateKB.toFixed(0).padStart(7)} KB | ` +
+      `${row.workingKB.toFixed(0).padStart(5)} KB | memory ${row.memoryMB.toFixed(1).padStart(6)} MB | toJSON ${row.toJsonMs.toFixed(1).padStart(7)} ms, ${row.stateKB.toFixed(0).padStart(7)} KB (${row.stateBesideKB.toFixed(0)} KB beside the working list) | ` +
       `save ${row.saveKB.toFixed(1).padStart(6)} KB (head ${row.saveHeadKB.toFixed(1)} KB, ${row.savePages} pages; max ${row.saveMaxKB.toFixed(0)} KB), ${row.saveMs.toFixed(1)} ms | ` +
       `${passes} passes, ${row.cpuS.toFixed(1)} s CPU`,
   );
 }
+// A writer killed mid-save, then the sweep.
+await memory.save(sessions);
+const killed = await AutoContextMemory.load(sessions, 'long', { store, summarize: offlineSummarize });
+for (let n = 0; n < 200; ) {
+  const group = source.next().value;
+  try {
+    killed.add(group);
+    n += group.length;
+  } catch {
+    // a seam of the trace
+  }
+}
+await killed.compressIfNeeded();
+await killed.flush();
+void killed.save({ load: (id) => sessions.load(id), save: () => new Promise(() => {}) }); // its pages land, its head never
+await new Promise((resolve) => setTimeout(resolve, 100));
+const listed = (await store.keys('long/')).length;
+store.gets = 0;
+const s0 = performance.now();
+const swept = await memory.sweep({ sessions });
+const sweep = { ms: performance.now() - s0, listed, gets: store.gets, orphans: swept.orphans.length, left: (await store.keys('long/')).length };
+console.log(
+  `sweep({ sessions }) after a writer killed mid-save: ${sweep.listed} keys listed, ${sweep.gets} gets, ${sweep.orphans} orphans deleted, ${sweep.left} keys left, ${sweep.ms.toFixed(0)} ms`,
+);
 if (failed > 0 || skipped > 0) console.log(`${failed} passes failed; ${skipped} messages the engine refused were skipped`);
 const first = rows[0];
 const last = rows[rows.length - 1];
 console.log(
   `from ${first.history} to ${last.history} messages: toJSON time x${(last.toJsonMs / first.toJsonMs).toFixed(1)}, state size x${(last.stateKB / first.stateKB).toFixed(1)}, ` +
-    `memory x${(last.memoryMB / first.memoryMB).toFixed(1)}, bytes a save writes x${(last.saveKB / first.saveKB).toFixed(1)} (targets: within 2x)`,
+    `memory x${(last.memoryMB / first.memoryMB).toFixed(1)}, bytes a save writes x${(last.saveKB / first.saveKB).toFixed(1)} (targets: within 2x); ` +
+    `the state beside the working list x${(last.stateBesideKB / first.stateBesideKB).toFixed(1)}`,
 );
 mkdirSync(join(root, 'target', 'bench'), { recursive: true });
-writeFileSync(join(root, 'target', 'bench', 'long-session.json'), JSON.stringify({ rows, failed, skipped }, null, 2));
+writeFileSync(join(root, 'target', 'bench', 'long-session.json'), JSON.stringify({ rows, failed, skipped, sweep }, null, 2));

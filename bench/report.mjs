@@ -375,6 +375,24 @@ function longTargets(long, met) {
       `from ${int(s[0].history)} to ${int(s.at(-1).history)} messages: engine memory ${f1(s[0].memoryMB)} → ${f1(s.at(-1).memoryMB)} MB, state ${int(s[0].stateKB)} → ${int(s.at(-1).stateKB)} KB, toJSON ${f1(s[0].toJsonMs)} → ${f1(s.at(-1).toJsonMs)} ms; in the Worker, saved state ${f2(w[0].stateMB)} → ${f2(w.at(-1).stateMB)} MB`,
       met(s.at(-1).memoryMB / s[0].memoryMB <= 2 && s.at(-1).stateKB / s[0].stateKB <= 2 && stateGrowth <= 2),
     ],
+    ...(s[0].stateBesideKB === undefined
+      ? []
+      : [
+          [
+            'what the history can grow in `toJSON()`: the state beside the working list (within 2×)',
+            `${int(s[0].stateBesideKB)} → ${int(s.at(-1).stateBesideKB)} KB (the working list itself was ${int(s[0].workingKB)} KB and ${int(s.at(-1).workingKB)} KB at those points)`,
+            met(s.at(-1).stateBesideKB / s[0].stateBesideKB <= 2),
+          ],
+        ]),
+    ...(long.session.sweep === undefined
+      ? []
+      : [
+          [
+            '`sweep({ sessions })` after a writer killed mid-save leaves 0 orphans',
+            `${int(long.session.sweep.orphans)} orphans deleted of ${int(long.session.sweep.listed)} keys listed, in ${int(long.session.sweep.ms)} ms and ${int(long.session.sweep.gets)} gets; a key count that does not grow with the history is not a target: the session keeps every chunk and offload it may reload`,
+            met(long.session.sweep.orphans > 0),
+          ],
+        ]),
     ...(s[0].saveKB === undefined
       ? []
       : [
@@ -400,13 +418,17 @@ function longReport(long) {
   out.push('');
   out.push(
     table(
-      ['messages', 'working list', 'working tokens', 'engine memory MB', 'toJSON ms', 'state KB', 'a save writes KB', 'its head KB', 'save ms', 'passes', 'CPU s'],
-      s.rows.map((x) => [int(x.history), int(x.working), int(x.workingTokens), f1(x.memoryMB), f1(x.toJsonMs), int(x.stateKB), f1(x.saveKB), f1(x.saveHeadKB), f1(x.saveMs), int(x.passes), f1(x.cpuS)]),
+      ['messages', 'working list', 'working tokens', 'engine memory MB', 'toJSON ms', 'state KB', 'beside the working list KB', 'a save writes KB', 'its head KB', 'save ms', 'passes', 'CPU s'],
+      s.rows.map((x) => [int(x.history), int(x.working), int(x.workingTokens), f1(x.memoryMB), f1(x.toJsonMs), int(x.stateKB), x.stateBesideKB === undefined ? '–' : int(x.stateBesideKB), f1(x.saveKB), f1(x.saveHeadKB), f1(x.saveMs), int(x.passes), f1(x.cpuS)]),
     ),
   );
   out.push('');
   out.push(
-    `Engine memory is the WebAssembly memory (it grows and never shrinks); toJSON is the median of nine calls, the state its size as JSON text. A save is \`memory.save(sessions)\` (MemorySessionStore) after every group added over the last 200 messages before each checkpoint: the median of the UTF-8 bytes each wrote (the head in the session store, the state's new pages and the log's tail in the offload store), of the head alone, and of its time; the first save of each stretch catches up and is not counted. CPU includes those saves.${s.skipped > 0 ? ` ${int(s.skipped)} messages the engine refused (a trace's own seam) were skipped.` : ''}`,
+    `Engine memory is the WebAssembly memory (it grows and never shrinks); toJSON is the median of nine calls, the state its size as JSON text. A save is \`memory.save(sessions)\` (MemorySessionStore) after every group added over the last 200 messages before each checkpoint: the median of the UTF-8 bytes each wrote (the head in the session store, the state's new pages and the log's tail in the offload store), of the head alone, and of its time; the first save of each stretch catches up and is not counted. CPU includes those saves. Beside the working list is the state without its working messages: the offload index, the events and the log's position, the part a longer history could grow.${
+      s.sweep
+        ? ` At the end a second writer loaded the saved session, added about 200 messages, ran a pass, flushed, and was cut off in a save between its pages and its head; then \`memory.sweep({ sessions })\` on the first writer listed ${int(s.sweep.listed)} keys, read ${int(s.sweep.gets)} (the chunks of the log and of the retired index), deleted ${int(s.sweep.orphans)} orphans and took ${int(s.sweep.ms)} ms.`
+        : ''
+    }${s.skipped > 0 ? ` ${int(s.skipped)} messages the engine refused (a trace's own seam) were skipped.` : ''}`,
   );
   out.push('');
   out.push(
