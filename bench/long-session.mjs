@@ -17,7 +17,7 @@
 //             pass, flushes and starts a save that never finishes (killed between its pages and
 //             its head); then `memory.sweep({ sessions })` on the first writer: its time, the
 //             keys it listed, the gets it made (the log's and the index's chunks read back) and
-//             the orphans it deleted.
+//             the orphans it deleted, with every get of the sweep taking 5 ms, as across a network.
 //
 // The targets (DESIGN.md, performance budget): memory within 2x the working list, toJSON time
 // and size independent of the history. Prints a table; writes target/bench/long-session.json.
@@ -70,8 +70,11 @@ if (corpus.length === 0) {
 class CountingStore extends MemoryStore {
   counting = false;
   gets = 0;
+  /** Milliseconds each get waits, as a store across a network would (the sweep only). */
+  latencyMs = 0;
   async get(key) {
     this.gets += 1;
+    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     return super.get(key);
   }
   written = { pages: 0, pageBytes: 0, logBytes: 0 };
@@ -95,6 +98,7 @@ class CountingSessions extends MemorySessionStore {
     return super.save(sessionId, session);
   }
 }
+const SWEEP_LATENCY_MS = 5; // each get of the sweep, as from a store across a network
 const SAVE_STRETCH = 200; // messages before each checkpoint with a save after every group
 const store = new CountingStore();
 const sessions = new CountingSessions();
@@ -206,11 +210,13 @@ void killed.save({ load: (id) => sessions.load(id), save: () => new Promise(() =
 await new Promise((resolve) => setTimeout(resolve, 100));
 const listed = (await store.keys('long/')).length;
 store.gets = 0;
+store.latencyMs = SWEEP_LATENCY_MS;
 const s0 = performance.now();
 const swept = await memory.sweep({ sessions });
-const sweep = { ms: performance.now() - s0, listed, gets: store.gets, orphans: swept.orphans.length, left: (await store.keys('long/')).length };
+store.latencyMs = 0;
+const sweep = { ms: performance.now() - s0, latencyMs: SWEEP_LATENCY_MS, listed, gets: store.gets, orphans: swept.orphans.length, left: (await store.keys('long/')).length };
 console.log(
-  `sweep({ sessions }) after a writer killed mid-save: ${sweep.listed} keys listed, ${sweep.gets} gets, ${sweep.orphans} orphans deleted, ${sweep.left} keys left, ${sweep.ms.toFixed(0)} ms`,
+  `sweep({ sessions }) after a writer killed mid-save: ${sweep.listed} keys listed, ${sweep.gets} gets of ${SWEEP_LATENCY_MS} ms each, ${sweep.orphans} orphans deleted, ${sweep.left} keys left, ${sweep.ms.toFixed(0)} ms`,
 );
 if (failed > 0 || skipped > 0) console.log(`${failed} passes failed; ${skipped} messages the engine refused were skipped`);
 const first = rows[0];

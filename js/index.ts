@@ -571,7 +571,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     // 2. The fence: once this revision is saved, no writer that loaded an earlier one can save.
     const revision = await this.#save(sessions);
     // 3. What the saved state reaches, and the listed keys it does not: the engine's shapes only.
-    const reached = new Set(JSON.parse(await callAsync(() => this.#wasm.reachableKeys())) as string[]);
+    const reached = new Set(JSON.parse(await callAsync(() => this.#wasm.reachableKeys(JSON.stringify(listed.filter((k) => typeof k === 'string'))))) as string[]);
     for (const page of this.#pages.values()) reached.add(page);
     const stillPending = new Set(report.pending);
     const shape = orphanShape(this.sessionId);

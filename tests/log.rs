@@ -296,9 +296,16 @@ fn reachable_keys_are_every_key_a_single_writer_keeps_and_never_an_abandoned_one
     let state = m.to_json();
     assert!(state["retired"]["head"].is_string(), "records were retired to the store's index chain");
     assert!(state["log"]["head"].is_string(), "the log has chunks in the store");
-    let reached = block_on(m.reachable_keys()).unwrap();
+    let reached = block_on(m.reachable_keys(&[])).unwrap();
     let all: std::collections::BTreeSet<String> = store.keys().into_iter().collect();
     assert_eq!(reached, all, "one writer, no failure: every key is reached");
+    // Read ahead with the store's listing, whole or in part (a listing may lag), the same keys.
+    let listed = store.keys();
+    let gets = store.gets.get();
+    assert_eq!(block_on(m.reachable_keys(&listed)).unwrap(), reached);
+    let half: Vec<String> = listed.iter().step_by(2).cloned().collect();
+    assert_eq!(block_on(m.reachable_keys(&half)).unwrap(), reached);
+    assert!(store.gets.get() > gets, "the chunks were read");
     assert!(reached.iter().any(|k| k.contains("/index-")) && reached.iter().any(|k| k.contains("/log-")));
     // A pass whose put fails and whose clean-up deletes fail too: what it wrote (a failed put
     // may still have landed) is pending, and not reached.
@@ -310,7 +317,7 @@ fn reachable_keys_are_every_key_a_single_writer_keeps_and_never_an_abandoned_one
     store.fail_deletes(false);
     let pending = m.pending_deletes();
     assert!(!pending.is_empty(), "the failed pass left pending deletes");
-    let reached = block_on(m.reachable_keys()).unwrap();
+    let reached = block_on(m.reachable_keys(&[])).unwrap();
     for uuid in &pending {
         let key = format!("reach/{uuid}");
         assert!(!reached.contains(&key), "{key} is abandoned, not reached");
@@ -319,9 +326,9 @@ fn reachable_keys_are_every_key_a_single_writer_keeps_and_never_an_abandoned_one
     let keys: std::collections::BTreeSet<String> = store.keys().into_iter().collect();
     assert!(reached.is_subset(&keys));
     let r = restore(&m.to_json(), &store).unwrap();
-    assert_eq!(block_on(r.reachable_keys()).unwrap(), reached);
+    assert_eq!(block_on(r.reachable_keys(&[])).unwrap(), reached);
     // A lost chunk is an error: nothing is known to be unreached.
     let chunk = state["log"]["head"].as_str().unwrap().to_string();
     block_on(store.delete(&chunk)).unwrap();
-    assert_eq!(block_on(m.reachable_keys()).unwrap_err().code(), ErrorCode::StoreFailed);
+    assert_eq!(block_on(m.reachable_keys(&[])).unwrap_err().code(), ErrorCode::StoreFailed);
 }

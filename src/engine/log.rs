@@ -297,17 +297,28 @@ pub(crate) async fn read_chunk<O: OffloadStore>(
     chain: Chain,
     key: &str,
 ) -> Result<(Vec<Value>, Option<String>)> {
-    let failed = |what: String| Error::new(ErrorCode::StoreFailed, format!("log chunk {key}: {what}; the log before it cannot be read"));
+    check_key(session_id, chain, key)?;
+    let text = store
+        .get(key)
+        .await
+        .map_err(|e| Error::host(ErrorCode::StoreFailed, &format!("the offload store failed to get log chunk {key}"), e))?;
+    parse_chunk(session_id, chain, key, text)
+}
+
+/// `INVALID_ARGUMENT` unless `key` is a chunk key of `chain` of `session_id`.
+fn check_key(session_id: &str, chain: Chain, key: &str) -> Result<()> {
     if !is_chunk_key(session_id, chain, key) {
         return Err(
             Error::new(ErrorCode::InvalidArgument, format!("{key:?} is not a log chunk key of session {session_id:?}")).at_field("key")
         );
     }
-    let text = store
-        .get(key)
-        .await
-        .map_err(|e| Error::host(ErrorCode::StoreFailed, &format!("the offload store failed to get log chunk {key}"), e))?
-        .ok_or_else(|| failed("the store has no such key".into()))?;
+    Ok(())
+}
+
+/// The chunk under `key` from the store's `text` for it, checked as [`read_chunk`] does.
+fn parse_chunk(session_id: &str, chain: Chain, key: &str, text: Option<String>) -> Result<(Vec<Value>, Option<String>)> {
+    let failed = |what: String| Error::new(ErrorCode::StoreFailed, format!("log chunk {key}: {what}; the log before it cannot be read"));
+    let text = text.ok_or_else(|| failed("the store has no such key".into()))?;
     if !key.ends_with(&crate::offload::digest(&text)) {
         return Err(failed("the store's value is not the chunk written under this key".into()));
     }
@@ -323,4 +334,54 @@ pub(crate) async fn read_chunk<O: OffloadStore>(
         return Err(failed("names no chunk before it, but does not start the log".into()));
     }
     Ok((chunk.messages, chunk.prev))
+}
+
+/// How many chunks [`walk`] reads at once.
+const READ_AHEAD: usize = 16;
+
+/// Every chunk of `chain` from `head` back to the first, newest first: calls `visit` with each
+/// key and its items. `known` are keys the store holds (a listing, possibly with other chunks
+/// and other keys): a chain's chunks are ordered by the first index their keys name, so the
+/// walk reads the next [`READ_AHEAD`] of them at once instead of one get after another, and
+/// holds at most that many. A chunk `known` does not hold is read alone.
+///
+/// # Errors
+/// `STORE_FAILED` when the store fails or a chunk is missing or changed.
+pub(crate) async fn walk<O: OffloadStore>(
+    store: &O,
+    session_id: &str,
+    chain: Chain,
+    head: Option<String>,
+    known: &[String],
+    mut visit: impl FnMut(&str, Vec<Value>),
+) -> Result<()> {
+    let mut order: Vec<(u64, &str)> =
+        known.iter().filter(|k| is_chunk_key(session_id, chain, k)).filter_map(|k| Some((first_of(k)?, k.as_str()))).collect();
+    order.sort_unstable_by(|a, b| b.cmp(a));
+    let mut read: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
+    let mut at = head;
+    while let Some(key) = at {
+        check_key(session_id, chain, &key)?;
+        if !read.contains_key(&key) {
+            let first = first_of(&key).unwrap_or(0);
+            // The chunks from this one's index down: this one, and those the walk reaches next.
+            let from = order.partition_point(|(f, _)| *f > first);
+            let mut batch: Vec<&str> = order[from..].iter().take(READ_AHEAD).map(|(_, k)| *k).collect();
+            if !batch.contains(&key.as_str()) {
+                batch.insert(0, &key);
+            }
+            read.retain(|k, _| first_of(k).is_some_and(|f| f < first));
+            let texts = futures_util::future::join_all(batch.iter().map(|k| store.get(k))).await;
+            for (k, text) in batch.into_iter().zip(texts) {
+                let text =
+                    text.map_err(|e| Error::host(ErrorCode::StoreFailed, &format!("the offload store failed to get log chunk {k}"), e))?;
+                read.insert(k.to_string(), text);
+            }
+        }
+        let text = read.remove(&key).flatten();
+        let (items, prev) = parse_chunk(session_id, chain, &key, text)?;
+        visit(&key, items);
+        at = prev;
+    }
+    Ok(())
 }

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::log::{read_chunk, Chain};
+use super::log::{walk, Chain};
 use super::AutoContextMemory;
 use crate::error::Result;
 use crate::host::{OffloadStore, Summarizer};
@@ -61,13 +61,14 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// Every key of the offload store the state reaches: the offloads of the index and of the
     /// records retired from it, the chunks of the log and of the retired index, and any offload a
-    /// working message names. Reads each chunk of both chains (O(history / 64) gets). Pending
-    /// deletes are not reached: they are abandoned.
+    /// working message names. Reads each chunk of both chains (O(history / 64) gets); `listed`,
+    /// the session's keys as the store lists them (or none), lets it read several at once.
+    /// Pending deletes are not reached: they are abandoned.
     ///
     /// # Errors
     /// `STORE_FAILED` when the store fails or a chunk is missing or changed: then nothing is
     /// known to be unreached, and a caller must delete nothing.
-    pub async fn reachable_keys(&self) -> Result<BTreeSet<String>> {
+    pub async fn reachable_keys(&self, listed: &[String]) -> Result<BTreeSet<String>> {
         let id = &self.config().session_id;
         let key = |uuid: &str| crate::reload::key(id, uuid);
         let mut out = BTreeSet::new();
@@ -79,15 +80,13 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             [(Chain::Messages, st.log.head().map(str::to_string)), (Chain::Index, st.retired.0.head().map(str::to_string))]
         };
         for (chain, head) in heads {
-            let mut at = head;
-            while let Some(k) = at {
-                let (items, prev) = read_chunk(self.store(), id, chain, &k).await?;
+            walk(self.store(), id, chain, head, listed, |k, items| {
                 if chain == Chain::Index {
                     out.extend(items.iter().filter_map(super::retired::record).map(|r| key(&r.uuid)));
                 }
-                out.insert(k);
-                at = prev;
-            }
+                out.insert(k.to_string());
+            })
+            .await?;
         }
         Ok(out)
     }

@@ -250,10 +250,15 @@ impl WasmMemory {
     }
 
     /// Every offload-store key the state reaches; resolves to JSON text of an array of keys.
+    /// `listed` is the session's keys as the store lists them (JSON text of an array), read
+    /// ahead in the chains' walk.
     #[wasm_bindgen(js_name = reachableKeys, unchecked_return_type = "Promise<string>")]
-    pub fn reachable_keys(&self) -> Promise {
+    pub fn reachable_keys(&self, listed: String) -> Promise {
         let inner = self.inner.clone();
-        future_to_promise(async move { Ok(JsValue::from_str(&convert::to_text(&inner.reachable_keys().await.map_err(to_js)?))) })
+        future_to_promise(async move {
+            let listed: Vec<String> = serde_json::from_str(&listed).map_err(|e| JsValue::from_str(&format!("listed keys: {e}")))?;
+            Ok(JsValue::from_str(&convert::to_text(&inner.reachable_keys(&listed).await.map_err(to_js)?)))
+        })
     }
 
     /// Prepares the summaries the next pass will need; resolves to JSON text of the result.
