@@ -71,10 +71,17 @@ const NAMES: [(Strategy, &str, &str); 13] = [
     (Strategy::TurnTextOnly, "turn-text-only", "TURN_TEXT_ONLY"),
 ];
 
-/// The default order: the no-LLM steps first, then the reference's LLM strategies, then one
-/// summary of what is left before the protected recent work (a pass that aims at the low-water
-/// mark gets there by a summary, not by offloading rounds behind a notice), then the emergency
-/// step that guarantees the budget (and does the prefix summary's work without a summarizer).
+/// The default order: the no-LLM steps first, then the reference's LLM strategies for earlier
+/// rounds, then one summary of what is left before the protected recent work (a pass that aims
+/// at the low-water mark gets there by a summary, not by offloading rounds behind a notice), then
+/// the current round's LLM steps, then the emergency step that guarantees the budget (and does
+/// the prefix summary's work without a summarizer).
+///
+/// The current round's steps come after the prefix summary because they summarize one answered
+/// result per call: in an agent's long run (one user message, hundreds of tool calls) they made
+/// about 550 of the 690 summarizer calls of the 30 benchmark traces, a third of the summarizer's
+/// input, to free what one prefix summary frees in one call. After it, they run only when the
+/// summary cannot reach the low-water mark.
 pub const DEFAULT_LADDER: &[Strategy] = &[
     Strategy::ToolResultTruncate,
     Strategy::LargeMessageOffloadWithProtection,
@@ -82,9 +89,9 @@ pub const DEFAULT_LADDER: &[Strategy] = &[
     Strategy::HistoryRollup,
     Strategy::ToolRunCompress,
     Strategy::PreviousRoundSummary,
+    Strategy::PrefixSummary,
     Strategy::CurrentRoundLargeMessage,
     Strategy::CurrentRoundCompress,
-    Strategy::PrefixSummary,
     Strategy::Emergency,
 ];
 
