@@ -19,6 +19,18 @@ export function holdsWindow(t) {
   return t.overWindow <= HOLD_OVER_WINDOW * t.turns && t.invalid === 0 && t.newestDropped === 0;
 }
 
+/** The price of a summarizer's output token against an input token (Anthropic's models: 5×). */
+export const OUTPUT_PRICE = 5;
+
+/**
+ * Cache-aware cost (Anthropic) with the summarizer's calls at the same model's prices: each
+ * call's input uncached (1×; a summarize request is new each time), its output at
+ * {@link OUTPUT_PRICE}.
+ */
+export function withSummarizer(t) {
+  return t.anthropic + t.summarizerInput + OUTPUT_PRICE * t.summarizerOutput;
+}
+
 /** The figures the targets compare: the default preset, the cheapest peer that holds the window, the raw agent, summarizationMiddleware. */
 export function targets(results) {
   const by = (id) => results.systems.find((s) => s.id === id);
@@ -49,6 +61,12 @@ function targetRows(r) {
       'cache-aware cost (Anthropic) ≤ 0.9× the cheapest peer that holds the window',
       `${f2(ratio)}× ${cheapest.label} (${M(t.anthropic)} vs ${M(cheapest.totals.anthropic)} M)${ratio > 0.9 ? `; gap ${M(t.anthropic - 0.9 * cheapest.totals.anthropic)} M` : ''}`,
       met(ratio <= 0.9),
+    ]);
+    const total = withSummarizer(t) / withSummarizer(cheapest.totals);
+    rows.push([
+      `with the summarizer's calls at the same model's prices (input 1×, output ${OUTPUT_PRICE}×), ≤ that peer's`,
+      `${f2(total)}× (${M(withSummarizer(t))} vs ${M(withSummarizer(cheapest.totals))} M; its summarizer reads ${k(cheapest.totals.summarizerInput)} tokens, at most 4,000 of each span, ours ${k(t.summarizerInput)}, every span whole)`,
+      met(total <= 1),
     ]);
     const plain = t.plain / cheapest.totals.plain;
     rows.push([
@@ -92,7 +110,8 @@ function systemRows(r) {
       `**${M(t.anthropic)}**`,
       M(t.openai),
       int(t.rewrites),
-      t.summarizerCalls === 0 ? '–' : `${k(t.summarizerInput)} / ${k(t.summarizerOutput)}`,
+      t.summarizerCalls === 0 ? '–' : `${k(t.summarizerInput)} / ${k(t.summarizerOutput)} (${int(t.summarizerCalls)} calls)`,
+      M(withSummarizer(t)),
       pct(t.recoverable, t.originals),
       t.counterCpuMs > 0 ? `${f2(t.cpuMs / 1000)} (${f2(t.counterCpuMs / 1000)} counting)` : f2(t.cpuMs / 1000),
       holds,
@@ -200,13 +219,13 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   }
   out.push(
     table(
-      ['system', 'over-window turns', 'invalid turns', 'newest message dropped', 'cost (M tokens)', 'cache-aware, Anthropic (M)', 'cache-aware, OpenAI (M)', 'prompt rewrites', 'summarizer tokens in / out', 'originals recoverable', 'management CPU (s)', 'holds the window'],
+      ['system', 'over-window turns', 'invalid turns', 'newest message dropped', 'cost (M tokens)', 'cache-aware, Anthropic (M)', 'cache-aware, OpenAI (M)', 'prompt rewrites', 'summarizer tokens in / out', 'cache-aware with the summarizer (M)', 'originals recoverable', 'management CPU (s)', 'holds the window'],
       systemRows(r),
     ),
   );
   out.push('');
   out.push(
-    'Per model call, `prefix` is the tokens of the longest common prefix, message by message, with the previous request, `rest` the remaining tokens: cost = prefix + rest; cache-aware (Anthropic) = 0.1 × prefix + 1.25 × rest (cache read, cache write); cache-aware (OpenAI) = 0.5 × prefix + rest. A prompt rewrite is a request that does not extend the previous one. Invalid: autocontext\'s `validate(request, \'openai\')` finds a problem, or the request holds nothing but system messages ("empty"). The newest message (the last one added before the call) counts as sent when it is the request\'s last message, whole or cut to its head (a long tool result truncated). Originals recoverable: the share of the trace\'s messages sent verbatim in the next request or reloadable from the system\'s own store through what that request names (autocontext\'s offload markers; no peer has one). Management CPU: CPU time of the calls a host makes to the context manager (autocontext: `add`, `compressIfNeeded`, `messages`; a middleware\'s hook; a processor\'s `processLLMRequest`; `trimMessages`), summarizer and token counter included, the benchmark\'s own conversions and accounting excluded.',
+    'Per model call, `prefix` is the tokens of the longest common prefix, message by message, with the previous request, `rest` the remaining tokens: cost = prefix + rest; cache-aware (Anthropic) = 0.1 × prefix + 1.25 × rest (cache read, cache write); cache-aware (OpenAI) = 0.5 × prefix + rest. Cache-aware with the summarizer adds each summarize call as the same Anthropic model would bill it: its input uncached (1×), its output at ' + OUTPUT_PRICE + '× (the output price of Anthropic\'s models against their input price); a smaller model for summaries bills less. A prompt rewrite is a request that does not extend the previous one. Invalid: autocontext\'s `validate(request, \'openai\')` finds a problem, or the request holds nothing but system messages ("empty"). The newest message (the last one added before the call) counts as sent when it is the request\'s last message, whole or cut to its head (a long tool result truncated). Originals recoverable: the share of the trace\'s messages sent verbatim in the next request or reloadable from the system\'s own store through what that request names (autocontext\'s offload markers; no peer has one). Management CPU: CPU time of the calls a host makes to the context manager (autocontext: `add`, `compressIfNeeded`, `messages`; a middleware\'s hook; a processor\'s `processLLMRequest`; `trimMessages`), summarizer and token counter included, the benchmark\'s own conversions and accounting excluded.',
   );
   out.push('');
   const { cheapest } = targets(r);
