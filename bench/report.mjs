@@ -389,8 +389,8 @@ function longTargets(long, met) {
       : [
           [
             '`sweep({ sessions })` after a writer killed mid-save leaves 0 orphans',
-            `${int(long.session.sweep.orphans)} orphans deleted of ${int(long.session.sweep.listed)} keys listed, in ${int(long.session.sweep.ms)} ms and ${int(long.session.sweep.gets)} gets; a key count that does not grow with the history is not a target: the session keeps every chunk and offload it may reload`,
-            met(long.session.sweep.orphans > 0),
+            `${int(long.session.sweep.orphans)} orphans deleted of ${int(long.session.sweep.listed)} keys listed; of the ${int(long.session.sweep.left)} keys left, ${int(long.session.sweep.unreached)} the saved state does not reach and ${int(long.session.sweep.missing)} it reaches are missing (found without the engine); ${int(long.session.sweep.ms)} ms for ${int(long.session.sweep.gets)} gets of ${int(long.session.sweep.latencyMs)} ms each`,
+            met(long.session.sweep.orphans > 0 && long.session.sweep.unreached === 0 && long.session.sweep.missing === 0),
           ],
         ]),
     ...(s[0].saveKB === undefined
