@@ -562,20 +562,24 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     }
     if (sessions === undefined) return { ...report, temporary, orphans: [] };
     // 1. What the store holds of this session now. Keys written after this are never candidates.
-    let listed: string[];
+    let listed: unknown;
     try {
-      listed = await (store.keys as (prefix: string) => Awaitable<string[]>)(`${this.sessionId}/`);
+      listed = await (store.keys as (prefix: string) => Awaitable<unknown>)(`${this.sessionId}/`);
     } catch (e) {
       throw new AutoContextError('STORE_FAILED', "the offload store failed to list the session's keys", { cause: e });
     }
+    if (!Array.isArray(listed) || !listed.every((k) => typeof k === 'string')) {
+      throw new AutoContextError('STORE_FAILED', `the offload store's keys(prefix) must resolve to an array of strings, got ${describe(listed)}; nothing was deleted`);
+    }
+    const keys = listed as string[];
     // 2. The fence: once this revision is saved, no writer that loaded an earlier one can save.
     const revision = await this.#save(sessions);
     // 3. What the saved state reaches, and the listed keys it does not: the engine's shapes only.
-    const reached = new Set(JSON.parse(await callAsync(() => this.#wasm.reachableKeys(JSON.stringify(listed.filter((k) => typeof k === 'string'))))) as string[]);
+    const reached = new Set(JSON.parse(await callAsync(() => this.#wasm.reachableKeys(JSON.stringify(keys)))) as string[]);
     for (const page of this.#pages.values()) reached.add(page);
     const stillPending = new Set(report.pending);
     const shape = orphanShape(this.sessionId);
-    const orphans = listed.filter((k) => shape.test(k) && !reached.has(k) && !stillPending.has(k));
+    const orphans = keys.filter((k) => shape.test(k) && !reached.has(k) && !stillPending.has(k));
     const failed: unknown[] = [];
     const deleted: string[] = [];
     for (const key of orphans) {

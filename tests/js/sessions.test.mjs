@@ -333,6 +333,11 @@ test('sweep({ sessions }) checks its store, refuses a stale memory, and passes w
   assert.equal((await rejected(m.sweep(7))).code, 'INVALID_ARGUMENT');
   assert.equal((await rejected(m.sweep({ sessions: {} }))).code, 'INVALID_ARGUMENT');
   assert.deepEqual((await m.sweep()).orphans, [], 'without sessions, no listing');
+  const odd = new AutoContextMemory({ sessionId: 'checks', maxToken: 6_000, store: { ...plain, keys: async () => 'k' } });
+  const e = await rejected(odd.sweep({ sessions }));
+  assert.equal(e.code, 'STORE_FAILED');
+  assert.match(e.message, /array of strings/);
+  assert.equal(odd.revision, 0, 'refused before the fence: nothing saved');
   const store = new MemoryStore();
   const a = new AutoContextMemory({ sessionId: 'checks', maxToken: 6_000, store });
   a.add(round(1, { calls: 2, resultChars: 9_000 }));
