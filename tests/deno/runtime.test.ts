@@ -8,7 +8,7 @@ import { AutoContextError, AutoContextMemory, countTokens, isAutoContextError } 
 import { MemoryStore } from 'autocontext/stores/memory';
 import { CHUNK_BYTES, DenoKVSessionStore, DenoKVStore, INLINE_UNITS } from 'autocontext/stores/deno-kv';
 import { bigValue, equal, storeContract } from '../contract/store-contract.mjs';
-import { checkFencedSweep, fencedSweep } from '../contract/fenced-sweep.mjs';
+import { checkFencedSweep, fencedSweep, toolRound } from '../contract/fenced-sweep.mjs';
 import { runExample } from '../../examples/deno/main.ts';
 
 const dir = Deno.args[0];
@@ -317,17 +317,6 @@ Deno.test('examples/deno runs: compresses into Deno KV and answers context_reloa
     assert(chunked.length > 0, 'some offload was over 64 KiB and chunked');
     assert(lines.some((l) => l.startsWith('context_reload(')), 'the example printed its reload');
   }));
-
-/** A round of an agent conversation with tool results of `chars` characters. */
-function toolRound(n: number, chars: number): unknown[] {
-  const calls = [0, 1].map((k) => ({ id: `r${n}c${k}`, type: 'function', function: { name: 'read_file', arguments: `{"path":"m${n}_${k}"}` } }));
-  return [
-    { role: 'user', content: `Question ${n}` },
-    { role: 'assistant', content: null, tool_calls: calls },
-    ...calls.map((c, k) => ({ role: 'tool', tool_call_id: c.id, content: `part ${n}.${k} `.repeat(chars / 10) })),
-    { role: 'assistant', content: `Answer ${n}.` },
-  ];
-}
 
 Deno.test('DenoKVSessionStore: two writers on one session (two store objects), the stale save refused, nothing lost', async () => {
   // One database, as two isolates of Deno Deploy share one (two connections to one local

@@ -41,10 +41,8 @@ export function bigToolResult(chars = 20_000) {
   ];
 }
 
-/** The uuid of every offload marker in a text. */
-export function markers(s) {
-  return [...String(s).matchAll(/<!-- CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36}) -->/g)].map((m) => m[1]);
-}
+/** The uuid of every offload marker in a text (the runtimes' shared contract has it). */
+export { markers } from '../contract/fenced-sweep.mjs';
 
 /** Runs `fn` and returns what it threw (fails when it does not throw). */
 export function thrown(fn) {

@@ -6,29 +6,19 @@ import { DurableObject } from 'cloudflare:workers';
 import { AutoContextMemory } from 'autocontext';
 import { CloudflareKVStore } from 'autocontext/stores/cloudflare-kv';
 import { DurableObjectSessionStore } from 'autocontext/stores/durable-object';
-import { fencedSweep } from '../contract/fenced-sweep.mjs';
-
-function round(n, chars) {
-  const calls = [0, 1].map((k) => ({ id: `r${n}c${k}`, type: 'function', function: { name: 'read_file', arguments: `{"path":"m${n}_${k}"}` } }));
-  return [
-    { role: 'user', content: `Question ${n}` },
-    { role: 'assistant', content: null, tool_calls: calls },
-    ...calls.map((c, k) => ({ role: 'tool', tool_call_id: c.id, content: `part ${n}.${k} `.repeat(chars / 10) })),
-    { role: 'assistant', content: `Answer ${n}.` },
-  ];
-}
+import { fencedSweep, toolRound } from '../contract/fenced-sweep.mjs';
 
 export class Sessions extends DurableObject {
   async twoWriters() {
     const sessions = new DurableObjectSessionStore(this.ctx.storage);
     const host = { store: new CloudflareKVStore(this.env.KV, { prefix: 'offloads/' }) };
     const first = new AutoContextMemory({ sessionId: 'two', maxToken: 6000, ...host });
-    first.add(round(0, 1000));
+    first.add(toolRound(0, 1000));
     const out = { first: await first.save(sessions) };
     const a = await AutoContextMemory.load(sessions, 'two', host);
     const b = await AutoContextMemory.load(sessions, 'two', host);
     for (const [m, k] of [[a, 1], [b, 50]]) {
-      for (let n = k; n < k + 4; n++) m.add(round(n, 1500));
+      for (let n = k; n < k + 4; n++) m.add(toolRound(n, 1500));
       await m.compressIfNeeded();
     }
     const results = await Promise.allSettled([a.save(sessions), b.save(sessions)]);
