@@ -46,6 +46,20 @@ fn originals(m: &Mem) -> Vec<Value> {
     block_on(m.original_messages()).expect("the log reads back")
 }
 
+/// A memory holding `conversation(5)`, and two memories restored from its state that add `ra`
+/// and `rb` and flush: two writers of one session.
+fn two_writers(session: &str, store: &FlakyStore, ra: &[Value], rb: &[Value]) -> (Mem, Mem, Mem) {
+    let m = memory(session, store);
+    m.add(&Value::Array(conversation(5))).unwrap();
+    let state = m.to_json();
+    let (a, b) = (restore(&state, store).unwrap(), restore(&state, store).unwrap());
+    a.add(&Value::Array(ra.to_vec())).unwrap();
+    b.add(&Value::Array(rb.to_vec())).unwrap();
+    block_on(a.flush(true)).unwrap();
+    block_on(b.flush(true)).unwrap();
+    (m, a, b)
+}
+
 fn log_keys(store: &FlakyStore) -> Vec<String> {
     store.keys().into_iter().filter(|k| k.contains("/log-")).collect()
 }
@@ -182,15 +196,8 @@ fn a_lost_or_changed_chunk_is_an_error_not_a_shorter_history() {
 #[test]
 fn two_writers_of_one_session_never_overwrite_each_others_chunks() {
     let store = FlakyStore::new();
-    let m = memory("two", &store);
-    m.add(&Value::Array(conversation(5))).unwrap();
-    let state = m.to_json();
-    let (a, b) = (restore(&state, &store).unwrap(), restore(&state, &store).unwrap());
     let (ra, rb) = (tool_round("a", 1, 100), tool_round("b", 1, 100));
-    a.add(&Value::Array(ra.clone())).unwrap();
-    b.add(&Value::Array(rb.clone())).unwrap();
-    block_on(a.flush(true)).unwrap();
-    block_on(b.flush(true)).unwrap();
+    let (m, a, b) = two_writers("two", &store, &ra, &rb);
     let base = conversation(5);
     assert_eq!(originals(&a), base.iter().chain(&ra).cloned().collect::<Vec<_>>());
     assert_eq!(originals(&b), base.iter().chain(&rb).cloned().collect::<Vec<_>>());
@@ -268,15 +275,8 @@ fn two_writers_adding_the_same_messages_still_write_different_chunks() {
     // one) that add the same turn: their chunks name their writer, so no key is shared, and a
     // sweep that deletes one writer's abandoned chunk never deletes the other's live one.
     let store = FlakyStore::new();
-    let m = memory("same", &store);
-    m.add(&Value::Array(conversation(5))).unwrap();
-    let state = m.to_json();
-    let (a, b) = (restore(&state, &store).unwrap(), restore(&state, &store).unwrap());
     let turn = tool_round("t", 1, 100);
-    a.add(&Value::Array(turn.clone())).unwrap();
-    b.add(&Value::Array(turn.clone())).unwrap();
-    block_on(a.flush(true)).unwrap();
-    block_on(b.flush(true)).unwrap();
+    let (_, a, b) = two_writers("same", &store, &turn, &turn);
     let (ha, hb) = (a.log_head().0.unwrap(), b.log_head().0.unwrap());
     assert_ne!(ha, hb, "the same messages after the same chunk, written by two memories");
     block_on(store.delete(&ha)).unwrap();
