@@ -490,15 +490,29 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     }
   }
 
-  /** Deletes store keys, ignoring failures (a page left behind is never read again). */
-  async #removeQuietly(keys: readonly string[]): Promise<void> {
+  /** Deletes store keys one after another: those deleted, and what each failed delete threw. */
+  async #remove(keys: readonly string[]): Promise<{ deleted: string[]; failed: unknown[] }> {
+    const deleted: string[] = [];
+    const failed: unknown[] = [];
     for (const key of keys) {
       try {
         await this.#store.delete(key);
-      } catch {
-        // left behind
+        deleted.push(key);
+      } catch (e) {
+        failed.push(e);
       }
     }
+    return { deleted, failed };
+  }
+
+  /** Deletes store keys, ignoring failures (a page left behind is never read again). */
+  async #removeQuietly(keys: readonly string[]): Promise<void> {
+    await this.#remove(keys);
+  }
+
+  /** Resolves once no sweep of this memory runs (passes and flushes wait for one). */
+  async #afterSweep(): Promise<void> {
+    while (this.#sweeping !== null) await this.#sweeping.catch(() => undefined);
   }
 
   /**
@@ -580,16 +594,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     const stillPending = new Set(report.pending);
     const shape = orphanShape(this.sessionId);
     const orphans = keys.filter((k) => shape.test(k) && !reached.has(k) && !stillPending.has(k));
-    const failed: unknown[] = [];
-    const deleted: string[] = [];
-    for (const key of orphans) {
-      try {
-        await store.delete(key);
-        deleted.push(key);
-      } catch (e) {
-        failed.push(e);
-      }
-    }
+    const { deleted, failed } = await this.#remove(orphans);
     if (failed.length > 0) {
       throw new AutoContextError('STORE_FAILED', `the offload store failed to delete ${failed.length} of ${orphans.length} keys no saved state reaches; sweep again to retry`, {
         cause: failed[0],
@@ -696,7 +701,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    * its message.
    */
   async handleOverflow(error: unknown): Promise<OverflowResult> {
-    while (this.#sweeping !== null) await this.#sweeping.catch(() => undefined);
+    await this.#afterSweep();
     if (this.#pending !== null) await this.#pending.catch(() => undefined);
     const json = errorJson(error);
     const { result, errors } = await callAsync(() => this.#wasm.handleOverflow(json));
@@ -744,10 +749,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    */
   compressIfNeeded(): Promise<CompressResult> {
     if (this.#pending !== null) return this.#pending;
-    if (this.#sweeping !== null) {
-      const again = () => this.compressIfNeeded();
-      return this.#sweeping.then(again, again);
-    }
+    if (this.#sweeping !== null) return this.#afterSweep().then(() => this.compressIfNeeded());
     const pass = callAsync(() => this.#wasm.compressIfNeeded()).then(({ result, errors }) => {
       const out = JSON.parse(result) as CompressResult;
       out.errors = errors.map((e) => fromWasm(e) as AutoContextError);
@@ -861,7 +863,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    *   in the state, and the next flush writes it.
    */
   async flush(): Promise<number> {
-    while (this.#sweeping !== null) await this.#sweeping.catch(() => undefined);
+    await this.#afterSweep();
     return callAsync(() => this.#wasm.flush(true));
   }
 
