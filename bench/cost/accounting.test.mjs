@@ -1,6 +1,7 @@
-// The cost benchmark's accounting (bench/cost/accounting.mjs) and trace conversion
-// (bench/cost/traces.mjs): a bug in either would skew every figure of docs/benchmarks.md
-// silently. Run by `npm test`; needs no build.
+// The cost benchmark's accounting (js/cli/accounting.js), trace conversion
+// (bench/cost/traces.mjs) and summarizer pricing (bench/cost/summarizer.mjs, bench/cost/report.mjs):
+// a bug in any would skew every figure of docs/benchmarks.md silently. Run by `npm test`; needs
+// no build.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
@@ -17,6 +18,8 @@ import {
   requestTokens,
   turnCost,
 } from '../../js/cli/accounting.js';
+import { OUTPUT_PRICE, withSummarizer } from './report.mjs';
+import { SummarizerLog } from './summarizer.mjs';
 import { anthropicToOpenAI } from './traces.mjs';
 
 // One token per character: every expected figure below can be read off the strings.
@@ -190,4 +193,28 @@ test('the ledger takes a whole-message counter in place of a text counter (anoth
   assert.equal(ledger.totals.overWindow, 1);
   assert.equal(ledger.totals.plain, 3 * REQUEST_OVERHEAD + 90);
   assert.throws(() => new Ledger({ window: 10 }), /countText or messageTokens/);
+});
+
+test("summarizer pricing: the leading messages a call shares with the agent's previous request are cached", () => {
+  const ask = { role: 'user', content: 'Summarize the conversation above.' };
+  const log = new SummarizerLog();
+  log.record([{ role: 'system', content: 'You summarize.' }, user], 'first'); // before any request: nothing cached
+  log.sent([sys, user, result]);
+  // The previous request byte for byte (keys in another order) plus an instruction.
+  log.record([{ content: 'be brief', role: 'system' }, { ...user }, { ...result }, ask], 'second');
+  // A fresh request that shares the first message only.
+  log.record([sys, { role: 'user', content: 'the span' }], 'third');
+  const d = log.drain(chars);
+  const cached = 2 * messageTokens(sys, chars) + messageTokens(user, chars) + messageTokens(result, chars);
+  assert.equal(d.calls, 3);
+  assert.equal(d.cachedInput, cached);
+  assert.equal(
+    d.input,
+    requestTokens([{ role: 'system', content: 'You summarize.' }, user], chars) + requestTokens([sys, user, result, ask], chars) + requestTokens([sys, { role: 'user', content: 'the span' }], chars),
+  );
+  assert.equal(d.output, 'first'.length + 'second'.length + 'third'.length);
+  assert.equal(log.drain(chars).calls, 0, 'drained');
+  const t = { anthropic: 1000, summarizerInput: d.input, summarizerCached: d.cachedInput, summarizerOutput: d.output };
+  assert.ok(Math.abs(withSummarizer(t) - (1000 + (d.input - cached) + 0.1 * cached + OUTPUT_PRICE * d.output)) < 1e-9);
+  assert.equal(withSummarizer({ ...t, summarizerCached: undefined }), 1000 + d.input + OUTPUT_PRICE * d.output, 'a run without the figure prices all input at 1×');
 });

@@ -3,7 +3,7 @@
 // send, which the ledger accounts; then the assistant message and what follows are added. After
 // the last message the system produces one more request, the next call's, which only serves
 // the recoverability figure.
-import { Ledger, recoverable, requestTokens } from '../../js/cli/accounting.js';
+import { Ledger, recoverable } from '../../js/cli/accounting.js';
 import { CpuClock } from './clock.mjs';
 import { SummarizerLog } from './summarizer.mjs';
 
@@ -29,6 +29,7 @@ export async function replayTrace(system, trace, env) {
     if (message.role === 'assistant' && i > 0) {
       const out = await session.request();
       const record = ledger.turn(out.messages, newest);
+      log.sent(out.messages);
       if (out.ownCount !== undefined && out.ownCount !== record.tokens) countMismatches++;
       if (out.error && errors.length < 3) errors.push({ turn: ledger.turns.length - 1, error: out.error });
       if (out.pass) passes.push({ turn: ledger.turns.length - 1, ...out.pass, firstChanged: record.firstChanged, messages: record.messages, tokens: record.tokens });
@@ -38,7 +39,7 @@ export async function replayTrace(system, trace, env) {
   }
   const cpuMs = clock.ms;
   const counterCpuMs = countClock.ms;
-  const summarizer = log.drain((m) => requestTokens(m, env.countText), env.countText);
+  const summarizer = log.drain(env.countText);
   const next = await session.request();
   const reloaded = await session.reloaded(next.messages);
   const kept = recoverable(trace.messages, next.messages, reloaded);
@@ -49,6 +50,7 @@ export async function replayTrace(system, trace, env) {
     ...t,
     summarizerCalls: summarizer.calls,
     summarizerInput: summarizer.input,
+    summarizerCached: summarizer.cachedInput,
     summarizerOutput: summarizer.output,
     originals: kept.originals,
     recoverable: kept.recoverable,
@@ -81,6 +83,7 @@ export function sumTraces(rows) {
     'newestAltered',
     'summarizerCalls',
     'summarizerInput',
+    'summarizerCached',
     'summarizerOutput',
     'originals',
     'recoverable',
