@@ -2,15 +2,18 @@
 // model turn (each assistant message of the trace) the system produces the request it would
 // send, which the ledger accounts; then the assistant message and what follows are added. After
 // the last message the system produces one more request, the next call's, which only serves
-// the recoverability figure.
+// the recoverability figure. Each request is also scored for later-use retention (./retention.mjs)
+// against what the recorded agent wrote next, outside the system's CPU clock.
 import { Ledger, recoverable } from '../../js/cli/accounting.js';
 import { CpuClock } from './clock.mjs';
+import { RETENTION_KEYS, Retention, laterUse, messageText, offloadMarkers } from './retention.mjs';
 import { SummarizerLog } from './summarizer.mjs';
 
 const median = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
 
 /**
- * @param system   one of ./systems
+ * @param system   one of ./systems; its session's optional `reloadOne(uuid)` gives the originals
+ *                 behind one offload marker (the retention's one reload)
  * @param trace    `{ name, messages }`
  * @param env      `{ lib, window, ratio, countText, peerCountText, validate }`
  */
@@ -21,6 +24,8 @@ export async function replayTrace(system, trace, env) {
   const countClock = new CpuClock();
   const session = await system.start({ lib: env.lib, window: env.window, ratio: env.ratio, log, clock, countClock, countText: env.peerCountText, trace });
   const ledger = new Ledger({ countText: env.countText, window: env.window, validate: env.validate });
+  const used = laterUse(trace.messages);
+  const retention = new Retention(session.reloadOne);
   const passes = [];
   const errors = [];
   let countMismatches = 0;
@@ -30,6 +35,7 @@ export async function replayTrace(system, trace, env) {
       const out = await session.request();
       const record = ledger.turn(out.messages, newest);
       log.sent(out.messages);
+      await retention.turn(used.get(i), out.messages);
       if (out.ownCount !== undefined && out.ownCount !== record.tokens) countMismatches++;
       if (out.error && errors.length < 3) errors.push({ turn: ledger.turns.length - 1, error: out.error });
       if (out.pass) passes.push({ turn: ledger.turns.length - 1, ...out.pass, firstChanged: record.firstChanged, messages: record.messages, tokens: record.tokens });
@@ -43,6 +49,12 @@ export async function replayTrace(system, trace, env) {
   const next = await session.request();
   const reloaded = await session.reloaded(next.messages);
   const kept = recoverable(trace.messages, next.messages, reloaded);
+  // The same with one reload of each marker the request names, not followed further.
+  const oneReload = [];
+  if (session.reloadOne !== undefined) {
+    for (const uuid of new Set(next.messages.flatMap((m) => offloadMarkers(messageText(m))))) oneReload.push(...(await session.reloadOne(uuid).catch(() => [])));
+  }
+  const keptInOne = recoverable(trace.messages, next.messages, oneReload);
   const t = ledger.totals;
   return {
     trace: trace.name,
@@ -54,6 +66,8 @@ export async function replayTrace(system, trace, env) {
     summarizerOutput: summarizer.output,
     originals: kept.originals,
     recoverable: kept.recoverable,
+    recoverableInOne: keptInOne.recoverable,
+    ...retention.totals,
     cpuMs,
     counterCpuMs,
     countMismatches,
@@ -87,6 +101,8 @@ export function sumTraces(rows) {
     'summarizerOutput',
     'originals',
     'recoverable',
+    'recoverableInOne',
+    ...RETENTION_KEYS,
     'cpuMs',
     'counterCpuMs',
     'countMismatches',

@@ -1,7 +1,8 @@
 // autocontext through its public API, as a host drives it: `add` every message, and before each
 // model call `compressIfNeeded()` then `messages()`, which is the request. The offload store is
 // the package's MemoryStore; originals named by the request's offload markers are reloaded with
-// `reload(uuid)` for the recoverability figure.
+// `reload(uuid)`: one marker at a time for the retention figure, transitively for the
+// recoverability figure.
 import { summarizeSpan } from '../summarizer.mjs';
 
 const MARKER = /CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36})/g;
@@ -60,6 +61,8 @@ async function start(system, { lib, window, ratio, log, clock }) {
         : null;
       return { messages, pass, ownCount: memory.tokenCount() };
     },
+    /** The originals behind one offload marker (one reload). */
+    reloadOne: (uuid) => memory.reload(uuid),
     /** The originals behind every offload marker the request names, followed transitively. */
     async reloaded(request) {
       const seen = new Set();
