@@ -74,7 +74,7 @@ export function report(r) {
   out.push('# Benchmarks');
   out.push('');
   out.push(
-    'Written by `npm run bench` (bench/, benches/tokens.rs, benches/pass.rs) in one run; do not edit by hand. The session cost replays every trace of the shared corpus and traces-extra against each system, each in a process of its own (`node bench/cost.mjs` reruns it alone, and `--systems` and `--traces` pick a subset: `node bench/cost.mjs --systems default --traces astroid`). Every counter runs in its own fresh Node process on the same texts: each message text and tool-call argument of the shared corpus, plus generated English prose, source code, JSON and CJK text cut to about 100 B, 1 KB, 10 KB and 100 KB. Medians; ratios are against peers measured in the same run.',
+    'Written by `npm run bench` (bench/, benches/tokens.rs, benches/pass.rs) in one run; do not edit by hand. The session cost replays every trace of the shared corpus and traces-extra against each system, each in a process of its own, and scores each request for what it keeps of what the agent used next (`node bench/cost.mjs` reruns it alone, and `--systems` and `--traces` pick a subset: `node bench/cost.mjs --systems default --traces astroid`). Every counter runs in its own fresh Node process on the same texts: each message text and tool-call argument of the shared corpus, plus generated English prose, source code, JSON and CJK text cut to about 100 B, 1 KB, 10 KB and 100 KB. Medians; ratios are against peers measured in the same run.',
   );
   out.push('');
   out.push(

@@ -1,7 +1,9 @@
 // The cost benchmark's section of docs/benchmarks.md (and of `node bench/cost.mjs`'s output):
-// the targets for autocontext's default preset, the table of every system, the default
-// preset's figures per trace, and how each system was driven. Ratios come from one run.
+// the targets for autocontext's default preset, the table of every system (cost beside
+// later-use retention, ./retention.mjs), the default preset's figures per trace, and how each
+// system was driven. Ratios come from one run.
 import { PRICES } from '../../js/cli/accounting.js';
+import { MIN_CHARS, OLD_CHARS } from './retention.mjs';
 
 const int = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : Math.round(x).toLocaleString('en-US'));
 const f1 = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : x.toFixed(1));
@@ -36,6 +38,17 @@ export function withSummarizer(t) {
   return t.anthropic + (t.summarizerInput - cached) + PRICES.anthropic.read * cached + OUTPUT_PRICE * t.summarizerOutput;
 }
 
+/** Later-use retention targets of the default preset: shares of the later-used identifiers. */
+export const RETENTION_TARGETS = { oldInView: 0.75, inView: 0.92, reach: 0.995 };
+
+/** `a` of `b` as a share, or null when `b` is 0 (a run without retention figures). */
+const share = (a, b) => (b > 0 ? a / b : null);
+
+/** In view / in view or one reload, all and old, as table cells "all / old". */
+function retentionCells(t) {
+  return [`${pct(t.idsInView ?? 0, t.ids ?? 0)} / ${pct(t.oldInView ?? 0, t.oldIds ?? 0)}`, `${pct(t.idsReach ?? 0, t.ids ?? 0)} / ${pct(t.oldReach ?? 0, t.oldIds ?? 0)}`];
+}
+
 /** The figures the targets compare: the default preset, the cheapest peer that holds the window, the raw agent, summarizationMiddleware. */
 export function targets(results) {
   const by = (id) => results.systems.find((s) => s.id === id);
@@ -59,7 +72,28 @@ function targetRows(r) {
     `${int(t.overWindow)} over the window, ${int(t.invalid)} invalid, newest dropped on ${int(t.newestDropped)} (cut on ${int(t.newestAltered)})`,
     met(t.overWindow === 0 && t.invalid === 0 && t.newestDropped === 0),
   ]);
-  rows.push(['100% of originals recoverable', `${pct(t.recoverable, t.originals)} (${int(t.recoverable)} of ${int(t.originals)})`, met(t.recoverable === t.originals)]);
+  rows.push([
+    '100% of originals recoverable',
+    `${pct(t.recoverable, t.originals)} (${int(t.recoverable)} of ${int(t.originals)})${t.recoverableInOne === undefined ? '' : `; ${pct(t.recoverableInOne, t.originals)} with one reload of a marker the request names, the markers inside not followed`}`,
+    met(t.recoverable === t.originals),
+  ]);
+  if (t.ids > 0) {
+    const inView = share(t.idsInView, t.ids);
+    const oldInView = share(t.oldInView, t.oldIds);
+    const reach = share(t.idsReach, t.ids);
+    const oldReach = share(t.oldReach, t.oldIds);
+    const R = RETENTION_TARGETS;
+    rows.push([
+      `later-used identifiers in view: old ≥ ${100 * R.oldInView}%, all ≥ ${100 * R.inView}%`,
+      `old ${pct(t.oldInView, t.oldIds)}, all ${pct(t.idsInView, t.ids)} (of ${int(t.oldIds)} and ${int(t.ids)})`,
+      met((oldInView ?? 1) >= R.oldInView && inView >= R.inView),
+    ]);
+    rows.push([
+      `later-used identifiers in view or one reload away ≥ ${100 * R.reach}%, all and old`,
+      `all ${pct(t.idsReach, t.ids)}, old ${pct(t.oldReach, t.oldIds)}${t.oldUnreached > 0 ? `; ${int(t.oldUnreached)} old ones beyond one reload` : ''}`,
+      met(reach >= R.reach && (oldReach ?? 1) >= R.reach),
+    ]);
+  }
   if (cheapest) {
     const ratio = t.anthropic / cheapest.totals.anthropic;
     rows.push([
@@ -117,7 +151,8 @@ function systemRows(r) {
       int(t.rewrites),
       t.summarizerCalls === 0 ? '–' : `${k(t.summarizerInput)} / ${k(t.summarizerOutput)} (${int(t.summarizerCalls)} calls)`,
       M(withSummarizer(t)),
-      pct(t.recoverable, t.originals),
+      ...retentionCells(t),
+      t.recoverableInOne === undefined ? pct(t.recoverable, t.originals) : `${pct(t.recoverable, t.originals)} / ${pct(t.recoverableInOne, t.originals)}`,
       t.counterCpuMs > 0 ? `${f2(t.cpuMs / 1000)} (${f2(t.counterCpuMs / 1000)} counting)` : f2(t.cpuMs / 1000),
       holds,
     ];
@@ -144,6 +179,8 @@ function traceRows(r, id) {
       peer ? f2(t.anthropic / peer.anthropic) : '–',
       base ? f2(t.anthropic / base.anthropic) : '–',
       t.overWindow === 0 ? '0' : int(t.overWindow),
+      t.ids === undefined ? '–' : `${int(t.ids)} (${int(t.oldIds)})`,
+      ...retentionCells(t),
     ];
   });
 }
@@ -169,6 +206,34 @@ function lossNotes(r) {
       const top = [...types].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, n]) => `${k} ×${n}`).join(', ');
       return `\`${t.trace}\`: ${M(excess)} M more than ${cheapest.label} (${pct(excess, total)} of the whole excess). ${int(t.passes)} passes in ${int(t.turns)} turns (${peer.passes > 0 ? `the peer: ${int(peer.passes)}` : `the peer rewrote ${int(peer.rewrites)} times`}), median ${int(t.medianFreed)} tokens freed per pass, first changed message at median index ${int(t.firstChanged)}; the ${int(t.rewrites)} rewritten requests re-sent ${M(resent)} M tokens uncached. Passes using each step: ${top || '–'}.`;
     });
+}
+
+/** How later-use retention is measured (bench/cost/retention.mjs holds the one definition). */
+const RETENTION_NOTE =
+  `Later-use retention needs no model: it reads what the recorded agent did next. At every model turn, the identifiers the agent wrote in its next message (the trace's assistant message that answers the turn: its text, tool-call names and arguments) that appeared earlier in the conversation (a system message does not count) are what it needed from its context then. An identifier is a path (\`/testbed/astroid/nodes.py\`, \`src/main.rs\`, a URL; not \`and/or\`), a file or dotted module name (\`nodes.py\`, \`os.path.join\`), a snake_case, camelCase or PascalCase name, a number of 4 digits or more (alone or in groups, as \`2024-05-01\`), or a hex id with a digit and a letter (\`258c7280\`, a uuid), of ${MIN_CHARS} characters or more: plain words, short numbers and words of hex letters alone do not count. A path also yields its file name and the names in it. It is old when more than ${int(OLD_CHARS)} characters of conversation text (each message's text, the system prompt left out, joined by newlines) follow its last occurrence before the turn: where context managers differ. In view: the request the system sends contains it (as text; the request's text read the same way). In view or one reload: or the originals behind one offload marker (\`<!-- CONTEXT_OFFLOAD: uuid=... -->\`) that request names contain it, one hop (a marker inside what one reload gives back is not followed), the whole offload counting (the reload tool answers in pages, all of them one reload's reach); no peer offloads, so for a peer both figures are the same. The extraction is the benchmark's own (bench/cost/retention.mjs), independent of the engine's, so the measure cannot flatter the engine. The same identifiers count for every system.`;
+
+/**
+ * The old later-used identifiers a system leaves out of view, by the replacement whose one
+ * reload reaches them (told by its text: a summary, a truncated tool result, an offload notice,
+ * an emergency notice), and those no one reload reaches.
+ */
+function retentionNote(t) {
+  const out = t.oldIds - t.oldInView;
+  if (!(out > 0)) return null;
+  const behind = [
+    [t.oldBehindSummary, 'behind a summary'],
+    [t.oldBehindTruncated, 'behind a truncated tool result'],
+    [t.oldBehindNotice, 'behind an offload notice or preview'],
+    [t.oldBehindEmergency, 'behind an emergency notice'],
+  ]
+    .filter(([n]) => n > 0)
+    .map(([n, what]) => `${int(n)} ${what}`);
+  return (
+    `Retention: of the ${int(t.oldIds)} old later-used identifiers, ${int(out)} (${pct(out, t.oldIds)}) are not in view when the agent needs them. ` +
+    `One reload of a marker in the request reaches ${int(out - t.oldUnreached)}: ${behind.join(', ') || 'none'}. ` +
+    `${int(t.oldUnreached)} are beyond one reload${t.oldUnreached > 0 ? `, ${int(t.oldDeeper)} of them two or more reloads away (a replacement whose originals hold an earlier replacement's marker)` : ''}. ` +
+    `Of all ${int(t.ids)} later-used identifiers, ${int(t.ids - t.idsInView)} are not in view and ${int(t.ids - t.idsReach)} beyond one reload.`
+  );
 }
 
 /** Where the default preset's cache-aware cost goes, over every trace of the run. */
@@ -199,7 +264,7 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   const out = [];
   const s = r.settings;
   const turns = r.systems[0]?.totals.turns ?? 0;
-  out.push(`${h(0)} What a session costs: autocontext's presets against the peers`);
+  out.push(`${h(0)} What a session costs and what it keeps: autocontext's presets against the peers`);
   out.push('');
   out.push(
     `${r.systems[0]?.totals.traces ?? 0} traces (${s.traceFilters.length === 0 ? 'every trace of the shared corpus and traces-extra' : `traces matching ${s.traceFilters.map((f) => `\`${f}\``).join(', ')}`}), ${int(turns)} model turns, replayed as an agent loop: messages are added in order and at every model turn (each assistant message of a trace) a system produces the request it would send, which is accounted; then the assistant message and what follows are added. Window ${int(s.window)} tokens, compress at ${int(s.trigger)} (each system's equivalent setting), the same offline summarizer for everyone ('[summary] ' + the first 400 characters of the span). Every request is counted with the same o200k_base counter (gpt-tokenizer, exact) and the same per-message accounting. Run ${r.machine.date}, ${f1(r.machine.seconds)} s, each system in a Node process of its own.`,
@@ -224,14 +289,16 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   }
   out.push(
     table(
-      ['system', 'over-window turns', 'invalid turns', 'newest message dropped', 'cost (M tokens)', 'cache-aware, Anthropic (M)', 'cache-aware, OpenAI (M)', 'prompt rewrites', 'summarizer tokens in / out', 'cache-aware with the summarizer (M)', 'originals recoverable', 'management CPU (s)', 'holds the window'],
+      ['system', 'over-window turns', 'invalid turns', 'newest message dropped', 'cost (M tokens)', 'cache-aware, Anthropic (M)', 'cache-aware, OpenAI (M)', 'prompt rewrites', 'summarizer tokens in / out', 'cache-aware with the summarizer (M)', 'later-used identifiers in view, all / old', 'in view or one reload, all / old', 'originals recoverable / in one reload', 'management CPU (s)', 'holds the window'],
       systemRows(r),
     ),
   );
   out.push('');
   out.push(
-    'Per model call, `prefix` is the tokens of the longest common prefix, message by message, with the previous request, `rest` the remaining tokens: cost = prefix + rest; cache-aware (Anthropic) = 0.1 × prefix + 1.25 × rest (cache read, cache write); cache-aware (OpenAI) = 0.5 × prefix + rest. Cache-aware with the summarizer adds each summarize call as the same Anthropic model would bill it: the leading messages of its input that repeat the agent\'s previous request (equal as canonical JSON, as the prefix is) at 0.1× (a cache read), the rest of its input at 1×, its output at ' + OUTPUT_PRICE + '× (the output price of Anthropic\'s models against their input price); a smaller model for summaries bills less. A prompt rewrite is a request that does not extend the previous one. Invalid: autocontext\'s `validate(request, \'openai\')` finds a problem, or the request holds nothing but system messages ("empty"). The newest message (the last one added before the call) counts as sent when it is the request\'s last message, whole or cut to its head (a long tool result truncated). Originals recoverable: the share of the trace\'s messages sent verbatim in the next request or reloadable from the system\'s own store through what that request names (autocontext\'s offload markers; no peer has one). Management CPU: CPU time of the calls a host makes to the context manager (autocontext: `add`, `compressIfNeeded`, `messages`; a middleware\'s hook; a processor\'s `processLLMRequest`; `trimMessages`), summarizer and token counter included, the benchmark\'s own conversions and accounting excluded.',
+    'Per model call, `prefix` is the tokens of the longest common prefix, message by message, with the previous request, `rest` the remaining tokens: cost = prefix + rest; cache-aware (Anthropic) = 0.1 × prefix + 1.25 × rest (cache read, cache write); cache-aware (OpenAI) = 0.5 × prefix + rest. Cache-aware with the summarizer adds each summarize call as the same Anthropic model would bill it: the leading messages of its input that repeat the agent\'s previous request (equal as canonical JSON, as the prefix is) at 0.1× (a cache read), the rest of its input at 1×, its output at ' + OUTPUT_PRICE + '× (the output price of Anthropic\'s models against their input price); a smaller model for summaries bills less. A prompt rewrite is a request that does not extend the previous one. Invalid: autocontext\'s `validate(request, \'openai\')` finds a problem, or the request holds nothing but system messages ("empty"). The newest message (the last one added before the call) counts as sent when it is the request\'s last message, whole or cut to its head (a long tool result truncated). Originals recoverable: the share of the trace\'s messages sent verbatim in the next request or reloadable from the system\'s own store through what that request names (autocontext\'s offload markers, followed into what they give back; no peer has one); in one reload: the same with one reload of each marker the request names, the markers inside what it gives back not followed. Management CPU: CPU time of the calls a host makes to the context manager (autocontext: `add`, `compressIfNeeded`, `messages`; a middleware\'s hook; a processor\'s `processLLMRequest`; `trimMessages`), summarizer and token counter included, the benchmark\'s own conversions and accounting excluded.',
   );
+  out.push('');
+  out.push(RETENTION_NOTE);
   out.push('');
   const { cheapest } = targets(r);
   for (const id of perTrace) {
@@ -241,7 +308,7 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
     out.push('');
     out.push(
       table(
-        ['trace', 'turns', 'passes', 'median tokens freed per pass', 'median first changed index (of median request messages)', 'rewrites', 'cache-aware (M)', `× ${cheapest ? cheapest.label : 'cheapest peer'}`, '× raw agent', 'over-window'],
+        ['trace', 'turns', 'passes', 'median tokens freed per pass', 'median first changed index (of median request messages)', 'rewrites', 'cache-aware (M)', `× ${cheapest ? cheapest.label : 'cheapest peer'}`, '× raw agent', 'over-window', 'later-used identifiers (old)', 'in view, all / old', 'in view or one reload, all / old'],
         traceRows(r, id),
       ),
     );
@@ -252,6 +319,11 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
     const why = whyNote(ours);
     if (why) {
       out.push(why);
+      out.push('');
+    }
+    const kept = retentionNote(ours.totals);
+    if (kept) {
+      out.push(kept);
       out.push('');
     }
     const notes = lossNotes(r);
