@@ -27,6 +27,7 @@
 //   the request's text contains it; one hop only (a marker inside what was reloaded is not
 //   followed), the whole offload counting (the reload tool answers in pages, but every page is
 //   one reload's reach).
+import { SUMMARY_PREFIX } from './summarizer.mjs';
 
 /** The shortest identifier that counts, in characters. */
 export const MIN_CHARS = 6;
@@ -180,11 +181,15 @@ export function laterUse(messages, oldChars = OLD_CHARS) {
   return out;
 }
 
-/** The kind of replacement a message holding an offload marker is, from its text. */
+/**
+ * The kind of replacement a message holding an offload marker is, from its text: an emergency
+ * notice, a truncated tool result, a summary (the benchmark's summarizer wrote it), or else an
+ * offload notice or preview.
+ */
 export function replacementKind(text) {
   if (text.includes('[Context note: ')) return 'emergency';
   if (/\[\.\.\. \d+ of \d+ characters omitted/.test(text)) return 'truncated';
-  if (text.includes('[summary] ') || text.includes('[Summarized together with the result of')) return 'summary';
+  if (text.includes(SUMMARY_PREFIX) || text.includes('[Summarized together with the result of')) return 'summary';
   return 'notice';
 }
 
