@@ -133,6 +133,7 @@ where
             for (i, v) in values.iter().enumerate() {
                 msgs.push(format.parse(i, v)?);
             }
+            format.link_all(&mut msgs);
             let refs: Vec<&Message> = msgs.iter().collect();
             Ok(reload_page(uuid, msgs.len(), &transcript(&refs), page, limit))
         }

@@ -10,7 +10,7 @@
 //!
 //! The protections of a message are a [`Protection`] set, one flag per reason (system message,
 //! unread work, current round, latest final answer, most recent completed round, `lastKeep`
-//! tail, pinned message, exchange of a pinned tool). A step asks whether a message is free for
+//! tail, pinned message, exchange of a pinned tool, signed turn of the current tool loop). A step asks whether a message is free for
 //! it with the mask of the reasons it respects ([`Protection::HISTORY`], [`Protection::CURRENT`],
 //! ...); the reasons are facts about the conversation, the masks are the policy.
 
@@ -56,6 +56,11 @@ impl Protection {
     pub const PINNED: Protection = Protection(1 << 6);
     /// A message of an exchange that calls a tool named in `pinnedTools`.
     pub const PINNED_TOOL: Protection = Protection(1 << 7);
+    /// A model turn of the current round carrying a signature the provider checks in the
+    /// current tool loop (a Gemini thought signature, see [`Format::signed`]): never rewritten
+    /// in place or joined to a note; only whole-turn steps (the prefix summary, the emergency
+    /// step) may take it, turn and results together.
+    pub const SIGNED: Protection = Protection(1 << 8);
 
     /// Messages a step that replaces a span of history keeps in place, taking the span after
     /// them: system messages and what the host pinned.
@@ -70,8 +75,15 @@ impl Protection {
     /// compression).
     pub const HISTORY_AND_TAIL: Protection = Protection(Self::HISTORY.0 | Self::LAST_KEEP.0);
     /// What the steps that shrink answered work of the current round respect.
-    pub const CURRENT: Protection =
-        Protection(Self::SYSTEM.0 | Self::UNREAD.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0 | Self::PINNED.0 | Self::PINNED_TOOL.0);
+    pub const CURRENT: Protection = Protection(
+        Self::SYSTEM.0
+            | Self::UNREAD.0
+            | Self::LATEST_ANSWER.0
+            | Self::LAST_ROUND.0
+            | Self::PINNED.0
+            | Self::PINNED_TOOL.0
+            | Self::SIGNED.0,
+    );
     /// What the emergency step respects: it may take the current round's answered work, but
     /// never a system message, unread work or what the host pinned. The latest answer and the
     /// last completed round it respects too, until the pass yields them (when the target
@@ -88,9 +100,9 @@ impl Protection {
     /// Messages the engine never rewrites, not even to join one of its notes to them (turns
     /// that must alternate): a joined message keeps its content, but not its bytes.
     pub const NO_JOIN: Protection =
-        Protection(Self::SYSTEM.0 | Self::UNREAD.0 | Self::LATEST_ANSWER.0 | Self::PINNED.0 | Self::PINNED_TOOL.0);
+        Protection(Self::SYSTEM.0 | Self::UNREAD.0 | Self::LATEST_ANSWER.0 | Self::PINNED.0 | Self::PINNED_TOOL.0 | Self::SIGNED.0);
 
-    const NAMES: [(Protection, &'static str); 8] = [
+    const NAMES: [(Protection, &'static str); 9] = [
         (Self::SYSTEM, "system"),
         (Self::UNREAD, "unread"),
         (Self::CURRENT_ROUND, "current round"),
@@ -99,6 +111,7 @@ impl Protection {
         (Self::LAST_KEEP, "lastKeep tail"),
         (Self::PINNED, "pinned"),
         (Self::PINNED_TOOL, "pinned tool"),
+        (Self::SIGNED, "signed turn"),
     ];
 
     /// Whether this set shares any reason with `mask`.
@@ -268,6 +281,9 @@ impl Structure {
             }
             if i >= current_start {
                 *p |= Protection::CURRENT_ROUND;
+                if rules.format.signed(m) {
+                    *p |= Protection::SIGNED;
+                }
             }
             if i >= keep_start {
                 *p |= Protection::LAST_KEEP;

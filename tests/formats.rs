@@ -467,6 +467,150 @@ fn a_rewritten_assistant_turn_keeps_its_signed_thinking_first() {
     }
 }
 
+/// A Gemini function-call turn of one call to `read`, signed (as Gemini 3 signs its first call)
+/// when `sig` is given, with an optional text part before the call.
+fn gemini_call(text: Option<&str>, p: u32, sig: Option<&str>) -> Value {
+    let mut call = json!({"functionCall": {"name": "read", "args": {"p": p}}});
+    if let Some(sig) = sig {
+        call["thoughtSignature"] = json!(sig);
+    }
+    let mut parts = vec![json!({"text": format!("Thinking about {p}."), "thought": true})];
+    if let Some(t) = text {
+        parts.push(json!({"text": t}));
+    }
+    parts.push(call);
+    json!({"role": "model", "parts": parts})
+}
+
+fn gemini_response(output: &str) -> Value {
+    json!({"role": "user", "parts": [{"functionResponse": {"name": "read", "response": {"output": output}}}]})
+}
+
+#[test]
+fn gemini_turns_pair_without_ids_and_add_refuses_what_the_api_refuses() {
+    let m = memory(Format::Gemini, config("gemini-add", 100_000), None);
+    m.add(&json!([
+        {"role": "user", "parts": [{"text": "read a, b and the list"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "read", "args": {"p": "a"}}}, {"functionCall": {"name": "ls", "args": {}}},
+            {"functionCall": {"name": "read", "args": {"p": "b"}}}]}
+    ]))
+    .unwrap();
+    // The responses, in another order than the calls, with no ids: they pair by name.
+    let answer = json!({"role": "user", "parts": [
+        {"functionResponse": {"name": "ls", "response": {"output": "a b"}}},
+        {"functionResponse": {"name": "read", "response": {"output": "A"}}},
+        {"functionResponse": {"name": "read", "response": {"output": "B"}}}]});
+    m.add(&answer).unwrap();
+    let w = m.working();
+    let calls: Vec<&str> = w[1].call_ids().collect();
+    assert_eq!(w[2].result_ids().collect::<Vec<_>>(), vec![calls[1], calls[0], calls[2]]);
+    // A second response turn answers nothing: the API wants all of them in the turn after the calls.
+    let e = m.add(&gemini_response("late")).unwrap_err();
+    assert_eq!((e.index(), e.field()), (Some(3), Some("parts[0].functionResponse")), "{}", e.message());
+    // The same turn again later gets ids of its own (add refuses a reused id).
+    m.add(&json!([{"role": "model", "parts": [{"text": "Done."}]}, {"role": "user", "parts": [{"text": "again"}]}, w[1].wire, answer]))
+        .unwrap();
+    assert!(m.validate().is_empty(), "{:?}", m.validate());
+    assert_eq!(m.messages()[5], w[1].wire, "ids never reach the wire");
+    // A call turn after a model turn is refused by the validator, as the API refuses it.
+    let codes: Vec<&str> = Format::Gemini
+        .validate(&[
+            Format::Gemini.parse(0, &json!({"role": "user", "parts": [{"text": "x"}]})).unwrap(),
+            Format::Gemini.parse(1, &json!({"role": "model", "parts": [{"text": "hm"}]})).unwrap(),
+            Format::Gemini.parse(2, &gemini_call(None, 1, None)).unwrap(),
+        ])
+        .into_iter()
+        .map(|p| p.code)
+        .collect();
+    assert_eq!(codes, vec!["CALL_NOT_AFTER_USER"]);
+}
+
+#[test]
+fn gemini_signed_turns_of_the_current_tool_loop_are_never_rewritten() {
+    // Gemini 3 in one long turn: every step signs its first call; an answered step carries a
+    // long text. No step may rewrite a signed turn of the current turn in place.
+    let long = filler("explain", 12_000);
+    let msgs = vec![
+        json!({"role": "user", "parts": [{"text": "fix it"}]}),
+        gemini_call(Some(&long), 1, Some("SIG-1")),
+        gemini_response("ok"),
+        gemini_call(None, 2, Some("SIG-2")),
+    ];
+    let mut cfg = config("gemini-signed", window_for(2_000));
+    cfg.large_payload_threshold = 5_000;
+    let summarizer = FakeSummarizer::fixed("short version");
+    let m = memory(Format::Gemini, cfg, Some(summarizer.clone()));
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(r.under_target || r.exhausted, "{r:?}");
+    assert!(!events(&m).contains(&"CURRENT_ROUND_LARGE_MESSAGE_SUMMARY".to_string()), "{:?}", events(&m));
+    check_all(&m, Format::Gemini, "signed");
+    check_recoverable(&m, "signed");
+    let out = m.messages();
+    assert_eq!(out.last().unwrap(), &msgs[3], "the unread step is as it came");
+    for w in &out {
+        for p in w["parts"].as_array().unwrap() {
+            if p.get("thoughtSignature").is_some() {
+                assert!(msgs.iter().any(|o| o["parts"].as_array().unwrap().contains(p)), "a signed part was rewritten: {p}");
+            }
+        }
+    }
+    // The same step in an earlier round may shrink: its call keeps its signature, its text is new.
+    let mut earlier = msgs.clone();
+    earlier.push(gemini_response("ok"));
+    earlier.push(json!({"role": "model", "parts": [{"text": "Fixed."}]}));
+    earlier.push(json!({"role": "user", "parts": [{"text": "thanks; one more thing"}]}));
+    earlier.push(json!({"role": "model", "parts": [{"text": "Sure."}]}));
+    earlier.push(json!({"role": "user", "parts": [{"text": "what now?"}]}));
+    let mut cfg = config("gemini-signed-earlier", window_for(1_500));
+    cfg.large_payload_threshold = 5_000;
+    cfg.last_keep = 1;
+    let m = memory(Format::Gemini, cfg, None);
+    m.add(&Value::Array(earlier.clone())).unwrap();
+    block_on(m.compress_if_needed()).unwrap();
+    assert!(events(&m).iter().any(|e| e.starts_with("LARGE_MESSAGE_OFFLOAD")), "{:?}", events(&m));
+    let shrunk = &m.messages()[1];
+    let parts = shrunk["parts"].as_array().unwrap();
+    assert_eq!(parts[0], earlier[1]["parts"][0], "the thought first, as it was");
+    assert!(parts[1]["text"].as_str().unwrap().contains("CONTEXT_OFFLOAD") && parts[1].get("thoughtSignature").is_none());
+    assert_eq!(parts[2], earlier[1]["parts"][2], "the call part keeps its signature");
+    check_all(&m, Format::Gemini, "signed earlier");
+    check_recoverable(&m, "signed earlier");
+}
+
+#[test]
+fn gemini_notes_are_user_or_model_text_and_requests_stay_valid() {
+    let mut openai = Vec::new();
+    for r in 0..6 {
+        openai.extend(tool_round(&format!("g{r}"), 2, 6_000));
+        openai.push(answer(&format!("answer {r}")));
+    }
+    openai.push(user("and now?"));
+    let msgs = to_gemini(&openai);
+    let summarizer = FakeSummarizer::digest();
+    // The default ladder, prefix summary included.
+    let cfg = Config { session_id: "gemini-notes".into(), max_token: window_for(9_000), tool_result_limit: 3_000, ..Config::default() };
+    let m = memory(Format::Gemini, cfg, Some(summarizer.clone()));
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(r.compressed && r.under_target, "{r:?}");
+    check_all(&m, Format::Gemini, "notes");
+    check_recoverable(&m, "notes");
+    assert_untouched_are_identical(&m, "notes");
+    assert!(!assert_requests_valid(Format::Gemini, &summarizer, "notes").is_empty(), "{:?}", events(&m));
+    for w in m.working().iter().filter(|w| w.synthetic.as_ref().is_some_and(|s| !s.in_place)) {
+        let role = w.wire["role"].as_str().unwrap();
+        assert!(role == "user" || role == "model", "{}", w.wire);
+        assert!(w.wire["parts"].as_array().unwrap().iter().all(|p| p["text"].is_string()), "{}", w.wire);
+    }
+    // A truncated response keeps its name and its response key.
+    let truncated = m.working().into_iter().find(|w| w.synthetic.as_ref().is_some_and(|s| s.kind == "TOOL_RESULT_TRUNCATE"));
+    let t = truncated.expect("a truncation").wire.clone();
+    let f = &t["parts"][0]["functionResponse"];
+    assert_eq!(f["name"], "read_file");
+    assert!(f["response"]["output"].as_str().or(f["response"]["result"].as_str()).unwrap().contains("CONTEXT_OFFLOAD"), "{t}");
+}
+
 #[test]
 fn the_engines_own_messages_keep_anthropic_turns_alternating() {
     // Long earlier rounds of tool work, each ending in an answer, then a current question:
@@ -554,10 +698,13 @@ fn handle_reload_call_takes_each_formats_call_and_pages_long_content() {
             Format::OpenAiResponses => {
                 json!({"type": "function_call", "call_id": "c", "name": "context_reload", "arguments": args.to_string()})
             }
+            Format::Gemini => json!({"functionCall": {"name": "context_reload", "args": args}}),
         };
         let whole = block_on(m.handle_reload_call(&call)).unwrap();
         assert!(whole.starts_with(&format!("Original content of offload {uuid} (1 message):")), "{}: {whole:.200}", format.name());
-        assert!(whole.contains("<tool_result id=\"r1\">"), "readable transcript, not JSON");
+        // Gemini's first call turn of a converted trace has no ids: its own is made up.
+        let id = if format == Format::Gemini { "<tool_result id=\"read_file#1" } else { "<tool_result id=\"r1\">" };
+        assert!(whole.contains(id), "{}: readable transcript, not JSON: {whole:.300}", format.name());
         assert!(!whole.contains("\"tool_call_id\""));
         assert_eq!(block_on(m.handle_reload_call(&args)).unwrap(), whole, "{}: parsed arguments work too", format.name());
 
@@ -635,7 +782,7 @@ fn tokens_count_what_is_sent_in_every_format() {
 
 #[test]
 fn state_round_trips_in_every_format() {
-    for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses] {
+    for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses, Format::Gemini] {
         let (m, uuid) = offloaded(format, 16_000);
         let state = m.to_json();
         assert_eq!(state["config"]["format"], format.name());
@@ -696,14 +843,14 @@ fn replay(format: Format, name: &str, msgs: &[Value], llm: bool) -> (usize, usiz
 }
 
 #[test]
-fn the_bundled_example_replays_in_the_anthropic_ai_sdk_and_responses_shapes() {
+fn the_bundled_example_replays_in_the_anthropic_ai_sdk_responses_and_gemini_shapes() {
     // The shared corpus replays in every shape in replay.rs; here the bundled example, which
     // the repository carries.
     let traces = [("bundled-example".to_string(), bundled_example())];
     TokenCounter::new(Tokenizer::O200kBase).unwrap().count_text("warm up").unwrap();
     let mut jobs: Vec<(usize, Format, bool)> = Vec::new();
     for i in 0..traces.len() {
-        for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses] {
+        for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses, Format::Gemini] {
             for llm in [false, true] {
                 jobs.push((i, format, llm));
             }
@@ -711,13 +858,17 @@ fn the_bundled_example_replays_in_the_anthropic_ai_sdk_and_responses_shapes() {
     }
     jobs.sort_by_key(|&(i, _, _)| traces[i].1.len());
     // The Responses shape takes the Agents SDK's spelling in every other trace.
-    let converted: Vec<[Vec<Value>; 3]> =
-        traces.iter().enumerate().map(|(i, (_, m))| [to_anthropic(m), to_ai_sdk(m), to_responses(m, i % 2 == 1)]).collect();
+    let converted: Vec<[Vec<Value>; 4]> =
+        traces.iter().enumerate().map(|(i, (_, m))| [to_anthropic(m), to_ai_sdk(m), to_responses(m, i % 2 == 1), to_gemini(m)]).collect();
     // Round-trip identity first: every trace in every shape comes back byte-exact.
     for ((name, openai), shapes) in traces.iter().zip(&converted) {
-        for (format, msgs) in
-            [(Format::OpenAi, openai), (Format::Anthropic, &shapes[0]), (Format::AiSdk, &shapes[1]), (Format::OpenAiResponses, &shapes[2])]
-        {
+        for (format, msgs) in [
+            (Format::OpenAi, openai),
+            (Format::Anthropic, &shapes[0]),
+            (Format::AiSdk, &shapes[1]),
+            (Format::OpenAiResponses, &shapes[2]),
+            (Format::Gemini, &shapes[3]),
+        ] {
             let m = memory(format, config("identity", 1_000_000_000), None);
             m.add(&Value::Array(msgs.clone())).unwrap_or_else(|e| panic!("{name} ({}): {e:?}", format.name()));
             assert_eq!(serde_json::to_string(&m.messages()).unwrap(), serde_json::to_string(msgs).unwrap(), "{name} ({})", format.name());
@@ -735,7 +886,8 @@ fn the_bundled_example_replays_in_the_anthropic_ai_sdk_and_responses_shapes() {
                 let msgs = &converted[i][match format {
                     Format::Anthropic => 0,
                     Format::AiSdk => 1,
-                    _ => 2,
+                    Format::OpenAiResponses => 2,
+                    _ => 3,
                 }];
                 let row = replay(format, &traces[i].0, msgs, llm);
                 rows.lock().unwrap().push((traces[i].0.clone(), format.name(), llm, msgs.len(), row));
@@ -752,7 +904,7 @@ fn the_bundled_example_replays_in_the_anthropic_ai_sdk_and_responses_shapes() {
         ));
     }
     let _ = std::io::stderr().write_all(report.as_bytes());
-    assert_eq!(rows.len(), traces.len() * 6);
+    assert_eq!(rows.len(), traces.len() * 8);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -847,7 +999,7 @@ fn random_sessions_under_extreme_options_stay_valid_in_every_shape() {
             }
         }
         openai.push(user("go on"));
-        for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses] {
+        for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses, Format::Gemini] {
             let msgs = convert(format, &openai);
             let mut cfg = config(&format!("rand-{case}-{}", format.name()), 1_000 + rng.below(12_000));
             cfg.msg_threshold = 4 + rng.below(40) as u32;
@@ -893,7 +1045,7 @@ fn every_preset_keeps_every_shape_valid() {
     }
     openai.push(user("what next?"));
     for preset in ["agentscope", "prefix-summary", "facts", "turns"] {
-        for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses] {
+        for format in [Format::Anthropic, Format::AiSdk, Format::OpenAiResponses, Format::Gemini] {
             let what = format!("{preset}, {}", format.name());
             let mut options = json!({
                 "preset": preset, "format": format.name(), "maxToken": 6_000, "msgThreshold": 30, "lastKeep": 4,

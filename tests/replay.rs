@@ -5,8 +5,8 @@
 //! The traces live outside the repository (`../shared/corpus` and `../shared/traces-extra`
 //! from the crate root, or the folders `AUTOCONTEXT_CORPUS` and `AUTOCONTEXT_TRACES_EXTRA`
 //! name); without them the test says it was skipped. OpenAI-shaped traces are converted to the
-//! Anthropic, AI SDK and Responses shapes (`common::convert`; the Responses shape in the Agents
-//! SDK's spelling every other trace); Anthropic-shaped ones are replayed as recorded and
+//! Anthropic, AI SDK, Responses and Gemini shapes (`common::convert`; the Responses shape in the
+//! Agents SDK's spelling every other trace); Anthropic-shaped ones are replayed as recorded and
 //! converted to the OpenAI shape for the others.
 //!
 //! After every pass: the working list is valid for the provider (no problem the trace itself
@@ -32,7 +32,7 @@ use autocontext::{
     AutoContextMemory, Config, Format, HostError, MemoryStore, SummarizeRequest, Summarizer, Summary, TokenCounter, Tokenizer,
 };
 use common::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const WINDOWS: [u64; 2] = [32_000, 8_000];
 
@@ -71,6 +71,7 @@ fn load() -> Vec<Trace> {
                 Format::Anthropic => anthropic.clone(),
                 Format::AiSdk => to_ai_sdk(&openai),
                 Format::OpenAiResponses => to_responses(&openai, traces.len() % 2 == 1),
+                Format::Gemini => to_gemini(&openai),
             })
             .collect();
         traces.push(Trace { name: f.file_stem().unwrap().to_string_lossy().into_owned(), shapes });
@@ -91,7 +92,7 @@ impl Summarizer for Checked {
     async fn summarize(&self, request: &SummarizeRequest) -> Result<Summary, HostError> {
         self.calls.set(self.calls.get() + 1);
         let mut body = request.messages.clone();
-        body.push(json!({"role": "user", "content": "Summarize the conversation above."}));
+        body.push(instruction(self.format));
         let parsed: Result<Vec<autocontext::Message>, _> = body.iter().enumerate().map(|(i, v)| self.format.parse(i, v)).collect();
         let problems = match parsed {
             Ok(p) => self.format.validate_request(&p).into_iter().map(|p| format!("{}: {}", p.code, p.message)).collect(),

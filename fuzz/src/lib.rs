@@ -189,6 +189,12 @@ pub fn message(b: &mut Bytes<'_>, format: Format, open: &mut Vec<String>, next_i
         id
     };
     let one = match (format, kind) {
+        // Gemini answers every call of a turn in the one content after it.
+        (Format::Gemini, _) if !open.is_empty() && kind != 4 => {
+            let parts: Vec<Value> =
+                open.drain(..).map(|_| json!({"functionResponse": {"name": "read", "response": {"output": text(b)}}})).collect();
+            json!({"role": "user", "parts": parts})
+        }
         (_, 0) if !open.is_empty() => result(b, format, open.remove(0)),
         (_, 1) => {
             let n = 1 + b.below(3);
@@ -209,6 +215,13 @@ pub fn message(b: &mut Bytes<'_>, format: Format, open: &mut Vec<String>, next_i
         _ if !open.is_empty() => result(b, format, open.remove(0)),
         _ => json!({"role": "user", "content": text(b)}),
     };
+    if format == Format::Gemini {
+        // Gemini's contents: roles user and model, text parts (a system content stays, refused).
+        if let (Some(role), Some(t)) = (one["role"].as_str(), one["content"].as_str()) {
+            let role = if role == "assistant" { "model" } else { role };
+            return vec![json!({"role": role, "parts": [{"text": t}]})];
+        }
+    }
     vec![one]
 }
 
@@ -223,6 +236,9 @@ fn calls(format: Format, ids: &[String]) -> Vec<Value> {
             "type": "tool_use", "id": id, "name": "read", "input": {"p": 1}})).collect::<Vec<_>>()}),
         Format::AiSdk => json!({"role": "assistant", "content": ids.iter().map(|id| json!({
             "type": "tool-call", "toolCallId": id, "toolName": "read", "input": {"p": 1}})).collect::<Vec<_>>()}),
+        // Gemini calls without ids (as ADK sends them): the responses pair by name, in order.
+        Format::Gemini => json!({"role": "model", "parts": ids.iter().map(|_| json!({
+            "functionCall": {"name": "read", "args": {"p": 1}}})).collect::<Vec<_>>()}),
         Format::OpenAiResponses => unreachable!("returned above"),
     }]
 }
@@ -235,6 +251,7 @@ fn result(b: &mut Bytes<'_>, format: Format, id: String) -> Value {
         Format::AiSdk => json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": id, "toolName": "read",
             "output": {"type": "text", "value": t}}]}),
         Format::OpenAiResponses => json!({"type": "function_call_output", "call_id": id, "output": t}),
+        Format::Gemini => json!({"role": "user", "parts": [{"functionResponse": {"name": "read", "response": {"output": t}}}]}),
     }
 }
 

@@ -177,6 +177,12 @@ impl State {
             parsed.push(m);
         }
         {
+            // Gemini's calls without ids get unique ones, and their responses those ids.
+            let open: Vec<&Message> = self.working[format.open_turn(&self.working)..].iter().map(|e| &*e.msg).collect();
+            let (known, mut claimed) = (&self.call_ids, HashSet::new());
+            format.link(&open, &mut parsed, &mut |id: &str| !known.contains(id) && claimed.insert(id.to_string()));
+        }
+        {
             let mut open = open_exchange(format, &self.working);
             let mut new_calls: HashSet<&str> = HashSet::new();
             for (k, m) in parsed.iter().enumerate() {
@@ -419,8 +425,7 @@ impl State {
             _ => return Err(bad("state.working must be an array")),
         };
         let single: HashSet<&str> = offloads.iter().filter(|o| o.message_count == 1).map(|o| o.uuid.as_str()).collect();
-        let mut working = Vec::with_capacity(working_values.len());
-        let mut working_tokens = 0u64;
+        let mut read = Vec::with_capacity(working_values.len());
         for (i, item) in working_values.iter().enumerate() {
             let wire = item.get("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
             let mut m = format.parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
@@ -443,6 +448,13 @@ impl State {
                 Some(Value::Bool(b)) => *b,
                 Some(_) => return Err(bad(format!("state.working[{i}].pinned must be true or false"))),
             };
+            read.push((m, pinned));
+        }
+        let (mut messages, pinned): (Vec<Message>, Vec<bool>) = read.into_iter().unzip();
+        format.link_all(&mut messages);
+        let mut working = Vec::with_capacity(messages.len());
+        let mut working_tokens = 0u64;
+        for (i, (m, pinned)) in messages.into_iter().zip(pinned).enumerate() {
             let tokens = counter.count_message(&m).map_err(|e| bad(format!("state.working[{i}]: {}", e.message())))?;
             working_tokens += tokens as u64;
             working.push(Entry { msg: Rc::new(m), tokens, pinned });

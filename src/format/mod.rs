@@ -13,12 +13,18 @@
 //! join a neighbouring message of its side. And the Responses API sends one model response as
 //! several items (reasoning, a message, one item per function call), which the engine keeps
 //! together as one turn ([`Format::continues_turn`]): pairing, exchanges and every span the
-//! strategies replace treat them as the one assistant message they stand for.
+//! strategies replace treat them as the one assistant message they stand for. Gemini turns
+//! alternate too, for another reason: a function-call turn must come right after a user turn.
+//!
+//! Gemini function calls may come without ids. The engine still gives each call an id unique in
+//! the conversation and each response the id of its call ([`Format::link`], when messages join a
+//! list); the validators of the other formats pair by id, Gemini's pairs turns as its API does.
 
 pub mod ai_sdk;
 pub mod anthropic;
 pub(crate) mod body;
 pub mod depth;
+pub mod gemini;
 pub mod openai;
 pub mod openai_responses;
 
@@ -74,6 +80,10 @@ pub enum Format {
     /// spelling or the OpenAI Agents SDK's (`callId`, `function_call_result`).
     #[serde(rename = "openai-responses")]
     OpenAiResponses,
+    /// Gemini `Content`s (`contents` of `@google/genai`'s `generateContent`, Google ADK's
+    /// `LlmRequest.contents`; the system prompt stays the request's `config.systemInstruction`).
+    #[serde(rename = "gemini")]
+    Gemini,
 }
 
 /// The side of the conversation a message is on, as a provider that wants alternating turns
@@ -88,7 +98,7 @@ pub enum Turn {
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 4] = [Format::OpenAi, Format::Anthropic, Format::AiSdk, Format::OpenAiResponses];
+    pub const ALL: [Format; 5] = [Format::OpenAi, Format::Anthropic, Format::AiSdk, Format::OpenAiResponses, Format::Gemini];
 
     /// The name used in options and state.
     pub fn name(self) -> &'static str {
@@ -97,10 +107,12 @@ impl Format {
             Format::Anthropic => "anthropic",
             Format::AiSdk => "ai-sdk",
             Format::OpenAiResponses => "openai-responses",
+            Format::Gemini => "gemini",
         }
     }
 
-    /// The format an option value names (`openai`, `anthropic`, `ai-sdk`, `openai-responses`).
+    /// The format an option value names (`openai`, `anthropic`, `ai-sdk`, `openai-responses`,
+    /// `gemini`).
     pub fn from_name(name: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == name)
     }
@@ -120,6 +132,7 @@ impl Format {
             Format::Anthropic => anthropic::parse(index, v),
             Format::AiSdk => ai_sdk::parse(index, v),
             Format::OpenAiResponses => openai_responses::parse(index, v),
+            Format::Gemini => gemini::parse(index, v),
         }
     }
 
@@ -130,6 +143,7 @@ impl Format {
             Format::Anthropic => anthropic::rebuild(original, blocks, synthetic),
             Format::AiSdk => ai_sdk::rebuild(original, blocks, synthetic),
             Format::OpenAiResponses => openai_responses::rebuild(original, blocks, synthetic),
+            Format::Gemini => gemini::rebuild(original, blocks, synthetic),
         }
     }
 
@@ -140,6 +154,7 @@ impl Format {
             Format::Anthropic => anthropic::synthesize(role, text, synthetic),
             Format::AiSdk => ai_sdk::synthesize(role, text, synthetic),
             Format::OpenAiResponses => openai_responses::synthesize(role, text, synthetic),
+            Format::Gemini => gemini::synthesize(role, text, synthetic),
         }
     }
 
@@ -150,9 +165,61 @@ impl Format {
         self == Format::OpenAiResponses && openai_responses::continues_turn(prev, next)
     }
 
-    /// Whether the provider wants user and assistant turns to alternate (Anthropic).
+    /// Whether the engine keeps user and assistant turns alternating around its own messages:
+    /// Anthropic wants turns to alternate, and Gemini a function-call turn right after a user
+    /// turn, which a model note before it would break.
     pub fn needs_alternation(self) -> bool {
-        self == Format::Anthropic
+        matches!(self, Format::Anthropic | Format::Gemini)
+    }
+
+    /// Links messages just read (`new`, in order) to the list they join, whose open turn is
+    /// `open` (its last call turn and the results after it; empty when the list does not end in
+    /// one). Only Gemini needs it: a call without an id gets one unique in the conversation
+    /// (`claim(id)` takes an id and says whether it was free) and a response without one the id
+    /// of its call (see [`gemini::link`]). Every other format reads its ids from the wire.
+    pub fn link(self, open: &[&Message], new: &mut [Message], claim: &mut dyn FnMut(&str) -> bool) {
+        if self == Format::Gemini {
+            gemini::link(open, new, claim);
+        }
+    }
+
+    /// Links a whole list read message by message, as [`Format::link`] does for messages added
+    /// to a list (the ids in use are the list's own).
+    pub fn link_all(self, messages: &mut [Message]) {
+        if self != Format::Gemini {
+            return;
+        }
+        let mut ids: std::collections::HashSet<String> = messages.iter().flat_map(|m| m.call_ids()).map(str::to_string).collect();
+        self.link(&[], messages, &mut |id: &str| ids.insert(id.to_string()));
+    }
+
+    /// The start of the open turn at the end of `messages`: its last message that makes calls,
+    /// when only results follow it (the items of a Responses API response before it included);
+    /// `messages.len()` when the list does not end in one.
+    pub fn open_turn<M: AsRef<Message>>(self, messages: &[M]) -> usize {
+        let n = messages.len();
+        let mut end = n;
+        while end > 0 && {
+            let m = messages[end - 1].as_ref();
+            m.has_results() || m.role == Role::Tool
+        } {
+            end -= 1;
+        }
+        if end == 0 || !messages[end - 1].as_ref().has_calls() {
+            return n;
+        }
+        let mut start = end - 1;
+        while start > 0 && self.continues_turn(messages[start - 1].as_ref(), messages[start].as_ref()) {
+            start -= 1;
+        }
+        start
+    }
+
+    /// Whether message `m` carries a signature the provider checks for the current tool loop
+    /// and that no rewrite may touch there: a Gemini model content with a thought signature.
+    /// (Anthropic's signed thinking is kept by its format in every rewrite instead.)
+    pub fn signed(self, m: &Message) -> bool {
+        self == Format::Gemini && gemini::signed(m)
     }
 
     /// The side a message of `role` is on when turns are counted.
@@ -173,6 +240,7 @@ impl Format {
         let text = note.payload_text();
         match self {
             Format::Anthropic => anthropic::merge(neighbor, &text, note_first, mark),
+            Format::Gemini => gemini::merge(neighbor, &text, note_first, mark),
             // The other formats never need a merge; joining the blocks keeps them valid anyway.
             Format::OpenAi | Format::AiSdk | Format::OpenAiResponses => {
                 let mut blocks = neighbor.blocks.clone();
@@ -194,6 +262,7 @@ impl Format {
         mark.in_place = true;
         match self {
             Format::Anthropic => anthropic::join(first, second, mark),
+            Format::Gemini => gemini::join(first, second, mark),
             Format::OpenAi | Format::AiSdk | Format::OpenAiResponses => {
                 let blocks = first.blocks.iter().chain(&second.blocks).cloned().collect();
                 self.rebuild(second, blocks, mark)
@@ -203,25 +272,29 @@ impl Format {
 
     /// The `context_reload` tool definition in this format: an OpenAI function tool, an
     /// Anthropic tool (`input_schema`), an AI SDK tool definition (`inputSchema` as a JSON
-    /// schema; `autocontext/ai-sdk` turns it into a ready tool), or a Responses API function
-    /// tool (`autocontext/openai-agents` has it as an Agents SDK tool).
+    /// schema; `autocontext/ai-sdk` turns it into a ready tool), a Responses API function
+    /// tool (`autocontext/openai-agents` has it as an Agents SDK tool), or a Gemini
+    /// `FunctionDeclaration` (`parametersJsonSchema`).
     pub fn reload_tool(self) -> Value {
         match self {
             Format::OpenAi => openai::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
             Format::Anthropic => anthropic::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
             Format::AiSdk => ai_sdk::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
             Format::OpenAiResponses => openai_responses::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
+            Format::Gemini => gemini::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
         }
     }
 
     /// The arguments object of a `context_reload` call in this format's shape: OpenAI's tool
     /// call (`tool_calls[i]`), its `function` or its `arguments` JSON string; Anthropic's
     /// `tool_use` block or the AI SDK's `tool-call` part (both carry `input`); a Responses
-    /// `function_call` item (`arguments`); or the parsed arguments themselves.
+    /// `function_call` item (`arguments`); a Gemini part or its `functionCall` (`args`); or the
+    /// parsed arguments themselves.
     pub fn reload_call_args(self, call: &Value) -> Option<Value> {
         let args = match self {
             Format::OpenAi | Format::OpenAiResponses => openai::reload_call_args(call)?,
             Format::Anthropic | Format::AiSdk => input_args(call)?,
+            Format::Gemini => gemini::reload_call_args(call)?,
         };
         args.is_object().then_some(args)
     }
@@ -234,9 +307,11 @@ impl Format {
     /// The wire field of message `m` that holds the call id `id`, for error messages: of a
     /// result when `result`, else of a call (`tool_call_id` / `tool_calls` for OpenAI,
     /// `content[k].tool_use_id` / `content[k].id` for Anthropic, `content[k].toolCallId` for
-    /// the AI SDK, `call_id` or `callId` for the Responses API).
+    /// the AI SDK, `call_id` or `callId` for the Responses API, `parts[k].functionCall` or
+    /// `parts[k].functionResponse` for Gemini).
     pub fn id_field(self, m: &Message, id: &str, result: bool) -> String {
         let (kind, key) = match (self, result) {
+            (Format::Gemini, _) => return gemini::id_field(m, id, result),
             (Format::OpenAi, true) => return "tool_call_id".into(),
             (Format::OpenAi, false) => return "tool_calls".into(),
             (Format::OpenAiResponses, _) => return openai_responses::id_field(m),
@@ -271,8 +346,10 @@ impl Format {
     }
 
     fn problems<M: AsRef<Message>>(self, messages: &[M], request: bool) -> Vec<Problem> {
-        let mut problems = pairing(self, messages, request);
+        // Gemini pairs a call turn with the turn right after it, ids or not: its own rules.
+        let mut problems = if self == Format::Gemini { Vec::new() } else { pairing(self, messages, request) };
         match self {
+            Format::Gemini => problems.extend(gemini::validate(messages, request, false)),
             Format::OpenAi => {}
             Format::Anthropic => problems.extend(anthropic::validate(messages)),
             Format::AiSdk => problems.extend(ai_sdk::validate(messages)),
@@ -374,7 +451,8 @@ pub struct Problem {
     /// `DUPLICATE_CALL` (every format); `ROLES_NOT_ALTERNATING`, `TOOL_RESULT_NOT_FIRST`,
     /// `THINKING_ONLY`, `EMPTY_CONTENT` or, for a request body, `FIRST_NOT_USER` (Anthropic);
     /// `APPROVAL_WITHOUT_REQUEST` (AI SDK); `PART_TYPE_FOR_ROLE` or `REASONING_WITHOUT_FOLLOWER`
-    /// (Responses API).
+    /// (Responses API); `CALL_NOT_AFTER_USER`, `THOUGHT_SIGNATURE_MISSING`, `EMPTY_CONTENT` or,
+    /// for a request body, `FIRST_NOT_USER` (Gemini).
     pub code: &'static str,
     /// What is wrong, for people.
     pub message: String,
@@ -388,6 +466,11 @@ pub struct Problem {
 /// response) stays inside the exchange; the items of one response (the Responses API, see
 /// [`Format::continues_turn`]) open one exchange together.
 pub fn validate_tool_pairing<M: AsRef<Message>>(format: Format, messages: &[M]) -> Vec<Problem> {
+    if format == Format::Gemini {
+        let mut p = gemini::validate(messages, false, true);
+        p.sort_by_key(|p| p.index);
+        return p;
+    }
     pairing(format, messages, false)
 }
 

@@ -1,6 +1,6 @@
-//! Converters of OpenAI chat-completions conversations to the Anthropic Messages, AI SDK and
-//! Responses API shapes, so every format sees the same traffic, and of Anthropic conversations
-//! to the OpenAI shape (the Anthropic traces of the shared corpus).
+//! Converters of OpenAI chat-completions conversations to the Anthropic Messages, AI SDK,
+//! Responses API and Gemini shapes, so every format sees the same traffic, and of Anthropic
+//! conversations to the OpenAI shape (the Anthropic traces of the shared corpus).
 
 use std::collections::HashMap;
 
@@ -202,11 +202,121 @@ pub fn to_responses(msgs: &[Value], sdk: bool) -> Vec<Value> {
     out
 }
 
+/// OpenAI messages as Gemini `contents`: system messages stay with the host (dropped), tool
+/// messages become `functionResponse` parts of a user content, and consecutive contents of one
+/// side join into one (responses first), so a turn after parallel calls carries several
+/// responses. Calls come without ids in every other call turn (as ADK sends them; names pair
+/// them) and with the trace's ids in the others; in every third round (a Gemini 3 model's) each
+/// call turn opens with a thought and signs its first call, and every fourth final answer signs
+/// its text; responses use
+/// `{output}`, ADK's `{result}` or, for JSON results, the object itself (a response without an
+/// id notes the trace's in its `partMetadata`, where tests find it); some user contents
+/// leave out their role, and every seventh content carries an unknown field.
+pub fn to_gemini(msgs: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut names: HashMap<String, (String, bool)> = HashMap::new();
+    let (mut turns, mut answers, mut rounds) = (0, 0, 0);
+    for (i, m) in msgs.iter().enumerate() {
+        let (side, parts): (&str, Vec<Value>) = match m["role"].as_str().unwrap_or("") {
+            "system" => continue,
+            "user" => {
+                // A round as the API counts it: a user content that is not function responses.
+                if out.last().is_none_or(|l| l["role"] == "model") {
+                    rounds += 1;
+                }
+                let t = text_of(m);
+                ("user", vec![json!({"text": if t.is_empty() { "(empty)".to_string() } else { t }})])
+            }
+            "tool" => {
+                let id = m["tool_call_id"].as_str().unwrap_or("").to_string();
+                let (name, with_id) = names.get(&id).cloned().unwrap_or_default();
+                let t = text_of(m);
+                let response = match serde_json::from_str::<Value>(&t) {
+                    Ok(v @ Value::Object(_)) => v,
+                    _ if i % 2 == 0 => json!({"result": t}),
+                    _ => json!({"output": t}),
+                };
+                let f = json!({"name": name, "response": response});
+                let mut part = json!({"functionResponse": f});
+                if with_id {
+                    part["functionResponse"]["id"] = json!(id);
+                } else {
+                    // The trace's id, where a host keeps its own notes on a part (tests find results by it).
+                    part["partMetadata"] = json!({"traceCallId": id});
+                }
+                ("user", vec![part])
+            }
+            _ => {
+                let calls = m["tool_calls"].as_array().cloned().unwrap_or_default();
+                let t = text_of(m);
+                let mut p = Vec::new();
+                if calls.is_empty() {
+                    answers += 1;
+                    let mut text = json!({"text": if t.is_empty() { "(no content)".to_string() } else { t }});
+                    if answers % 4 == 0 {
+                        text["thoughtSignature"] = json!(format!("c2lnLWFuc3dlci0{answers}"));
+                    }
+                    p.push(text);
+                } else {
+                    turns += 1;
+                    let signed = rounds % 3 == 0;
+                    if signed {
+                        p.push(json!({"text": format!("Step {turns}: what to run next."), "thought": true}));
+                    }
+                    if !t.is_empty() {
+                        p.push(json!({"text": t}));
+                    }
+                    for (k, c) in calls.iter().enumerate() {
+                        let id = c["id"].as_str().unwrap_or("").to_string();
+                        let name = c["function"]["name"].as_str().unwrap_or("").to_string();
+                        let with_id = turns % 2 == 0;
+                        names.insert(id.clone(), (name.clone(), with_id));
+                        let mut f = json!({"name": name, "args": call_input(c["function"]["arguments"].as_str().unwrap_or(""))});
+                        if with_id {
+                            f["id"] = json!(id);
+                        }
+                        let mut part = json!({"functionCall": f});
+                        if signed && k == 0 {
+                            part["thoughtSignature"] = json!(format!("c2lnLXN0ZXAt{turns}"));
+                        }
+                        p.push(part);
+                    }
+                }
+                ("model", p)
+            }
+        };
+        match out.last_mut() {
+            Some(last) if last["role"] == side || (side == "user" && last.get("role").is_none()) => {
+                let all = last["parts"].as_array_mut().unwrap();
+                let (mut front, rest): (Vec<Value>, Vec<Value>) = all
+                    .drain(..)
+                    .chain(parts.into_iter().filter(|p| p.get("thought").is_none()))
+                    .partition(|p| p.get("functionResponse").is_some() || p.get("thought").is_some());
+                front.extend(rest);
+                *all = front;
+            }
+            _ => out.push(json!({"role": side, "parts": parts})),
+        }
+    }
+    for (i, c) in out.iter_mut().enumerate() {
+        if i % 7 == 3 {
+            c["x_trace"] = json!({"i": i});
+        }
+        let plain_user = c["role"] == "user" && c["parts"].as_array().unwrap().iter().all(|p| p.get("text").is_some());
+        if plain_user && i % 5 == 2 {
+            c.as_object_mut().unwrap().remove("role");
+        }
+    }
+    out
+}
+
 /// Whether item `i` of a list in `format` starts a model response: an assistant message, or in
 /// the Responses shape the first of a response's items (reasoning, message, function calls).
 pub fn starts_response(format: Format, msgs: &[Value], i: usize) -> bool {
     let responses = format == Format::OpenAiResponses;
-    let model = |v: &Value| v["role"] == "assistant" || (responses && matches!(v["type"].as_str(), Some("function_call" | "reasoning")));
+    let model = |v: &Value| {
+        v["role"] == "assistant" || v["role"] == "model" || (responses && matches!(v["type"].as_str(), Some("function_call" | "reasoning")))
+    };
     model(&msgs[i]) && !(responses && i > 0 && model(&msgs[i - 1]))
 }
 
@@ -217,6 +327,7 @@ pub fn convert(format: Format, msgs: &[Value]) -> Vec<Value> {
         Format::Anthropic => to_anthropic(msgs),
         Format::AiSdk => to_ai_sdk(msgs),
         Format::OpenAiResponses => to_responses(msgs, false),
+        Format::Gemini => to_gemini(msgs),
     }
 }
 

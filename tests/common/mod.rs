@@ -9,7 +9,7 @@ mod corpus;
 mod rng;
 #[allow(unused_imports)] // not every test converts, reads the corpus or draws random inputs
 pub use {
-    convert::{anthropic_to_openai, convert, starts_response, to_ai_sdk, to_anthropic, to_responses},
+    convert::{anthropic_to_openai, convert, starts_response, to_ai_sdk, to_anthropic, to_gemini, to_responses},
     corpus::corpus_dir,
     rng::Rng,
 };
@@ -461,13 +461,21 @@ pub fn check_recoverable<S: Summarizer, O: OffloadStore>(memory: &AutoContextMem
     rec
 }
 
+/// The host's instruction after a summarize request's `messages`: a user message of `format`.
+pub fn instruction(format: autocontext::Format) -> Value {
+    match format {
+        autocontext::Format::Gemini => json!({"role": "user", "parts": [{"text": "Summarize the conversation above."}]}),
+        _ => json!({"role": "user", "content": "Summarize the conversation above."}),
+    }
+}
+
 /// Guarantee 1 for what the summarizer is asked: every request `s` received, with the host's
 /// instruction appended, is a valid request body in `format`. Returns the requests' kinds.
 pub fn assert_requests_valid(format: autocontext::Format, s: &FakeSummarizer, what: &str) -> Vec<String> {
     let mut kinds = Vec::new();
     for (k, q) in s.requests.borrow().iter().enumerate() {
         let mut body = q.messages.clone();
-        body.push(json!({"role": "user", "content": "Summarize the conversation above."}));
+        body.push(instruction(format));
         let parsed: Vec<autocontext::Message> = body
             .iter()
             .enumerate()
@@ -504,23 +512,30 @@ pub fn assert_untouched_are_identical<S: Summarizer, O: OffloadStore>(memory: &A
     }
 }
 
-/// Whether `b` is a thinking block (Anthropic), a reasoning part (AI SDK) or a reasoning item
-/// (Responses).
+/// Whether `b` is a thinking block (Anthropic), a reasoning part (AI SDK), a reasoning item
+/// (Responses) or a part that carries a thought or a thought signature (Gemini).
 pub fn is_thinking(format: Format, b: &Value) -> bool {
     match format {
         Format::Anthropic => b["type"] == "thinking" || b["type"] == "redacted_thinking",
+        Format::Gemini => b["thought"] == true || b.get("thoughtSignature").is_some(),
         _ => b["type"] == "reasoning",
     }
 }
 
-/// The thinking blocks (or reasoning parts, or Responses reasoning items) of a list, as JSON text.
+/// The content parts of a wire message (`content`, or Gemini's `parts`).
+fn parts_of(m: &Value) -> Option<&Vec<Value>> {
+    m["content"].as_array().or_else(|| m["parts"].as_array())
+}
+
+/// The thinking blocks (or reasoning parts, or Responses reasoning items, or Gemini's thought
+/// and signed parts) of a list, as JSON text.
 pub fn thinking_of(format: Format, messages: &[Value]) -> std::collections::HashSet<String> {
     let mut out = std::collections::HashSet::new();
     for m in messages {
         if format == Format::OpenAiResponses && is_thinking(format, m) {
             out.insert(m.to_string());
         }
-        if let Some(parts) = m["content"].as_array() {
+        if let Some(parts) = parts_of(m) {
             out.extend(parts.iter().filter(|b| is_thinking(format, b)).map(|b| b.to_string()));
         }
     }
@@ -530,18 +545,20 @@ pub fn thinking_of(format: Format, messages: &[Value]) -> std::collections::Hash
 /// Every thinking block or reasoning part in `working` is byte-identical to one of the
 /// originals' (`known`, from [`thinking_of`]; signatures intact), and none was reordered behind
 /// other content; a Responses reasoning item is one of the originals (the validator checks that
-/// the rest of its response follows it).
+/// the rest of its response follows it); a Gemini part with a thought signature is one of the
+/// originals' (a rewritten part loses its signature), and thoughts come first.
 pub fn assert_thinking_intact(format: Format, working: &[Value], known: &std::collections::HashSet<String>, what: &str) {
     let is_thinking = |b: &Value| is_thinking(format, b);
     for (i, w) in working.iter().enumerate() {
         if format == Format::OpenAiResponses && is_thinking(w) {
             assert!(known.contains(&w.to_string()), "{what}: reasoning item changed at working item {i}: {w}");
         }
-        let Some(parts) = w["content"].as_array() else { continue };
+        let Some(parts) = parts_of(w) else { continue };
         let mut seen_other = false;
         for b in parts {
             if is_thinking(b) {
-                assert!(!seen_other, "{what}: thinking after other content in working message {i}: {w}");
+                let leads = format != Format::Gemini || b["thought"] == true;
+                assert!(!(seen_other && leads), "{what}: thinking after other content in working message {i}: {w}");
                 assert!(known.contains(&b.to_string()), "{what}: thinking block changed in working message {i}: {b}");
             } else {
                 seen_other = true;

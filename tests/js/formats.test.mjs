@@ -99,7 +99,7 @@ test('validate() names each format\'s broken rules', () => {
     validate(badSdk, 'ai-sdk').map((p) => [p.index, p.code]),
     [[0, 'MISSING_RESULT'], [2, 'APPROVAL_WITHOUT_REQUEST']],
   );
-  assert.equal((() => { try { validate([], 'gemini'); } catch (e) { return e.code; } })(), 'INVALID_CONFIG');
+  assert.equal((() => { try { validate([], 'cohere'); } catch (e) { return e.code; } })(), 'INVALID_CONFIG');
 });
 
 test('bad messages are typed errors naming index and field', () => {
