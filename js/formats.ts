@@ -1,8 +1,8 @@
 /**
  * The TypeScript shapes of the wire formats. The message types are the providers' own SDK
- * types (`ChatCompletionMessageParam`, Anthropic's `MessageParam`, the AI SDK's `ModelMessage`),
- * copied structurally into `sdk/` so that values pass between an SDK and autocontext both ways
- * without autocontext depending on any SDK.
+ * types (`ChatCompletionMessageParam`, Anthropic's `MessageParam`, the AI SDK's `ModelMessage`,
+ * `@google/genai`'s `Content`), copied structurally into `sdk/` so that values pass between an
+ * SDK and autocontext both ways without autocontext depending on any SDK.
  *
  * @module
  */
@@ -11,11 +11,13 @@ import type { OpenAIChatCompletionMessageParam, OpenAIChatCompletionMessageToolC
 import type { AnthropicContentBlockParam, AnthropicMessageParam, AnthropicToolUseBlockParam } from './sdk/anthropic.js';
 import type { AiSdkModelMessage, AiSdkToolCallPart } from './sdk/ai-sdk.js';
 import type { OpenAIResponsesResponseFunctionToolCall, OpenAIResponsesResponseInputItem } from './sdk/openai-responses.js';
+import type { GeminiContent, GeminiFunctionCall, GeminiPart } from './sdk/gemini.js';
 
 export type * from './sdk/openai.js';
 export type * from './sdk/openai-responses.js';
 export type * from './sdk/anthropic.js';
 export type * from './sdk/ai-sdk.js';
+export type * from './sdk/gemini.js';
 
 /**
  * The TypeScript shapes of each wire format: its messages, its `context_reload` tool and the
@@ -31,11 +33,13 @@ export interface FormatTypes {
   'ai-sdk': { message: AiSdkMessage; reloadTool: AiSdkReloadToolDefinition; reloadCall: AiSdkToolCallPart };
   /** OpenAI Responses API input items (and the OpenAI Agents SDK's items, through `autocontext/openai-agents`). */
   'openai-responses': { message: OpenAIResponsesItem; reloadTool: OpenAIResponsesReloadTool; reloadCall: OpenAIResponsesFunctionCall | string };
+  /** Gemini `Content`s (`@google/genai`, and Google ADK's `LlmRequest.contents`). */
+  gemini: { message: GeminiMessage; reloadTool: GeminiReloadTool; reloadCall: GeminiFunctionCall | GeminiPart };
 }
 
 /**
- * A wire format: OpenAI chat completions, the Anthropic Messages API, the Vercel AI SDK, or the
- * OpenAI Responses API.
+ * A wire format: OpenAI chat completions, the Anthropic Messages API, the Vercel AI SDK, the
+ * OpenAI Responses API, or Gemini's `Content`s.
  */
 export type FormatName = keyof FormatTypes;
 
@@ -149,6 +153,29 @@ export type AiSdkMessage = AiSdkModelMessage;
 export interface AiSdkReloadToolDefinition {
   description: string;
   inputSchema: ReloadToolParameters;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemini (@google/genai)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A Gemini `Content` (`@google/genai`'s `Content`): role `user` or `model` (none is the user's)
+ * and its `parts`; a model turn is `response.candidates[0].content` as it comes. The system
+ * prompt is the request's `config.systemInstruction` (count it in `reservedTokens`): a `system`
+ * content is refused with `INVALID_MESSAGE`. Function calls may come without ids: each turn of
+ * calls pairs with the turn right after it, which answers every call.
+ */
+export type GeminiMessage = GeminiContent;
+
+/**
+ * The `context_reload` tool as a Gemini `FunctionDeclaration` (its arguments as a JSON schema):
+ * put it in `config.tools: [{ functionDeclarations: [memory.reloadTool()] }]`.
+ */
+export interface GeminiReloadTool {
+  name: 'context_reload';
+  description: string;
+  parametersJsonSchema: ReloadToolParameters;
 }
 
 /** The arguments of a `context_reload` call. */

@@ -187,8 +187,9 @@ export interface EngineOptions {
   /**
    * Wire format of the messages (default `'openai'`): OpenAI chat completions, the Anthropic
    * Messages API (`'anthropic'`; the system prompt stays your request's `system` parameter),
-   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), or the OpenAI Responses API's input items
-   * (`'openai-responses'`; also the OpenAI Agents SDK's items).
+   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), the OpenAI Responses API's input items
+   * (`'openai-responses'`; also the OpenAI Agents SDK's items), or Gemini's `Content`s
+   * (`'gemini'`; the system prompt stays your request's `config.systemInstruction`).
    */
   format?: FormatName;
   /** Compress when the working list has at least this many messages (default 100). */
@@ -367,8 +368,8 @@ export interface AutoContextOptions<F extends FormatName = FormatName, M = Messa
   /**
    * Wire format of the messages (default `'openai'`): OpenAI chat completions, the Anthropic
    * Messages API (`'anthropic'`; the system prompt stays your request's `system` parameter),
-   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), or the OpenAI Responses API's input items
-   * (`'openai-responses'`). It types the memory's methods: `add`,
+   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), the OpenAI Responses API's input items
+   * (`'openai-responses'`), or Gemini's `Content`s (`'gemini'`). It types the memory's methods: `add`,
    * `messages()`, `reloadTool()`, `handleReloadCall` and the summarize requests take and give
    * this format's SDK types.
    */

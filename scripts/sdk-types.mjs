@@ -11,7 +11,10 @@
 // types stay (`Array`, `Record`, `Uint8Array`), except Node's `Buffer`, written as
 // `Uint8Array` (which it extends), and `URL`, written as a type that is the runtime's `URL`
 // where one is declared and `never` where none is (so the copies compile without DOM or Node
-// declarations).
+// declarations). A class with only fields (`@google/genai` declares its data types so) is
+// copied as an interface of its fields. An enum becomes `any` under its own name, its values
+// in its doc comment: a string enum is nominal in TypeScript, so no copy of it would accept
+// the SDK's values and be accepted where the SDK wants its own.
 //
 //   node scripts/sdk-types.mjs          rewrites js/sdk/*.ts
 //   node scripts/sdk-types.mjs --check  fails when they differ from what the pinned SDKs give
@@ -51,6 +54,13 @@ const MIRRORS = [
     prefix: 'AiSdk',
     what: 'the Vercel AI SDK',
     imports: { ai: ['ModelMessage', 'ToolCallPart'] },
+  },
+  {
+    out: 'js/sdk/gemini.ts',
+    sdk: '@google/genai',
+    prefix: 'Gemini',
+    what: 'the Gemini API',
+    imports: { '@google/genai': ['Content', 'Part', 'FunctionCall'] },
   },
 ];
 
@@ -117,9 +127,10 @@ function generate(mirror) {
     taken.set(name, qualified);
     return name;
   };
+  const copied = (d) => ts.isInterfaceDeclaration(d) || ts.isTypeAliasDeclaration(d) || ts.isClassDeclaration(d) || ts.isEnumDeclaration(d);
   const add = (symbol) => {
     for (const d of symbol?.declarations ?? []) {
-      if (!ts.isInterfaceDeclaration(d) && !ts.isTypeAliasDeclaration(d)) continue;
+      if (!copied(d)) continue;
       if (packageOf(d.getSourceFile().fileName) === null) continue;
       if (!decls.has(d)) {
         decls.set(d, rename(d));
@@ -142,7 +153,7 @@ function generate(mirror) {
       const ref = ts.isTypeReferenceNode(node) ? node.typeName : ts.isExpressionWithTypeArguments(node) ? node.expression : null;
       if (ref) {
         const symbol = resolve(checker.getSymbolAtLocation(ts.isQualifiedName(ref) ? ref.right : ref));
-        const target = symbol?.declarations?.find((d) => ts.isInterfaceDeclaration(d) || ts.isTypeAliasDeclaration(d));
+        const target = symbol?.declarations?.find(copied);
         const text = ref.getText(sf);
         if (target && packageOf(target.getSourceFile().fileName) !== null) {
           add(symbol);
@@ -160,6 +171,29 @@ function generate(mirror) {
     };
     const docs = ts.getJSDocCommentsAndTags(decl).filter((d) => d.parent === decl);
     const start = docs.length > 0 ? docs[0].getStart(sf) : decl.getStart(sf);
+    if (ts.isEnumDeclaration(decl)) {
+      const values = decl.members.map((m) => (m.initializer ? m.initializer.getText(sf) : `'${m.name.getText(sf)}'`));
+      const doc = docs.length > 0 ? sf.text.slice(docs[0].getStart(sf), docs.at(-1).end).replace(/\s*\*\/$/, '') : '/**';
+      texts.push(`${doc}\n * The SDK's enum of ${values.join(' | ')}.\n */\nexport type ${decls.get(decl)} = any;`);
+      continue;
+    }
+    if (ts.isClassDeclaration(decl)) {
+      const fields = decl.members.filter(ts.isPropertyDeclaration);
+      if (fields.length !== decl.members.length) throw new Error(`${decls.get(decl)}: a class with more than fields`);
+      for (const f of fields) ts.forEachChild(f, (child) => (child !== f.name ? visit(child) : undefined));
+      edits.sort((a, b) => b[0] - a[0]);
+      const body = fields
+        .map((f) => {
+          const from = (ts.getJSDocCommentsAndTags(f)[0] ?? f).getStart(sf);
+          let text = sf.text.slice(from, f.end);
+          for (const [a, b, by] of edits.filter(([a]) => a >= from && a < f.end)) text = text.slice(0, a - from) + by + text.slice(b - from);
+          return '    ' + text.replace(/^\s+/gm, (m) => (m.includes('\n') ? m : '    '));
+        })
+        .join('\n');
+      const head = sf.text.slice(start, decl.getStart(sf));
+      texts.push(`${head}export interface ${decls.get(decl)} {\n${body}\n}`.replace(/[ \t]+$/gm, ''));
+      continue;
+    }
     // Header: `export interface|type <new name>`, whatever modifiers the original had.
     edits.push([decl.getStart(sf), decl.name.end, `export ${ts.isInterfaceDeclaration(decl) ? 'interface' : 'type'} ${decls.get(decl)}`]);
     ts.forEachChild(decl, (child) => {

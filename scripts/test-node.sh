@@ -15,7 +15,7 @@ cp -R tests/contract "$work/app/contract"
 # The chat-loop and framework examples run against the installed package too
 # (tests/js/examples.test.mjs, langchain.test.mjs, mastra.test.mjs, openai-agents.test.mjs).
 mkdir "$work/app/examples"
-cp -R examples/openai-loop examples/anthropic-loop examples/langchain-agent examples/mastra-agent examples/openai-agents "$work/app/examples/"
+cp -R examples/openai-loop examples/anthropic-loop examples/gemini-loop examples/langchain-agent examples/mastra-agent examples/openai-agents "$work/app/examples/"
 cd "$work/app"
 # The AI SDK integration is tested with the real `ai` package (a dev dependency, never a
 # dependency of autocontext): link it and its peer from the repository's node_modules.
@@ -24,7 +24,7 @@ cd "$work/app"
 # The frameworks (langchain, @langchain/*, @mastra/core, @openai/agents) likewise, for the
 # adapters' tests.
 mkdir node_modules/@anthropic-ai "$work/types"
-for dev in ai zod openai @anthropic-ai/sdk langchain @langchain @mastra @openai; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done
+for dev in ai zod openai @anthropic-ai/sdk @google langchain @langchain @mastra @openai; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done
 ln -s "$root/node_modules/@types/node" "$work/types/node"
 
 # The declarations as a TypeScript user sees them, under Node and bundler module resolution.
@@ -37,9 +37,9 @@ tsc="$root/node_modules/.bin/tsc"
 # Against the providers' SDKs, strict and without casts: the message types both ways, the
 # README's ```ts blocks (its agent loops) as a user pastes them, and the chat-loop examples.
 node tests/readme-ts.mjs "$root/README.md" tests >/dev/null
-"$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-sdk.ts tests/consumer-agents.ts tests/readme-*.ts
+"$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-sdk.ts tests/consumer-agents.ts tests/consumer-gemini.ts tests/readme-*.ts
 "$tsc" --noEmit --strict --skipLibCheck --allowJs --checkJs --target es2022 --lib es2022,dom --typeRoots "$work/types" --types node \
-  --module nodenext --moduleResolution nodenext examples/openai-loop/agent.mjs examples/anthropic-loop/agent.mjs \
+  --module nodenext --moduleResolution nodenext examples/openai-loop/agent.mjs examples/anthropic-loop/agent.mjs examples/gemini-loop/agent.mjs \
   examples/langchain-agent/agent.mjs examples/mastra-agent/agent.mjs examples/openai-agents/agent.mjs
 # The framework adapters' declarations against LangChain's and Mastra's own types.
 "$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-frameworks.ts

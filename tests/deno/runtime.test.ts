@@ -1,14 +1,16 @@
 // Deno: the installed package (bare `autocontext`, resolved from node_modules through its
-// exports map), the DenoKVStore and its chunking, the store contract, and examples/deno.
+// exports map), the DenoKVStore and its chunking, the store contract, the guarantees of every
+// wire format, and examples/deno.
 //
 //   deno test --allow-read --allow-write=<dir> --unstable-kv tests/deno/ -- <dir>
 //
 // <dir> is an empty directory for on-disk databases (scripts/test-runtimes.sh passes one).
-import { AutoContextError, AutoContextMemory, countTokens, isAutoContextError } from 'autocontext';
+import { AutoContextError, AutoContextMemory, countTokens, isAutoContextError, validate } from 'autocontext';
 import { MemoryStore } from 'autocontext/stores/memory';
 import { CHUNK_BYTES, DenoKVSessionStore, DenoKVStore, INLINE_UNITS } from 'autocontext/stores/deno-kv';
 import { bigValue, equal, storeContract } from '../contract/store-contract.mjs';
 import { checkFencedSweep, fencedSweep, toolRound } from '../contract/fenced-sweep.mjs';
+import { formatContract } from '../contract/format-contract.mjs';
 import { runExample } from '../../examples/deno/main.ts';
 
 const dir = Deno.args[0];
@@ -70,6 +72,8 @@ for (const { name, run } of storeContract(() => Deno.openKv(':memory:').then((kv
   Deno.test(`DenoKVStore: ${name}`, run);
 }
 for (const { name, run } of storeContract(() => new MemoryStore())) Deno.test(`MemoryStore: ${name}`, run);
+
+for (const { name, run } of formatContract({ AutoContextMemory, validate, MemoryStore })) Deno.test(`format contract: ${name}`, run);
 
 Deno.test('DenoKVStore: key parts are [prefix, sessionId, id]; short values are stored as they are', () =>
   withKv(async (kv) => {

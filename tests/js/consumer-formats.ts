@@ -46,7 +46,7 @@ const sdkMessages: AiSdkMessage[] = [{ role: 'tool', content: [{ type: 'tool-res
 const args: ReloadArguments = { working_context_offload_uuid: 'u', page: 2 };
 
 // @ts-expect-error not a format
-new AutoContextMemory({ format: 'gemini' });
+new AutoContextMemory({ format: 'cohere' });
 // @ts-expect-error Anthropic has no tool role (tool results are blocks of a user message)
 const noTool: AnthropicMessage = { role: 'tool', content: 'x' };
 

@@ -1,4 +1,4 @@
-// The chat-loop examples (examples/openai-loop, examples/anthropic-loop, examples/openai-agents)
+// The chat-loop examples (examples/openai-loop, examples/anthropic-loop, examples/gemini-loop, examples/openai-agents)
 // driven by scripted fake models with the official SDKs' request and response shapes: tools run,
 // the conversation is compressed in the middle of a turn, the model reloads what was offloaded,
 // and every request is valid for its provider.
@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { validate } from 'autocontext';
 import * as openaiLoop from '../examples/openai-loop/agent.mjs';
 import * as anthropicLoop from '../examples/anthropic-loop/agent.mjs';
+import * as geminiLoop from '../examples/gemini-loop/agent.mjs';
 import * as agentsExample from '../examples/openai-agents/agent.mjs';
 import { ScriptedModel, functionCall, message, outputText, reasoning, requestTokens } from './agents-model.mjs';
 import { markers, text } from './helpers.mjs';
@@ -123,6 +124,54 @@ test('the Anthropic loop keeps thinking signed, turns alternating and results fi
   // Two results in one user turn, ids kept through truncation.
   assert.deepStrictEqual(last[2].content.map((b) => b.tool_use_id), ['toolu_0', 'toolu_1']);
   assert.ok(markers(JSON.stringify(last[2])).length >= 1);
+});
+
+test('the Gemini loop pairs id-less calls, keeps the turn\'s thought signatures and answers after a reload', async () => {
+  const requests = [];
+  // Gemini 3's shape: a thought, then parallel calls without ids, the first one signed.
+  const reply = (parts, usage = 900) => ({ candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: usage, cachedContentTokenCount: 0 } });
+  const signed = (n, call) => ({ functionCall: call, thoughtSignature: `U0lHLSR7${n}${'x'.repeat(40)}` });
+  const client = {
+    models: {
+      generateContent: async (params) => {
+        requests.push(structuredClone(params));
+        const seen = JSON.stringify(params.contents);
+        if (requests.length === 1) {
+          const calls = Object.keys(files).map((path) => ({ name: 'read_file', args: { path } }));
+          return reply([{ text: 'Two files to read.', thought: true }, signed(1, calls[0]), { functionCall: calls[1] }]);
+        }
+        if (requests.length === 2) {
+          const uuid = markers(seen)[0];
+          assert.ok(uuid, 'the second request carries an offload marker');
+          return reply([signed(2, { name: 'context_reload', args: { working_context_offload_uuid: uuid } })]);
+        }
+        assert.match(seen, /Original content of offload/);
+        return reply([{ text: 'Both are empty functions.', thoughtSignature: 'U0lHLWFuc3dlcg==' }]);
+      },
+    },
+  };
+  const memory = geminiLoop.createMemory({ maxToken: 16_000, toolResultLimit: 8_000, sessionId: 'gemini-loop' });
+  const tools = [{ name: 'read_file', description: 'Read a file', parametersJsonSchema: { type: 'object', properties: { path: { type: 'string' } } } }];
+  const answer = await geminiLoop.runTurn({ client, memory, model: 'fake', system: 'Be brief.', tools, runTool, userText: 'What do a.rs and b.rs define?' });
+
+  assert.equal(answer, 'Both are empty functions.');
+  assert.equal(requests.length, 3);
+  for (const [k, r] of requests.entries()) {
+    assert.equal(r.config.systemInstruction, 'Be brief.');
+    assert.deepStrictEqual(validate(r.contents, 'gemini', { request: true }), [], `request ${k}`);
+    const declared = r.config.tools[0].functionDeclarations.at(-1);
+    assert.equal(declared.name, 'context_reload');
+    assert.deepStrictEqual(declared.parametersJsonSchema.required, ['working_context_offload_uuid']);
+  }
+  // The turn's model contents come back exactly as the model wrote them, signatures included.
+  const last = requests[2].contents;
+  assert.equal(last[1].parts[1].thoughtSignature.slice(0, 8), 'U0lHLSR7');
+  assert.deepStrictEqual(last[1].parts.map((p) => Object.keys(p)), [['text', 'thought'], ['functionCall', 'thoughtSignature'], ['functionCall']]);
+  assert.deepStrictEqual(last[3].parts[0].functionCall.name, 'context_reload');
+  // Both responses in one user content, by name, truncated behind a marker.
+  assert.deepStrictEqual(last[2].parts.map((p) => p.functionResponse.name), ['read_file', 'read_file']);
+  assert.ok(markers(JSON.stringify(last[2])).length >= 1);
+  assert.ok((await memory.originalMessages()).some((c) => c.parts?.some((p) => p.functionResponse?.response?.output === files['src/a.rs'])));
 });
 
 test('the Agents SDK example keeps every model call in the window and answers after a reload', async () => {

@@ -1,6 +1,6 @@
-// The Anthropic, AI SDK and Responses formats through the installed package: lossless round
-// trips, validate(), typed errors, the reload tool in each shape with pages, bytes in AI SDK
-// parts, and alternating turns after a pass.
+// The Anthropic, AI SDK, Responses and Gemini formats through the installed package: lossless
+// round trips, validate(), typed errors, the reload tool in each shape with pages, bytes in AI
+// SDK parts, alternating turns after a pass, and Gemini's id-less calls and thought signatures.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AutoContextMemory, validate } from 'autocontext';
@@ -63,8 +63,31 @@ const RESPONSES = [
   { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Thanks. Now the tests?' }] },
 ];
 
-test('Anthropic, AI SDK and Responses messages come back deep-equal and valid', () => {
-  for (const [format, messages] of [['anthropic', ANTHROPIC], ['ai-sdk', AI_SDK], ['openai-responses', RESPONSES]]) {
+// Gemini 3's shape: a thought, parallel calls without ids (the first one signed), both answered
+// in the user content after them, a signed answer, and a user content without a role.
+const GEMINI = [
+  { role: 'user', parts: [{ text: 'Read a.rs and b.rs.' }] },
+  {
+    role: 'model',
+    parts: [
+      { text: 'Both files, in parallel.', thought: true },
+      { functionCall: { name: 'read_file', args: { path: 'a.rs' } }, thoughtSignature: 'Q2lRQmpaWEt6' },
+      { functionCall: { name: 'read_file', args: { path: 'b.rs' } } },
+    ],
+  },
+  {
+    role: 'user',
+    parts: [
+      { functionResponse: { name: 'read_file', response: { output: text(9_000, 1) } } },
+      { functionResponse: { name: 'read_file', response: { result: text(9_000, 2) } } },
+    ],
+  },
+  { role: 'model', parts: [{ text: 'Both define parsers.', thoughtSignature: 'QW5zd2Vy' }] },
+  { parts: [{ text: 'Thanks. Now the tests?' }] },
+];
+
+test('Anthropic, AI SDK, Responses and Gemini messages come back deep-equal and valid', () => {
+  for (const [format, messages] of [['anthropic', ANTHROPIC], ['ai-sdk', AI_SDK], ['openai-responses', RESPONSES], ['gemini', GEMINI]]) {
     const memory = new AutoContextMemory({ format });
     memory.add(messages);
     assert.deepStrictEqual(memory.messages(), messages, format);
@@ -99,6 +122,19 @@ test('validate() names each format\'s broken rules', () => {
     validate(badSdk, 'ai-sdk').map((p) => [p.index, p.code]),
     [[0, 'MISSING_RESULT'], [2, 'APPROVAL_WITHOUT_REQUEST']],
   );
+  const badGemini = [
+    { role: 'model', parts: [{ functionCall: { name: 'f', args: {} } }] },
+    { role: 'user', parts: [{ text: 'and?' }] },
+    { role: 'user', parts: [{ functionResponse: { name: 'f', response: { output: 'late' } } }] },
+    { role: 'model', parts: [{ text: 'hm' }] },
+    { role: 'model', parts: [{ functionCall: { id: 'x', name: 'g', args: {} }, thoughtSignature: 'c2ln' }] },
+    { role: 'user', parts: [{ functionResponse: { id: 'y', name: 'g', response: {} } }] },
+    { role: 'system', parts: [{ text: 'no' }] },
+  ];
+  assert.deepStrictEqual(
+    validate(badGemini, 'gemini').map((p) => [p.index, p.code]),
+    [[0, 'CALL_NOT_AFTER_USER'], [0, 'MISSING_RESULT'], [2, 'ORPHAN_RESULT'], [4, 'CALL_NOT_AFTER_USER'], [4, 'MISSING_RESULT'], [5, 'ORPHAN_RESULT'], [6, 'INVALID_MESSAGE']],
+  );
   assert.equal((() => { try { validate([], 'cohere'); } catch (e) { return e.code; } })(), 'INVALID_CONFIG');
 });
 
@@ -129,6 +165,7 @@ test('each format gets its reload tool, takes its call shape and pages long relo
     'openai-responses': (args) => ({ type: 'function_call', id: 'fc_r', call_id: 'r', name: 'context_reload', arguments: JSON.stringify(args) }),
     anthropic: (args) => ({ type: 'tool_use', id: 'r', name: 'context_reload', input: args }),
     'ai-sdk': (args) => ({ type: 'tool-call', toolCallId: 'r', toolName: 'context_reload', input: args }),
+    gemini: (args) => ({ functionCall: { name: 'context_reload', args } }),
   };
   const conversations = {
     openai: [
@@ -139,8 +176,9 @@ test('each format gets its reload tool, takes its call shape and pages long relo
     anthropic: ANTHROPIC.slice(0, 3),
     'ai-sdk': AI_SDK.slice(0, 4),
     'openai-responses': RESPONSES.slice(0, 7),
+    gemini: GEMINI.slice(0, 3),
   };
-  for (const format of ['openai', 'anthropic', 'ai-sdk', 'openai-responses']) {
+  for (const format of ['openai', 'anthropic', 'ai-sdk', 'openai-responses', 'gemini']) {
     const memory = new AutoContextMemory({ format, maxToken: 2_000, toolResultLimit: 4_000, offloadReloadLimit: 3_000 });
     memory.add(conversations[format]);
     const tool = memory.reloadTool();
@@ -148,6 +186,7 @@ test('each format gets its reload tool, takes its call shape and pages long relo
     if (format === 'anthropic') assert.deepStrictEqual(tool.input_schema.required, ['working_context_offload_uuid']);
     if (format === 'ai-sdk') assert.equal(tool.inputSchema.type, 'object');
     if (format === 'openai-responses') assert.deepStrictEqual([tool.type, tool.name, tool.strict], ['function', 'context_reload', false]);
+    if (format === 'gemini') assert.deepStrictEqual([tool.name, tool.parametersJsonSchema.required], ['context_reload', ['working_context_offload_uuid']]);
     const result = await memory.compressIfNeeded();
     assert.equal(result.compressed, true, format);
     assert.deepStrictEqual(memory.validate(), [], format);
@@ -231,4 +270,27 @@ test('Responses items: the validator\'s own rules, errors naming the field, item
   // A rewritten output keeps its call id and its image, with the text shortened behind a marker.
   const a = out.find((i) => i.type === 'function_call_output' && i.call_id === 'call_a');
   assert.ok(markers(JSON.stringify(a)).length === 1 && a.output.at(-1).type === 'input_image');
+});
+
+test('Gemini: calls without ids pair by name, signed model turns come back as they were, errors name the part', async () => {
+  const memory = new AutoContextMemory({ format: 'gemini', maxToken: 4_000, toolResultLimit: 3_000, summarize: ({ kind }) => `summary (${kind})` });
+  memory.add(GEMINI.slice(0, 3));
+  // A second content of responses answers nothing: the API wants them all in the one after the calls.
+  const e = (() => { try { memory.add({ role: 'user', parts: [{ functionResponse: { name: 'read_file', response: {} } }] }); } catch (err) { return err; } })();
+  assert.deepStrictEqual([e?.code, e?.index, e?.field], ['INVALID_MESSAGE', 3, 'parts[0].functionResponse']);
+  const s = (() => { try { memory.add({ role: 'system', parts: [{ text: 'rules' }] }); } catch (err) { return err; } })();
+  assert.match(s.message, /systemInstruction/);
+  memory.add(GEMINI.slice(3));
+  const result = await memory.compressIfNeeded();
+  assert.equal(result.compressed, true);
+  const out = memory.messages();
+  assert.deepStrictEqual(validate(out, 'gemini', { request: true }), []);
+  // The call turn keeps its thought and its signed call byte-exact; the responses shrink behind markers.
+  assert.deepStrictEqual(out.find((c) => c.parts?.some((p) => p.functionCall))?.parts.slice(0, 2), GEMINI[1].parts.slice(0, 2));
+  const responses = out.find((c) => c.parts?.some((p) => p.functionResponse));
+  assert.ok(responses === undefined || markers(JSON.stringify(responses)).length >= 1, JSON.stringify(responses)?.slice(0, 300));
+  assert.deepStrictEqual(await memory.originalMessages(), GEMINI);
+  // usageMetadata as the SDK gives it: promptTokenCount includes the cached tokens.
+  const usage = memory.observeUsage({ promptTokenCount: memory.tokenCount(), cachedContentTokenCount: 100, candidatesTokenCount: 5, totalTokenCount: memory.tokenCount() + 5 });
+  assert.deepStrictEqual([usage.promptTokens, usage.cachedTokens, usage.status], [memory.tokenCount(), 100, 'accepted']);
 });

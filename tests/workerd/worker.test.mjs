@@ -1,5 +1,6 @@
 // workerd, through miniflare: the example Worker (examples/worker: one conversation per Durable
-// Object, offloads in KV) and the store contract, each bundled from the installed package the
+// Object, offloads in KV), the store contract and the guarantees of every wire format, each
+// bundled from the installed package the
 // way a Worker build bundles. AUTOCONTEXT_APP names the app the package is installed in, with
 // examples/worker and tests/ copied beside it (scripts/test-runtimes.sh prepares it).
 import { test, before, after } from 'node:test';
@@ -291,6 +292,24 @@ test('the store contract in workerd: CloudflareKVStore on a KV binding, and Memo
           if (!r.ok) assert.fail(r.error);
         });
       }
+    }
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test('the guarantees of every wire format hold in workerd', async (t) => {
+  const outdir = join(work, 'formats');
+  await bundleWorker(join(app, 'tests/workerd/format-worker.mjs'), outdir);
+  const mf = new Miniflare({ ...moduleOptions(outdir), compatibilityDate: '2026-07-01' });
+  try {
+    const url = await mf.ready;
+    const results = await (await mf.dispatchFetch(new URL('/formats', url))).json();
+    assert.ok(results.some((r) => r.name.startsWith('gemini:')), 'the Gemini cases ran');
+    for (const r of results) {
+      await t.test(r.name, () => {
+        if (!r.ok) assert.fail(r.error);
+      });
     }
   } finally {
     await mf.dispose();
