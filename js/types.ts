@@ -319,6 +319,7 @@ export type StrategyName =
   | 'facts'
   | 'turn-trim'
   | 'turn-text-only'
+  | 'provider-compaction'
   | 'TOOL_RESULT_TRUNCATE'
   | 'LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION'
   | 'LARGE_MESSAGE_OFFLOAD'
@@ -331,7 +332,8 @@ export type StrategyName =
   | 'PREFIX_SUMMARY'
   | 'FACT_RETRIEVAL'
   | 'TURN_TRIM'
-  | 'TURN_TEXT_ONLY';
+  | 'TURN_TEXT_ONLY'
+  | 'PROVIDER_COMPACTION_OFFLOAD';
 
 /** A concept whose facts survive compression (fact retrieval). */
 export interface Concept {

@@ -10,7 +10,8 @@
 //!
 //! The protections of a message are a [`Protection`] set, one flag per reason (system message,
 //! unread work, current round, latest final answer, most recent completed round, `lastKeep`
-//! tail, pinned message, exchange of a pinned tool, signed turn of the current tool loop). A step asks whether a message is free for
+//! tail, pinned message, exchange of a pinned tool, signed turn of the current tool loop, the
+//! provider's own compaction and what it condensed). A step asks whether a message is free for
 //! it with the mask of the reasons it respects ([`Protection::HISTORY`], [`Protection::CURRENT`],
 //! ...); the reasons are facts about the conversation, the masks are the policy.
 
@@ -61,10 +62,17 @@ impl Protection {
     /// in place or joined to a note; only whole-turn steps (the prefix summary, the emergency
     /// step) may take it, turn and results together.
     pub const SIGNED: Protection = Protection(1 << 8);
+    /// The provider's latest compaction (an Anthropic `compaction` block, a Responses
+    /// `compaction` item, see [`Format::provider_compaction`]): never replaced, shortened or split.
+    pub const PROVIDER: Protection = Protection(1 << 9);
+    /// A message before the provider's latest compaction, which it already condensed: no step
+    /// summarizes or shortens it; the provider-compaction step takes it whole.
+    pub const CONDENSED: Protection = Protection(1 << 10);
 
     /// Messages a step that replaces a span of history keeps in place, taking the span after
     /// them: system messages and what the host pinned.
-    pub const ISLANDS: Protection = Protection(Self::SYSTEM.0 | Self::PINNED.0 | Self::PINNED_TOOL.0);
+    pub const ISLANDS: Protection =
+        Protection(Self::SYSTEM.0 | Self::PINNED.0 | Self::PINNED_TOOL.0 | Self::PROVIDER.0 | Self::CONDENSED.0);
     /// Where a span of history ends: the first unread, current-round, latest-answer or
     /// last-round message, and everything after it, stays.
     pub const HISTORY_END: Protection = Protection(Self::UNREAD.0 | Self::CURRENT_ROUND.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0);
@@ -82,27 +90,45 @@ impl Protection {
             | Self::LAST_ROUND.0
             | Self::PINNED.0
             | Self::PINNED_TOOL.0
-            | Self::SIGNED.0,
+            | Self::SIGNED.0
+            | Self::PROVIDER.0
+            | Self::CONDENSED.0,
     );
     /// What the emergency step respects: it may take the current round's answered work, but
     /// never a system message, unread work or what the host pinned. The latest answer and the
     /// last completed round it respects too, until the pass yields them (when the target
     /// cannot be reached without them, the pass analyses the list again without those two).
-    pub const EMERGENCY: Protection =
-        Protection(Self::SYSTEM.0 | Self::UNREAD.0 | Self::PINNED.0 | Self::PINNED_TOOL.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0);
+    pub const EMERGENCY: Protection = Protection(
+        Self::SYSTEM.0
+            | Self::UNREAD.0
+            | Self::PINNED.0
+            | Self::PINNED_TOOL.0
+            | Self::LATEST_ANSWER.0
+            | Self::LAST_ROUND.0
+            | Self::PROVIDER.0
+            | Self::CONDENSED.0,
+    );
     /// What truncation respects (it keeps structure, head and tail, so it applies even to
     /// unread results): only what the host pinned. Results of pinned tools are spared block by
     /// block ([`Structure::pinned_call`]).
-    pub const TRUNCATE: Protection = Protection(Self::PINNED.0);
+    pub const TRUNCATE: Protection = Protection(Self::PINNED.0 | Self::PROVIDER.0 | Self::CONDENSED.0);
     /// Where the span of a prefix step ends (the prefix summary and facts summarize answered
     /// work of the current round too): everything from the first such message on stays.
     pub const PREFIX_END: Protection = Protection(Self::UNREAD.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0);
     /// Messages the engine never rewrites, not even to join one of its notes to them (turns
     /// that must alternate): a joined message keeps its content, but not its bytes.
-    pub const NO_JOIN: Protection =
-        Protection(Self::SYSTEM.0 | Self::UNREAD.0 | Self::LATEST_ANSWER.0 | Self::PINNED.0 | Self::PINNED_TOOL.0 | Self::SIGNED.0);
+    pub const NO_JOIN: Protection = Protection(
+        Self::SYSTEM.0
+            | Self::UNREAD.0
+            | Self::LATEST_ANSWER.0
+            | Self::PINNED.0
+            | Self::PINNED_TOOL.0
+            | Self::SIGNED.0
+            | Self::PROVIDER.0
+            | Self::CONDENSED.0,
+    );
 
-    const NAMES: [(Protection, &'static str); 9] = [
+    const NAMES: [(Protection, &'static str); 11] = [
         (Self::SYSTEM, "system"),
         (Self::UNREAD, "unread"),
         (Self::CURRENT_ROUND, "current round"),
@@ -112,6 +138,8 @@ impl Protection {
         (Self::PINNED, "pinned"),
         (Self::PINNED_TOOL, "pinned tool"),
         (Self::SIGNED, "signed turn"),
+        (Self::PROVIDER, "provider compaction"),
+        (Self::CONDENSED, "condensed by the provider"),
     ];
 
     /// Whether this set shares any reason with `mask`.
@@ -202,6 +230,8 @@ pub struct Structure {
     pub latest_answer: Option<usize>,
     /// The most recent completed round, if any.
     pub last_round: Option<Range<usize>>,
+    /// The provider's latest compaction (see [`Protection::PROVIDER`]), if any.
+    pub compaction: Option<usize>,
     /// Number of messages.
     pub len: usize,
     protection: Vec<Protection>,
@@ -292,6 +322,13 @@ impl Structure {
                 *p |= Protection::PINNED;
             }
         }
+        let compaction = (0..n).rev().find(|&i| rules.format.provider_compaction(msg(i)));
+        if let Some(c) = compaction {
+            protection[c] |= Protection::PROVIDER;
+            for p in &mut protection[..c] {
+                *p |= Protection::CONDENSED;
+            }
+        }
         let latest_answer = (0..n).rev().find(|&i| msg(i).is_final_assistant());
         if let (true, Some(a)) = (rules.protect_latest_answer, latest_answer) {
             protection[a] |= Protection::LATEST_ANSWER;
@@ -330,6 +367,7 @@ impl Structure {
             first_user,
             latest_answer,
             last_round,
+            compaction,
             len: n,
             protection,
             pinned_calls,

@@ -290,7 +290,9 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
             let mut relax = false;
             for _ in 0..MAX_SWEEPS {
                 let mut changed = false;
-                for &strategy in self.parts.ladder {
+                // What a provider's own compaction condensed goes first, whatever the ladder.
+                let implicit = (!self.parts.ladder.contains(&Strategy::ProviderCompaction)).then_some(Strategy::ProviderCompaction);
+                for strategy in implicit.into_iter().chain(self.parts.ladder.iter().copied()) {
                     let rung = crate::strategy::rung(strategy);
                     let total = request_tokens(sum_tokens(&self.work), config);
                     let count_pressure = self.work.len() >= config.msg_threshold as usize;

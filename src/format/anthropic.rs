@@ -5,7 +5,9 @@
 //! is refused with a pointer there. Content is a string or a list of blocks: `text`, `image`,
 //! `document`, `thinking` / `redacted_thinking`, `tool_use` (assistant), `tool_result` (user;
 //! string or block content, `is_error`), and any other block (server tools, search results,
-//! future types), which is kept as it came. `cache_control`, `citations` and unknown fields
+//! a server-side `compaction`, future types), which is kept as it came. An assistant message
+//! with a `compaction` block is never replaced, and what comes before the latest one is already
+//! condensed (see `strategy::provider`). `cache_control`, `citations` and unknown fields
 //! ride along in the wire value. A user message that carries tool results is a tool message
 //! to the engine, with one `ToolResult` block per result.
 //!

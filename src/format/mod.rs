@@ -215,6 +215,22 @@ impl Format {
         start
     }
 
+    /// Whether message `m` holds the provider's own compaction of what came before it:
+    /// Anthropic's `compaction` block (the API drops what precedes it) or the Responses API's
+    /// `compaction` item (it carries what precedes it). Both are kept byte-exact and never
+    /// replaced; the messages before the latest one are already condensed (see
+    /// `strategy::provider`).
+    pub fn provider_compaction(self, m: &Message) -> bool {
+        match self {
+            Format::Anthropic => m
+                .blocks
+                .iter()
+                .any(|b| matches!(b, Block::Opaque { raw, .. } if raw.get("type").and_then(Value::as_str) == Some("compaction"))),
+            Format::OpenAiResponses => m.wire.get("type").and_then(Value::as_str) == Some("compaction"),
+            Format::OpenAi | Format::AiSdk | Format::Gemini => false,
+        }
+    }
+
     /// Whether message `m` carries a signature the provider checks for the current tool loop
     /// and that no rewrite may touch there: a Gemini model content with a thought signature.
     /// (Anthropic's signed thinking is kept by its format in every rewrite instead.)

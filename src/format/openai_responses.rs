@@ -19,7 +19,8 @@
 //!
 //! Items the engine does not read are kept as they came and never rewritten, counted as their
 //! JSON text: a `compaction` item (the server's encrypted digest of what came before it) is
-//! protected like a system message; any other item travels with the turn it belongs to
+//! protected like a system message, and what comes before the latest one is already condensed
+//! (see `strategy::provider`); any other item travels with the turn it belongs to
 //! (hosted calls with the model's response, their outputs with the call before them) and may be
 //! offloaded with it. Reasoning counts its summary text; its encrypted content is not counted,
 //! as models read the reasoning of the current turn only.

@@ -21,6 +21,7 @@ mod multi_result_tests;
 mod offload;
 mod prefix;
 pub mod preset;
+mod provider;
 mod rollup;
 mod round_summary;
 pub mod structured;
@@ -63,6 +64,7 @@ pub(crate) const RUNGS: &[&dyn Rung] = &[
     &facts::FactRetrieval,
     &turn_trim::TurnTrim,
     &text_only::TurnTextOnly,
+    &provider::ProviderCompaction,
 ];
 
 /// The pressure a rung relieves; it runs only under it.

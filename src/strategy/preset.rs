@@ -52,10 +52,14 @@ pub enum Strategy {
     /// With fewer than five complete turns over budget, each keeps only its user message and
     /// final answer; the tool work is offloaded (no LLM).
     TurnTextOnly,
+    /// What the provider's own compaction (Anthropic's `compaction` block, a Responses
+    /// `compaction` item) already condensed is offloaded whole behind a notice (no LLM). A pass
+    /// runs it first whatever the ladder, unless the ladder names it.
+    ProviderCompaction,
 }
 
 /// Every strategy with its documented name and its event type, in documentation order.
-const NAMES: [(Strategy, &str, &str); 13] = [
+const NAMES: [(Strategy, &str, &str); 14] = [
     (Strategy::ToolResultTruncate, "tool-result-truncate", "TOOL_RESULT_TRUNCATE"),
     (Strategy::LargeMessageOffloadWithProtection, "large-message-offload-protected", "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION"),
     (Strategy::LargeMessageOffload, "large-message-offload", "LARGE_MESSAGE_OFFLOAD"),
@@ -69,6 +73,7 @@ const NAMES: [(Strategy, &str, &str); 13] = [
     (Strategy::FactRetrieval, "facts", "FACT_RETRIEVAL"),
     (Strategy::TurnTrim, "turn-trim", "TURN_TRIM"),
     (Strategy::TurnTextOnly, "turn-text-only", "TURN_TEXT_ONLY"),
+    (Strategy::ProviderCompaction, "provider-compaction", "PROVIDER_COMPACTION_OFFLOAD"),
 ];
 
 /// The default order: the no-LLM steps first, then the reference's LLM strategies for earlier
@@ -250,7 +255,7 @@ mod tests {
             assert_eq!(*s as usize, i, "{name}");
             assert!(!name.is_empty() && !event.is_empty());
         }
-        assert_eq!(Strategy::TurnTextOnly as usize + 1, NAMES.len(), "the last variant closes the table");
+        assert_eq!(Strategy::ProviderCompaction as usize + 1, NAMES.len(), "the last variant closes the table");
     }
 
     #[test]
