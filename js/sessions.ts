@@ -1,6 +1,6 @@
 /**
  * One memory per conversation, for the framework adapters (`autocontext/langchain`,
- * `autocontext/mastra`).
+ * `autocontext/mastra`, `autocontext/adk`).
  *
  * Frameworks keep the conversation themselves (LangChain's agent state, Mastra's message list)
  * and hand a hook the whole list before every model call. The adapters compress on the way to
@@ -35,6 +35,8 @@ export interface AdapterMemory {
   handleReloadCall(call: never): Promise<string>;
   /** The offloads the memory wrote. */
   offloads(): { uuid: string }[];
+  /** Folds the provider's count of a request into the memory's estimate. */
+  observeUsage?(usage: never): unknown;
 }
 
 /** The conversation a memory serves, and the keys of the messages it holds. */

@@ -1,5 +1,6 @@
 // Type-checked (never run) against the installed declarations: the framework adapters as a
-// TypeScript user writes them, with LangChain's and Mastra's own types, strict and without casts.
+// TypeScript user writes them, with LangChain's, Mastra's and ADK's own types, strict
+// and without casts.
 import { createAgent, tool, type BaseMessage } from 'langchain';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { Agent } from '@mastra/core/agent';
@@ -7,6 +8,8 @@ import type { MastraLanguageModel } from '@mastra/core/agent';
 import { AutoContextMemory, type CompressResult } from 'autocontext';
 import { autocontextMiddleware, fromOpenAI, toOpenAI } from 'autocontext/langchain';
 import { autocontextProcessor } from 'autocontext/mastra';
+import { InMemoryRunner, LlmAgent, type BasePlugin, type BaseTool } from '@google/adk';
+import { AutoContextPlugin } from 'autocontext/adk';
 
 declare const chatModel: BaseChatModel;
 declare const summarize: (req: { prompt: string }) => Promise<string>;
@@ -27,4 +30,13 @@ const context = autocontextProcessor((threadId) => new AutoContextMemory({ forma
 const mastra = new Agent({ id: 'a', name: 'a', instructions: 'Be brief.', model: mastraModel, tools: { ...context.tools }, inputProcessors: [context] });
 const mastraMemory: AutoContextMemory<'ai-sdk'> = context.memory('thread-1');
 
-export { agent, last, langchainMemory, mastra, mastraMemory, roundTrip };
+// ADK: the plugin goes into the runner's plugins; its memories are typed by their format.
+const adk = new AutoContextPlugin((sessionId, agentName) => new AutoContextMemory({ format: 'gemini', maxToken: 1_000_000, sessionId: `${sessionId}:${agentName}` }), {
+  onCompress: (r: CompressResult, where: { sessionId: string; agentName: string }) => void [r.tokensAfter, where.agentName],
+});
+const asPlugin: BasePlugin = adk;
+const reloadTool: BaseTool = adk.reloadTool;
+const runner = new InMemoryRunner({ agent: new LlmAgent({ name: 'a', model: 'gemini-2.5-flash', tools: [] }), appName: 'a', plugins: [adk] });
+const adkMemory: AutoContextMemory<'gemini'> = adk.memory('session-1', 'a');
+
+export { agent, last, langchainMemory, mastra, mastraMemory, roundTrip, asPlugin, reloadTool, runner, adkMemory };
