@@ -16,16 +16,16 @@ cp -R tests/contract "$work/app/contract"
 # (tests/js/examples.test.mjs, langchain.test.mjs, mastra.test.mjs, openai-agents.test.mjs).
 mkdir "$work/app/examples"
 cp -R examples/openai-loop examples/anthropic-loop examples/gemini-loop examples/langchain-agent examples/mastra-agent examples/openai-agents \
-  examples/adk-agent "$work/app/examples/"
+  examples/adk-agent examples/strands-agent "$work/app/examples/"
 cd "$work/app"
 # The AI SDK integration is tested with the real `ai` package (a dev dependency, never a
 # dependency of autocontext): link it and its peer from the repository's node_modules.
 # The providers' SDKs likewise, for the TypeScript consumer tests below, and Node's types
 # outside node_modules/@types, so that only the examples' check sees them.
-# The frameworks (langchain, @langchain/*, @mastra/core, @openai/agents, @google/adk) likewise,
-# for the adapters' tests.
+# The frameworks (langchain, @langchain/*, @mastra/core, @openai/agents, @google/adk,
+# @strands-agents/sdk) likewise, for the adapters' tests.
 mkdir node_modules/@anthropic-ai "$work/types"
-for dev in ai zod openai @anthropic-ai/sdk @google langchain @langchain @mastra @openai; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done
+for dev in ai zod openai @anthropic-ai/sdk @google langchain @langchain @mastra @openai @strands-agents; do ln -s "$root/node_modules/$dev" "node_modules/$dev"; done
 ln -s "$root/node_modules/@types/node" "$work/types/node"
 
 # The declarations as a TypeScript user sees them, under Node and bundler module resolution.
@@ -42,8 +42,8 @@ node tests/readme-ts.mjs "$root/README.md" tests >/dev/null
 "$tsc" --noEmit --strict --skipLibCheck --allowJs --checkJs --target es2022 --lib es2022,dom --typeRoots "$work/types" --types node \
   --module nodenext --moduleResolution nodenext examples/openai-loop/agent.mjs examples/anthropic-loop/agent.mjs examples/gemini-loop/agent.mjs \
   examples/langchain-agent/agent.mjs examples/mastra-agent/agent.mjs examples/openai-agents/agent.mjs \
-  examples/adk-agent/agent.mjs
-# The framework adapters' declarations against LangChain's, Mastra's and ADK's own types.
+  examples/adk-agent/agent.mjs examples/strands-agent/agent.mjs
+# The framework adapters' declarations against LangChain's, Mastra's, ADK's and Strands' own types.
 "$tsc" --noEmit --strict --skipLibCheck --target es2022 --lib es2022,dom --module nodenext --moduleResolution nodenext tests/consumer-frameworks.ts
 
 AUTOCONTEXT_README="$root/README.md" node --test tests/*.test.mjs

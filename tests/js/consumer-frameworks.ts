@@ -1,5 +1,5 @@
 // Type-checked (never run) against the installed declarations: the framework adapters as a
-// TypeScript user writes them, with LangChain's, Mastra's and ADK's own types, strict
+// TypeScript user writes them, with LangChain's, Mastra's, ADK's and Strands' own types, strict
 // and without casts.
 import { createAgent, tool, type BaseMessage } from 'langchain';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -9,7 +9,9 @@ import { AutoContextMemory, type CompressResult } from 'autocontext';
 import { autocontextMiddleware, fromOpenAI, toOpenAI } from 'autocontext/langchain';
 import { autocontextProcessor } from 'autocontext/mastra';
 import { InMemoryRunner, LlmAgent, type BasePlugin, type BaseTool } from '@google/adk';
+import { Agent as StrandsAgent, type ConversationManager, type Message, type Tool } from '@strands-agents/sdk';
 import { AutoContextPlugin } from 'autocontext/adk';
+import { AutoContextConversationManager, fromWire, toWire, type StrandsMemory } from 'autocontext/strands';
 
 declare const chatModel: BaseChatModel;
 declare const summarize: (req: { prompt: string }) => Promise<string>;
@@ -39,4 +41,14 @@ const reloadTool: BaseTool = adk.reloadTool;
 const runner = new InMemoryRunner({ agent: new LlmAgent({ name: 'a', model: 'gemini-2.5-flash', tools: [] }), appName: 'a', plugins: [adk] });
 const adkMemory: AutoContextMemory<'gemini'> = adk.memory('session-1', 'a');
 
-export { agent, last, langchainMemory, mastra, mastraMemory, roundTrip, asPlugin, reloadTool, runner, adkMemory };
+// Strands: the conversation manager goes into the agent; it gives the agent its tools.
+const strands = new AutoContextConversationManager({ maxToken: 200_000, summarize, onCompress: (r: CompressResult) => void r.events });
+const asManager: ConversationManager = strands;
+const strandsTools: Tool[] = strands.getTools();
+const strandsAgent = new StrandsAgent({ conversationManager: strands, printer: false });
+const strandsMemory: StrandsMemory = strands.memory(strandsAgent);
+const back: Message = fromWire(toWire(strandsAgent.messages[0]!));
+// @ts-expect-error the manager's memories hold the Anthropic format, not OpenAI messages
+const wrongMemory: AutoContextMemory<'openai'> = strands.memory(strandsAgent);
+
+export { agent, last, langchainMemory, mastra, mastraMemory, roundTrip, asPlugin, reloadTool, runner, adkMemory, asManager, strandsTools, strandsMemory, back, wrongMemory };
