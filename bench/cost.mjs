@@ -60,7 +60,7 @@ function packageVersion(name) {
   return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
 }
 
-export const PEER_PACKAGES = ['langchain', '@langchain/core', '@mastra/core', 'gpt-tokenizer'];
+export const PEER_PACKAGES = ['langchain', '@langchain/core', '@mastra/core', '@strands-agents/sdk', 'gpt-tokenizer'];
 
 /** One system over the traces, in this process; prints its JSON result. */
 async function runChild(systemId, traceFilters) {

@@ -88,7 +88,7 @@ export function report(r) {
       (m.smoke ? ' **Smoke run: a handful of texts and one round, numbers meaningless.**' : ''),
   );
   out.push(
-    `Peers: gpt-tokenizer ${m.versions['gpt-tokenizer']}, js-tiktoken ${m.versions['js-tiktoken']}, tiktoken ${m.versions.tiktoken} (npm), langchain ${m.versions.langchain}, @langchain/core ${m.versions['@langchain/core']}, @mastra/core ${m.versions['@mastra/core']}.`,
+    `Peers: gpt-tokenizer ${m.versions['gpt-tokenizer']}, js-tiktoken ${m.versions['js-tiktoken']}, tiktoken ${m.versions.tiktoken} (npm), langchain ${m.versions.langchain}, @langchain/core ${m.versions['@langchain/core']}, @mastra/core ${m.versions['@mastra/core']}, @strands-agents/sdk ${m.versions['@strands-agents/sdk']}.`,
   );
   if (m.buildSeconds !== undefined) out.push(`Building the package (three WebAssembly builds, bindings, TypeScript) took ${f1(m.buildSeconds)} s before this run.`);
   out.push('');

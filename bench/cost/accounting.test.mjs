@@ -117,11 +117,16 @@ test('the ledger counts invalid and empty requests and a dropped or cut newest m
   assert.equal(ledger.invalidExamples.length, 2);
 });
 
-test('the newest message is sent when the request ends with it, whole or cut to its head', () => {
+test('the newest message is sent when the request ends with it, whole or cut to its head (maybe under a header)', () => {
   assert.deepEqual(newestSent([sys, user], { ...user }), { sent: true, verbatim: true });
   const long = { role: 'tool', tool_call_id: 'c1', content: 'x'.repeat(100) + 'tail' };
   assert.deepEqual(newestSent([call, { role: 'tool', tool_call_id: 'c1', content: 'x'.repeat(70) + '…' }], long), { sent: true, verbatim: false });
   assert.equal(newestSent([call, { role: 'tool', tool_call_id: 'c2', content: long.content }], long).sent, false, 'another call answered');
+  const previewed = { role: 'tool', tool_call_id: 'c1', content: `[Truncated: 1 block, ~30 tokens]\n\n${'x'.repeat(64)}\n\n[... 40 chars elided ...]` };
+  assert.deepEqual(newestSent([call, previewed], long), { sent: true, verbatim: false }, 'the head under a one-line header');
+  const summarized = { role: 'tool', tool_call_id: 'c1', content: '[Summarized: tool result, ~30 tokens]\n\nsomething else' };
+  assert.equal(newestSent([call, summarized], long).sent, false, 'a header over another text');
+  assert.equal(newestSent([call, { role: 'tool', tool_call_id: 'c1', content: `[a]\n[b]\n\n${long.content}` }], long).sent, false, 'a header of one line only');
   assert.equal(newestSent([sys, user], result).sent, false);
   assert.equal(newestSent([], user).sent, false);
 });

@@ -13,7 +13,8 @@ const median = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[M
 
 /**
  * @param system   one of ./systems; its session's optional `reloadOne(uuid)` gives the originals
- *                 behind one offload marker (the retention's one reload)
+ *                 behind one offload marker (the retention's one reload), and its optional
+ *                 `markersOf(text)` the markers a text names (default: autocontext's)
  * @param trace    `{ name, messages }`
  * @param env      `{ lib, window, ratio, countText, peerCountText, validate }`
  */
@@ -25,7 +26,7 @@ export async function replayTrace(system, trace, env) {
   const session = await system.start({ lib: env.lib, window: env.window, ratio: env.ratio, log, clock, countClock, countText: env.peerCountText, trace });
   const ledger = new Ledger({ countText: env.countText, window: env.window, validate: env.validate });
   const used = laterUse(trace.messages);
-  const retention = new Retention(session.reloadOne);
+  const retention = new Retention(session.reloadOne, session.markersOf);
   const passes = [];
   const errors = [];
   let countMismatches = 0;
@@ -52,7 +53,8 @@ export async function replayTrace(system, trace, env) {
   // The same with one reload of each marker the request names, not followed further.
   const oneReload = [];
   if (session.reloadOne !== undefined) {
-    for (const uuid of new Set(next.messages.flatMap((m) => offloadMarkers(messageText(m))))) oneReload.push(...(await session.reloadOne(uuid).catch(() => [])));
+    const markersOf = session.markersOf ?? offloadMarkers;
+    for (const uuid of new Set(next.messages.flatMap((m) => markersOf(messageText(m))))) oneReload.push(...(await session.reloadOne(uuid).catch(() => [])));
   }
   const keptInOne = recoverable(trace.messages, next.messages, oneReload);
   const t = ledger.totals;

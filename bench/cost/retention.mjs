@@ -188,7 +188,7 @@ export function laterUse(messages, oldChars = OLD_CHARS) {
  */
 export function replacementKind(text) {
   if (text.includes('[Context note: ')) return 'emergency';
-  if (/\[\.\.\. \d+ of \d+ characters omitted/.test(text)) return 'truncated';
+  if (/\[\.\.\. \d+ of \d+ characters omitted/.test(text) || text.startsWith('[Truncated: ')) return 'truncated';
   if (text.includes(SUMMARY_PREFIX) || text.includes('[Summarized together with the result of')) return 'summary';
   return 'notice';
 }
@@ -219,9 +219,14 @@ export const RETENTION_KEYS = [
  * are unreached, and `oldDeeper` counts those of them that two or more reloads reach.
  */
 export class Retention {
-  /** @param {((uuid: string) => Promise<Record<string, any>[]>) | undefined} reloadOne */
-  constructor(reloadOne) {
+  /**
+   * @param {((uuid: string) => Promise<Record<string, any>[]>) | undefined} reloadOne
+   * @param {(text: string) => string[]} [markersOf] the offload markers a text names (a system
+   *   whose store is keyed otherwise than by autocontext's markers gives its own)
+   */
+  constructor(reloadOne, markersOf = offloadMarkers) {
     this.reloadOne = reloadOne;
+    this.markersOf = markersOf;
     /** @type {Map<string, Promise<string>>} */
     this.texts = new Map();
     this.totals = Object.fromEntries(RETENTION_KEYS.map((key) => [key, 0]));
@@ -271,7 +276,7 @@ export class Retention {
     // Each marker the request names, with the kind of the first message that names it.
     const kinds = new Map();
     texts.forEach((text) => {
-      for (const uuid of offloadMarkers(text)) if (!kinds.has(uuid)) kinds.set(uuid, replacementKind(text));
+      for (const uuid of this.markersOf(text)) if (!kinds.has(uuid)) kinds.set(uuid, replacementKind(text));
     });
     const reloads = await Promise.all([...kinds.keys()].map(async (uuid) => [uuid, await this.reloadText(uuid)]));
     let deeper = null;
@@ -298,7 +303,7 @@ export class Retention {
     const queue = reloads.map(([, text]) => text);
     const out = [];
     while (queue.length > 0) {
-      for (const uuid of offloadMarkers(queue.shift())) {
+      for (const uuid of this.markersOf(queue.shift())) {
         if (seen.has(uuid)) continue;
         seen.add(uuid);
         const text = await this.reloadText(uuid);

@@ -150,6 +150,10 @@ test('a replacement is told by its text', () => {
   assert.equal(replacementKind(`[Summary of the earlier conversation]\n[summary] text\n${marker(U1)}`), 'summary');
   assert.equal(replacementKind(`[Summarized together with the result of c1.]\n${marker(U1)}`), 'summary');
   assert.equal(replacementKind(`The first lines of the file...\n${marker(U1)}`), 'notice');
+  // Strands' context manager: a truncated preview, a summary, an offload notice.
+  assert.equal(replacementKind('[Truncated: 1 block, ~3,410 tokens]\n\nhead\n\n[... 9 chars elided ...]\n\ntail\n\n[Stashed] [ref: c1_0]'), 'truncated');
+  assert.equal(replacementKind('[Summarized: tool result, ~900 tokens]\n\n[summary] text [ref: c1_0]'), 'summary');
+  assert.equal(replacementKind('[Offloaded: ~900 tokens] [ref: m1_0]'), 'notice');
   assert.deepEqual(offloadMarkers(`${marker(U2)} then ${marker(U1)} and ${marker(U2)} again; not CONTEXT_OFFLOAD: uuid=short`), [U2, U1]);
 });
 

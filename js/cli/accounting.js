@@ -131,11 +131,16 @@ function contentText(m) {
   return '';
 }
 
+/** A one-line bracketed header, then a blank line, at the start of a text. */
+const HEADER = /^\[[^\n\]]*\]\n\n/;
+
 /**
  * Whether a request sends the newest message (the last one added before this model call):
  * `verbatim` when its last message is that message unchanged, `sent` when its last message is
  * that message at least in part (the same role, the same tool call answered, the same first 64
- * characters: a long tool result cut to its head and tail still counts as sent).
+ * characters, maybe after a one-line bracketed header and a blank line: a long tool result cut
+ * to its head and tail, or under a header such as `[Truncated: 1 block, ~3,410 tokens]`, still
+ * counts as sent).
  */
 /**
  * @param {Message[]} request
@@ -147,7 +152,9 @@ export function newestSent(request, newest) {
   if (canonical(last) === canonical(newest)) return { sent: true, verbatim: true };
   const sameCall = newest.role !== 'tool' || last.tool_call_id === newest.tool_call_id;
   const head = contentText(newest).slice(0, 64);
-  const sent = last.role === newest.role && sameCall && contentText(last).startsWith(head);
+  const text = contentText(last);
+  const header = HEADER.exec(text);
+  const sent = last.role === newest.role && sameCall && (text.startsWith(head) || (header !== null && text.slice(header[0].length).startsWith(head)));
   return { sent, verbatim: false };
 }
 

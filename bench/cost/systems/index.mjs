@@ -9,6 +9,10 @@ const FAMILIES = {
     load: async () => (await import('./langchain.mjs')).LANGCHAIN_SYSTEMS,
   },
   mastra: { ids: ['mastra-token-limiter', 'mastra-toolcallfilter-token-limiter'], load: async () => (await import('./mastra.mjs')).MASTRA_SYSTEMS },
+  strands: {
+    ids: ['strands-auto', 'strands-auto-75', 'strands-summarizing', 'strands-summarizing-75', 'strands-sliding', 'strands-sliding-75'],
+    load: async () => (await import('./strands.mjs')).STRANDS_SYSTEMS,
+  },
   baseline: { ids: ['masking-10', 'raw'], load: async () => (await import('./baselines.mjs')).BASELINE_SYSTEMS },
 };
 
