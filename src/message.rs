@@ -77,8 +77,9 @@ pub struct Synthetic {
     pub generation: Option<u32>,
     /// The message is a copy of exactly one message (shrunk in place: truncated, previewed or
     /// summarized), and `offload` holds that message alone. A later step that replaces this
-    /// copy points at the same offload, or takes the message from it, instead of offloading the
-    /// copy: every reload gives originals in one hop.
+    /// copy in place points at the same offload; one that takes it into a larger span names
+    /// that offload in its own ([`crate::offload::Expansion`]): every reload gives originals in
+    /// one hop.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub copy: bool,
 }

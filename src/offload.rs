@@ -1,7 +1,15 @@
 //! The payload an offload keeps in the host's store, and the checks a reload makes on it.
 //!
 //! An offload is one JSON object under `<sessionId>/<uuid>`: the session, the uuid, the format
-//! and the original wire messages. The engine keeps a digest of the exact text it wrote in its
+//! and the original wire messages. A message of the span that the engine wrote in an earlier
+//! pass (a summary, a notice, a truncated copy) is kept as the model saw it, and the payload's
+//! `expand` list names the earlier offload that holds what it stands for: a reload puts those
+//! originals in its place, offload after offload, so one reload of any marker gives originals
+//! while each offload stores only what its own pass replaced (a rolling summary that copied its
+//! predecessor's originals would store the history once per pass). A reader that does not know
+//! `expand` still gets the messages the model saw.
+//!
+//! The engine keeps a digest of the exact text it wrote in its
 //! offload index (and in the persisted state), so a reload can tell the payload it wrote from
 //! anything else the store hands back: a value truncated or garbled on the way, another key's
 //! value, another session's offload, or a payload edited in place. Each of those is a
@@ -27,9 +35,26 @@ pub struct OffloadRecord {
     pub digest: Option<String>,
 }
 
-/// The text stored for an offload of `messages`: written straight from the messages (no copy
-/// of them into a new JSON tree), in the field order readers see.
-pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[&Value]) -> String {
+/// A message of an offload that stands for the originals of an earlier offload: message `at`
+/// of the payload is replaced, on reload, by the messages of offload `uuid` (expanded in turn).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct Expansion {
+    /// The index of the message in the payload's list.
+    pub at: usize,
+    /// The earlier offload that holds what it stands for.
+    pub uuid: String,
+    /// How many messages that offload's payload holds.
+    pub message_count: usize,
+    /// That payload's digest, when it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+/// The text stored for an offload of `messages`, with the earlier offloads some of them stand
+/// for: written straight from the messages (no copy of them into a new JSON tree), in the field
+/// order readers see; without expansions the text is what versions before them wrote.
+pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[&Value], expand: &[Expansion]) -> String {
     #[derive(serde::Serialize)]
     struct Payload<'a> {
         autocontext: u8,
@@ -38,8 +63,10 @@ pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[
         uuid: &'a str,
         format: &'a str,
         messages: &'a [&'a Value],
+        #[serde(skip_serializing_if = "<[Expansion]>::is_empty")]
+        expand: &'a [Expansion],
     }
-    let body = Payload { autocontext: 1, session_id, uuid, format: format.name(), messages };
+    let body = Payload { autocontext: 1, session_id, uuid, format: format.name(), messages, expand };
     serde_json::to_string(&body).expect("JSON values and strings always serialize")
 }
 
@@ -79,10 +106,21 @@ pub(crate) struct Expected<'a> {
     pub digest: Option<&'a str>,
 }
 
-/// The original messages in `raw`, after checking that it is exactly the payload this session
-/// wrote for this uuid: the digest when one was recorded, then the envelope (session, uuid,
-/// format), the message count when known and that every message reads in the format.
-pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Vec<Value>> {
+/// A payload as read back: its messages, and the earlier offloads some of them stand for.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    /// The format its messages are in.
+    pub format: Format,
+    pub messages: Vec<Value>,
+    /// In order of `at`, each `at` a message of `messages`.
+    pub expand: Vec<Expansion>,
+}
+
+/// The messages in `raw`, after checking that it is exactly the payload this session wrote for
+/// this uuid: the digest when one was recorded, then the envelope (session, uuid, format), the
+/// message count when known, that every message reads in the format, and that each expansion
+/// names another offload by uuid at a message of the list, in order.
+pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Opened> {
     let uuid = want.uuid;
     let bad = |why: String| Error::new(ErrorCode::StoreFailed, format!("offload {uuid} in the store {why}; it was not reloaded"));
     if let Some(d) = want.digest {
@@ -115,9 +153,23 @@ pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Vec<Value>> {
     for (i, m) in messages.iter().enumerate() {
         format.parse(i, m).map_err(|e| bad(format!("holds an unreadable message: {}", e.message())))?;
     }
+    let expand: Vec<Expansion> = match body.get("expand") {
+        None => Vec::new(),
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| bad(format!("has an unreadable expansion list ({e})")))?,
+    };
+    let mut next = 0;
+    for x in &expand {
+        if x.at < next || x.at >= messages.len() {
+            return Err(bad(format!("expands message {} out of order or outside its {} messages", x.at, messages.len())));
+        }
+        if !crate::message::is_uuid(&x.uuid) || x.uuid == uuid {
+            return Err(bad(format!("expands message {} into {:?}, not another offload", x.at, x.uuid)));
+        }
+        next = x.at + 1;
+    }
     match body {
         Value::Object(mut o) => match o.remove("messages") {
-            Some(Value::Array(m)) => Ok(m),
+            Some(Value::Array(messages)) => Ok(Opened { format, messages, expand }),
             _ => Err(bad("has no message list".into())),
         },
         _ => Err(bad("is not an object".into())),
@@ -157,25 +209,25 @@ mod tests {
             "messages": [&m, &other],
         })
         .to_string();
-        assert_eq!(payload("s/é", "u", Format::Anthropic, &[&m, &other]), want);
+        assert_eq!(payload("s/é", "u", Format::Anthropic, &[&m, &other], &[]), want);
     }
 
     #[test]
     fn only_the_payload_written_opens() {
         let m = json!({"role": "user", "content": "hi"});
         let uuid = "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
-        let raw = payload("s", uuid, Format::OpenAi, &[&m]);
+        let raw = payload("s", uuid, Format::OpenAi, &[&m], &[]);
         let d = digest(&raw);
         let want = |digest| Expected { session_id: "s", uuid, format: Some(Format::OpenAi), message_count: 1, digest };
-        assert_eq!(open(&raw, &want(Some(&d))).unwrap(), vec![m.clone()]);
-        assert_eq!(open(&raw, &want(None)).unwrap(), vec![m.clone()], "states from before digests still reload");
+        assert_eq!(open(&raw, &want(Some(&d))).unwrap().messages, vec![m.clone()]);
+        assert_eq!(open(&raw, &want(None)).unwrap().messages, vec![m.clone()], "states from before digests still reload");
         let any_format = Expected { format: None, ..want(Some(&d)) };
-        assert_eq!(open(&raw, &any_format).unwrap(), vec![m.clone()], "without a format, the payload's own is read");
+        assert_eq!(open(&raw, &any_format).unwrap().messages, vec![m.clone()], "without a format, the payload's own is read");
         let unknown = raw.replace("\"format\":\"openai\"", "\"format\":\"telex\"");
         assert_eq!(open(&unknown, &Expected { digest: None, ..any_format }).unwrap_err().code(), ErrorCode::StoreFailed);
         let legacy = legacy_digest(&raw);
-        assert_eq!(open(&raw, &want(Some(&legacy))).unwrap(), vec![m.clone()], "states with FNV-1a digests still reload");
-        let other = |s: &str, u: &str, f: Format, ms: &[&Value]| payload(s, u, f, ms);
+        assert_eq!(open(&raw, &want(Some(&legacy))).unwrap().messages, vec![m.clone()], "states with FNV-1a digests still reload");
+        let other = |s: &str, u: &str, f: Format, ms: &[&Value]| payload(s, u, f, ms, &[]);
         let cases = [
             raw.replace("hi", "ho"),
             raw[..raw.len() - 3].to_string(),
@@ -194,5 +246,31 @@ mod tests {
                 assert_eq!(open(bad, &want(None)).unwrap_err().code(), ErrorCode::StoreFailed, "{bad}");
             }
         }
+    }
+
+    #[test]
+    fn expansions_are_read_back_and_checked() {
+        let m = json!({"role": "user", "content": "summary"});
+        let n = json!({"role": "user", "content": "hi"});
+        let uuid = "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
+        let earlier = "1b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
+        let x = |at: usize, u: &str| Expansion { at, uuid: u.into(), message_count: 3, digest: Some("0123456789abcdef".into()) };
+        let want = Expected { session_id: "s", uuid, format: Some(Format::OpenAi), message_count: 2, digest: None };
+        let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &[x(0, earlier)]);
+        assert!(
+            raw.ends_with(
+                r#""expand":[{"at":0,"uuid":"1b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a","messageCount":3,"digest":"0123456789abcdef"}]}"#
+            ),
+            "{raw}"
+        );
+        let opened = open(&raw, &want).unwrap();
+        assert_eq!((opened.messages, opened.expand), (vec![m.clone(), n.clone()], vec![x(0, earlier)]));
+        // An expansion outside the list, out of order, of the offload itself or of no uuid.
+        for bad in [vec![x(2, earlier)], vec![x(1, earlier), x(0, earlier)], vec![x(0, uuid)], vec![x(0, "../other")]] {
+            let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &bad);
+            assert_eq!(open(&raw, &want).unwrap_err().code(), ErrorCode::StoreFailed, "{raw}");
+        }
+        let garbled = raw.replace(r#""at":0"#, r#""at":"first""#);
+        assert_eq!(open(&garbled, &want).unwrap_err().code(), ErrorCode::StoreFailed);
     }
 }

@@ -19,7 +19,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::format::{Format, RELOAD_PAGE_PARAM, RELOAD_TOOL_PARAM};
 use crate::host::OffloadStore;
 use crate::message::{transcript, Message};
-use crate::offload::{Expected, OffloadRecord};
+use crate::offload::{Expected, OffloadRecord, Opened};
 
 pub(crate) use crate::message::is_uuid;
 
@@ -41,6 +41,28 @@ pub(crate) fn key(session_id: &str, uuid: &str) -> String {
 /// Reads the payload under `<session_id>/<uuid>` and checks it (see [`crate::offload::open`]):
 /// `format` when given, else the one the payload names; `message_count` and `digest` when
 /// known (0 and `None` when not).
+async fn fetch_one<O: OffloadStore>(
+    store: &O,
+    session_id: &str,
+    uuid: &str,
+    format: Option<Format>,
+    message_count: usize,
+    digest: Option<&str>,
+) -> Result<Opened> {
+    let raw = store
+        .get(&key(session_id, uuid))
+        .await
+        .map_err(|e| Error::host(ErrorCode::StoreFailed, "the offload store failed to get an offload", e))?
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("offload {uuid} of session {session_id:?} is missing from the store")))?;
+    crate::offload::open(&raw, &Expected { session_id, uuid, format, message_count, digest })
+}
+
+/// The original messages of offload `uuid` (checked as [`fetch_one`] checks it), each message
+/// that stands for an earlier offload replaced by that offload's originals, checked with the
+/// count and digest the payload recorded for it, and so on down (see [`crate::offload`]). The
+/// walk keeps one reader per level, not one future per level, so a chain of thousands of
+/// rolling summaries expands without deep recursion; an offload met twice on the way is a
+/// loop in the store, refused.
 pub(crate) async fn fetch<O: OffloadStore>(
     store: &O,
     session_id: &str,
@@ -49,12 +71,39 @@ pub(crate) async fn fetch<O: OffloadStore>(
     message_count: usize,
     digest: Option<&str>,
 ) -> Result<Vec<Value>> {
-    let raw = store
-        .get(&key(session_id, uuid))
-        .await
-        .map_err(|e| Error::host(ErrorCode::StoreFailed, "the offload store failed to get an offload", e))?
-        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("offload {uuid} of session {session_id:?} is missing from the store")))?;
-    crate::offload::open(&raw, &Expected { session_id, uuid, format, message_count, digest })
+    let top = fetch_one(store, session_id, uuid, format, message_count, digest).await?;
+    if top.expand.is_empty() {
+        return Ok(top.messages);
+    }
+    // Every nested payload must hold the top one's format.
+    let format = top.format;
+    struct Level {
+        messages: std::iter::Enumerate<std::vec::IntoIter<Value>>,
+        expand: std::iter::Peekable<std::vec::IntoIter<crate::offload::Expansion>>,
+    }
+    let level = |o: Opened| Level { messages: o.messages.into_iter().enumerate(), expand: o.expand.into_iter().peekable() };
+    let mut seen = std::collections::HashSet::from([uuid.to_string()]);
+    let mut out = Vec::new();
+    let mut stack = vec![level(top)];
+    while let Some(top) = stack.last_mut() {
+        let Some((i, m)) = top.messages.next() else {
+            stack.pop();
+            continue;
+        };
+        let Some(x) = top.expand.next_if(|x| x.at == i) else {
+            out.push(m);
+            continue;
+        };
+        if !seen.insert(x.uuid.clone()) {
+            return Err(Error::new(
+                ErrorCode::StoreFailed,
+                format!("offload {uuid} expands offload {} twice (a loop in the store); it was not reloaded", x.uuid),
+            ));
+        }
+        let inner = fetch_one(store, session_id, &x.uuid, Some(format), x.message_count, x.digest.as_deref()).await?;
+        stack.push(level(inner));
+    }
+    Ok(out)
 }
 
 /// The original messages of offload `uuid` of session `session_id`, from the store alone (no

@@ -283,7 +283,7 @@ fn token_pressure_alone_never_rolls_up_and_count_pressure_does() {
 }
 
 #[test]
-fn a_new_rollup_absorbs_the_previous_one_whose_offload_stays_reloadable() {
+fn a_new_rollup_absorbs_the_previous_one_and_one_reload_gives_both_spans() {
     let mut cfg = config("absorb", 100_000_000);
     cfg.msg_threshold = 16;
     cfg.last_keep = 2;
@@ -319,11 +319,12 @@ fn a_new_rollup_absorbs_the_previous_one_whose_offload_stays_reloadable() {
     assert_eq!(marks[0].generation, Some(2));
     assert!(summarizer.requests.borrow()[1].messages[0] == rollup1, "the old rollup was summarized into the new one");
 
-    // The new offload holds the old rollup message, marker and all, then the newly rolled rounds.
+    // One reload of the new offload gives originals: the old rollup's rounds in its place, then
+    // the newly rolled rounds.
     let back = block_on(m.reload(e2.offload_uuid.as_ref().unwrap())).unwrap();
-    assert_eq!(back[0], rollup1);
-    assert_eq!(markers_in(&back[0]), vec![u1.clone()]);
-    assert_eq!(back.len(), e2.message_count);
+    assert_eq!(&back[..e1.message_count], &first[1..11]);
+    assert_eq!(back.len(), e1.message_count + e2.message_count - 1);
+    assert!(back.iter().all(|v| markers_in(v).is_empty()), "no summary among them");
     // ... and the old offload was not deleted: it still reloads the first rounds byte-exact.
     assert_eq!(block_on(m.reload(&u1)).unwrap(), first[1..11].to_vec());
     assert!(m.store().keys().contains(&format!("absorb/{u1}")));

@@ -187,3 +187,56 @@ fn offloads_reload_from_the_store_alone() {
         ErrorCode::StoreFailed
     );
 }
+
+#[test]
+fn one_reload_of_a_rolled_summary_gives_every_original_it_stands_for() {
+    // A prefix summary rolled forward pass after pass: each offload stores its own span and
+    // names the one before, and one reload of the newest marker gives all their originals.
+    let store = MemoryStore::new();
+    let mut cfg = config("chain", 6_000);
+    cfg.strategies = Some(vec![autocontext::Strategy::PrefixSummary]);
+    let m = AutoContextMemory::new(cfg, FakeSummarizer::fixed("the work so far"), store.clone()).unwrap();
+    let mut added = vec![system("agent")];
+    m.add(&added[0]).unwrap();
+    let mut generations = 0;
+    for r in 0..24 {
+        let round = tool_round(&format!("r{r}"), 2, 1_200);
+        m.add(&Value::Array(round.clone())).unwrap();
+        added.extend(round);
+        if block_on(m.compress_if_needed()).unwrap().compressed {
+            generations += 1;
+        }
+    }
+    assert!(generations >= 4, "{generations} passes");
+    let working = m.messages();
+    let markers: Vec<String> = working.iter().flat_map(markers_in).collect();
+    assert_eq!(markers.len(), 1, "one rolling summary: {markers:?}");
+    let back = block_on(m.reload(&markers[0])).unwrap();
+    let first_kept = added.iter().position(|a| working[2..].contains(a)).unwrap();
+    assert_eq!(back, added[1..first_kept].to_vec(), "the originals before the kept tail, in order, summaries expanded");
+    // The model's call reads them too, and the store alone gives the same.
+    let text = all_pages(&m, &markers[0]);
+    assert!(text.contains("r0-c0") && !text.contains("CONTEXT_OFFLOAD"), "{}", &text[..300]);
+    use autocontext::reload::reload;
+    assert_eq!(block_on(reload(&store, "chain", &markers[0], None, None)).unwrap(), back);
+    assert_eq!(block_on(reload(&store, "chain", &markers[0], None, Some(&m.offloads()))).unwrap(), back);
+    // Each offload stores its own span: the history is stored about once, not once per pass.
+    let stored: usize = store.keys().iter().map(|k| block_on(autocontext::OffloadStore::get(&store, k)).unwrap().unwrap().len()).sum();
+    let history: usize = added.iter().map(|v| v.to_string().len()).sum();
+    assert!(stored < 2 * history, "{stored} bytes stored for {history} bytes of history");
+
+    // A loop in the store (an offload that names itself further down) is refused, not followed.
+    let key = format!("chain/{}", markers[0]);
+    let raw = block_on(autocontext::OffloadStore::get(&store, &key)).unwrap().unwrap();
+    let v: Value = serde_json::from_str(&raw).unwrap();
+    let inner = v["expand"][0]["uuid"].as_str().unwrap().to_string();
+    let inner_key = format!("chain/{inner}");
+    let inner_raw = block_on(autocontext::OffloadStore::get(&store, &inner_key)).unwrap().unwrap();
+    let mut looped: Value = serde_json::from_str(&inner_raw).unwrap();
+    looped["expand"] = json!([{"at": 0, "uuid": markers[0], "messageCount": v["messages"].as_array().unwrap().len()}]);
+    block_on(autocontext::OffloadStore::put(&store, &inner_key, &looped.to_string())).unwrap();
+    let e = block_on(reload(&store, "chain", &markers[0], None, None)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::StoreFailed, "{e:?}");
+    // With the records, the edited payload fails its digest first.
+    assert_eq!(block_on(m.reload(&markers[0])).unwrap_err().code(), ErrorCode::StoreFailed);
+}

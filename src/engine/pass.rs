@@ -36,6 +36,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::events::CompressionEvent;
 use crate::host::{Clock, DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
 use crate::message::{Block, Role};
+use crate::offload::Expansion;
 use crate::prepared::{Cache, Summaries};
 use crate::strategy::llm::Failure;
 use crate::strategy::{Ctx, Edit, Entry, Pressure, Strategy};
@@ -399,13 +400,12 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
 
     /// Writes the offloads of the replacements alive at the end of the plan, and of those taken
     /// in whose markers the planned list still names ([`PassLog::to_write`]), returning how many
-    /// messages each holds. An offload holds the snapshot messages its replacement stands for,
-    /// except that a message which is itself a copy of one original (truncated, previewed,
-    /// summarized in place by an earlier pass) is replaced by that original, read from the
-    /// offload that holds it: one reload of any marker gives originals (or the summaries the
-    /// model saw). If that offload cannot be read, the copy goes in; its marker still points
-    /// there. A replacement that points at an earlier pass's offload writes nothing. Every key
-    /// is recorded in `written` before its put starts: a put that fails or never answers may
+    /// messages each holds. An offload holds the snapshot messages its replacement stands for;
+    /// a message among them that an earlier pass wrote (a summary, a notice, a truncated copy)
+    /// is kept as the model saw it and expanded on reload into the originals of the offload it
+    /// names ([`crate::offload::Expansion`]): one reload of any marker gives originals. A
+    /// replacement that points at an earlier pass's offload writes nothing. Every key is
+    /// recorded in `written` before its put starts: a put that fails or never answers may
     /// still have landed, so a pass that does not commit deletes every key it tried.
     async fn write_offloads(&self, written: &mut Vec<(String, String)>) -> Result<Vec<(String, usize)>> {
         let (config, store, snapshot) = (self.parts.config, self.parts.store, &self.snapshot);
@@ -416,44 +416,32 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
             .filter(|e| e.msg.synthetic.is_some())
             .flat_map(|e| crate::message::find_markers(&e.msg.wire.to_string()))
             .collect();
-        let fresh: Vec<(&str, std::ops::Range<usize>)> = {
+        let payloads: Vec<(String, String, usize)> = {
             let st = self.parts.state.borrow();
             let mut seen = HashSet::new();
-            self.log
+            let fresh: Vec<(&str, std::ops::Range<usize>)> = self
+                .log
                 .to_write(&referenced)
                 .filter_map(|r| Some((r.offload.as_deref()?, r.snapshot.clone())))
                 .filter(|(u, _)| !st.offload_ids.contains(*u) && seen.insert(*u))
+                .collect();
+            // The earlier offload a message of the snapshot stands for, with its record.
+            let expansion = |at: usize, e: &Entry| {
+                let uuid = e.msg.synthetic.as_ref()?.offload.as_deref()?;
+                let record = st.offload(uuid).or_else(|| st.retired.in_tail(uuid))?;
+                Some(Expansion { at, uuid: record.uuid, message_count: record.message_count, digest: record.digest })
+            };
+            fresh
+                .iter()
+                .map(|(uuid, range)| {
+                    let entries = &snapshot[range.clone()];
+                    let messages: Vec<&Value> = entries.iter().map(|e| &e.msg.wire).collect();
+                    let expand: Vec<Expansion> = entries.iter().enumerate().filter_map(|(k, e)| expansion(k, e)).collect();
+                    let body = crate::offload::payload(&config.session_id, uuid, config.format, &messages, &expand);
+                    (uuid.to_string(), body, messages.len())
+                })
                 .collect()
         };
-        let mut copies: Vec<&str> = Vec::new();
-        for (_, range) in &fresh {
-            for e in &snapshot[range.clone()] {
-                if let Some(u) = e.msg.synthetic.as_ref().and_then(|s| s.copy_offload()) {
-                    if !copies.contains(&u) {
-                        copies.push(u);
-                    }
-                }
-            }
-        }
-        let originals: Vec<Option<Value>> = join_all(copies.iter().map(|u| async move {
-            match reload(self.parts, u).await {
-                Ok(mut v) if v.len() == 1 => v.pop(),
-                _ => None,
-            }
-        }))
-        .await;
-        let original_of = |e: &Entry| -> Option<&Value> {
-            let u = e.msg.synthetic.as_ref()?.copy_offload()?;
-            originals[copies.iter().position(|c| *c == u)?].as_ref()
-        };
-        let payloads: Vec<(String, String, usize)> = fresh
-            .iter()
-            .map(|(uuid, range)| {
-                let messages: Vec<&Value> = snapshot[range.clone()].iter().map(|e| original_of(e).unwrap_or(&e.msg.wire)).collect();
-                let body = crate::offload::payload(&config.session_id, uuid, config.format, &messages);
-                (uuid.to_string(), body, messages.len())
-            })
-            .collect();
         written.extend(payloads.iter().map(|(u, body, _)| (u.clone(), crate::offload::digest(body))));
         let keys: Vec<String> = payloads.iter().map(|(u, _, _)| self.parts.key(u)).collect();
         let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body, _))| store.put(k, body))).await;

@@ -52,7 +52,7 @@ pub(crate) fn record(v: &Value) -> Option<OffloadRecord> {
 }
 
 /// The offloads the working list names: each replaced message's own, and every marker in the
-/// text the engine wrote (a summary of summaries names the offloads of those it folded in).
+/// text the engine wrote (a note joined to a turn names its own, and the turn may carry others).
 pub(crate) fn named(working: &[Entry]) -> HashSet<String> {
     let mut out = HashSet::new();
     for e in working {
