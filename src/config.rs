@@ -101,7 +101,7 @@ pub struct Config {
     /// The strategy fact retrieval falls back to when no concept yields a fact (default the
     /// prefix summary).
     pub facts_fallback: Strategy,
-    /// Turn trimming keeps at most this many turns (default 20).
+    /// Turn trimming keeps at most this many turns besides the task (default 20).
     pub max_context_turns: u32,
     /// Summaries are prepared in the background from this share of the window (default four
     /// fifths of `token_ratio`).
@@ -121,6 +121,24 @@ pub struct Config {
     /// Tools whose exchanges no step replaces, not even truncation or the emergency step (their
     /// results stay verbatim, like Anthropic's `exclude_tools`); default none.
     pub pinned_tools: Vec<String>,
+    /// Characters of the identifier index every replacement that offloads carries: the exact
+    /// paths, names, ids and numbers of what it replaced, ranked by how likely the agent needs
+    /// them again, at most an eighth of what the replacement frees and a twentieth of the
+    /// low-water mark (default 1200; 0 turns it off).
+    pub identifier_index_chars: u32,
+    /// The task, the first real user message, stays verbatim (default true): no step replaces
+    /// it, unless it alone keeps the request over the window (then it keeps its head and tail,
+    /// the whole one reload away, as the current user message does).
+    pub keep_task: bool,
+    /// Characters of one tool result a summary of history reads: a longer one goes to the
+    /// summarizer as its head and tail (the whole stays one reload away, and the identifier
+    /// index names what the middle held); default 2000, 0 sends every result whole.
+    pub summary_result_limit: u32,
+    /// Summarize requests carry, as `messages`, the agent's own request byte for byte with the
+    /// instruction as its last user message, for a host that summarizes with the agent's model
+    /// (its system prompt and tools): the provider reads the span from its prompt cache (default
+    /// false: `messages` is the span alone).
+    pub summarize_from_cache: bool,
 }
 
 impl Default for Config {
@@ -161,9 +179,19 @@ impl Default for Config {
             protect_latest_answer: true,
             protect_last_round: true,
             pinned_tools: Vec::new(),
+            identifier_index_chars: DEFAULT_INDEX_CHARS,
+            keep_task: true,
+            summary_result_limit: DEFAULT_SUMMARY_RESULT_LIMIT,
+            summarize_from_cache: false,
         }
     }
 }
+
+/// `identifierIndexChars`' default.
+const DEFAULT_INDEX_CHARS: u32 = 1200;
+
+/// `summaryResultLimit`'s default.
+const DEFAULT_SUMMARY_RESULT_LIMIT: u32 = 2000;
 
 /// `targetRatio`'s default, as a share of `tokenRatio`: a pass frees three quarters of the
 /// trigger, so passes are rare (on the cost benchmark's 30 traces, a quarter cost less than a
@@ -212,6 +240,10 @@ const KNOWN: &[&str] = &[
     "protectLatestAnswer",
     "protectLastRound",
     "pinnedTools",
+    "identifierIndexChars",
+    "keepTask",
+    "summaryResultLimit",
+    "summarizeFromCache",
 ];
 
 impl Config {
@@ -235,6 +267,16 @@ impl Config {
     /// Token count from which summaries are prepared in the background.
     pub fn prepare_tokens(&self) -> u64 {
         (self.max_token as f64 * self.prepare_ratio.unwrap_or(self.token_ratio * 0.8)).floor() as u64
+    }
+
+    /// The turns `maxContextTurns` counts among `turns` (real user messages): the task, kept
+    /// verbatim with `keepTask`, is not one of them.
+    pub fn counted_turns(&self, turns: usize) -> usize {
+        if self.keep_task {
+            turns.saturating_sub(1)
+        } else {
+            turns
+        }
     }
 
     /// The strategies a pass runs, in order: `strategies`, else the preset's, else the default.
@@ -287,6 +329,8 @@ impl Config {
         read_int(obj, "maxConcurrentSummaries", &mut c.max_concurrent_summaries)?;
         read_int(obj, "summarizeTimeoutMs", &mut c.summarize_timeout_ms)?;
         read_int(obj, "storeTimeoutMs", &mut c.store_timeout_ms)?;
+        read_int(obj, "identifierIndexChars", &mut c.identifier_index_chars)?;
+        read_int(obj, "summaryResultLimit", &mut c.summary_result_limit)?;
         if !explicit_last_keep {
             c.last_keep = c.last_keep.min(c.msg_threshold / 2);
         }
@@ -318,6 +362,8 @@ impl Config {
         }
         read_bool(obj, "protectLatestAnswer", &mut c.protect_latest_answer)?;
         read_bool(obj, "protectLastRound", &mut c.protect_last_round)?;
+        read_bool(obj, "keepTask", &mut c.keep_task)?;
+        read_bool(obj, "summarizeFromCache", &mut c.summarize_from_cache)?;
         if let Some(v) = obj.get("pinnedTools").filter(|v| !v.is_null()) {
             c.pinned_tools = read_names(v, "pinnedTools")?;
         }
@@ -436,6 +482,18 @@ impl Config {
                 ),
             ));
         }
+        if self.identifier_index_chars > 100_000 {
+            return Err(Error::config(
+                "identifierIndexChars",
+                format!("must be from 0 (no index) to 100000 characters, got {}", self.identifier_index_chars),
+            ));
+        }
+        if self.summary_result_limit != 0 && !(300..=100_000_000).contains(&self.summary_result_limit) {
+            return Err(Error::config(
+                "summaryResultLimit",
+                format!("must be 0 (results whole) or from 300 to 100000000 characters, got {}", self.summary_result_limit),
+            ));
+        }
         if self.tool_result_limit < 100 {
             return Err(Error::config("toolResultLimit", format!("must be at least 100 characters, got {}", self.tool_result_limit)));
         }
@@ -548,6 +606,18 @@ impl Config {
         }
         if !self.pinned_tools.is_empty() {
             o.insert("pinnedTools".into(), json!(self.pinned_tools));
+        }
+        if !self.keep_task {
+            o.insert("keepTask".into(), json!(false));
+        }
+        if self.summarize_from_cache {
+            o.insert("summarizeFromCache".into(), json!(true));
+        }
+        if self.summary_result_limit != DEFAULT_SUMMARY_RESULT_LIMIT {
+            o.insert("summaryResultLimit".into(), json!(self.summary_result_limit));
+        }
+        if self.identifier_index_chars != DEFAULT_INDEX_CHARS {
+            o.insert("identifierIndexChars".into(), json!(self.identifier_index_chars));
         }
         out
     }

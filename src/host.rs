@@ -41,6 +41,10 @@ pub struct SummarizeRequest {
     /// list), for hosts with structured output; the engine reads prose answers too.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<Value>,
+    /// `messages` is the agent's own request, byte for byte, with the instruction as its last
+    /// user message (`summarizeFromCache`): send it to the agent's model with the agent's system
+    /// prompt and tools, and the provider reads the conversation from its prompt cache.
+    pub from_cache: bool,
 }
 
 /// What the summarizer returned.

@@ -174,6 +174,11 @@ impl Message {
         self.payload_parts().map(|t| t.chars().count()).sum()
     }
 
+    /// The payload's length in UTF-8 bytes (at least its length in characters).
+    pub fn payload_len(&self) -> usize {
+        self.payload_parts().map(str::len).sum()
+    }
+
     /// Whether [`Message::payload_chars`] exceeds `n`, without counting characters when the
     /// payload's UTF-8 length already settles it (a character is at least one byte).
     pub fn payload_chars_over(&self, n: usize) -> bool {

@@ -247,6 +247,7 @@ mod tests {
             target_chars: None,
             timeout_ms: Some(5),
             schema: None,
+            from_cache: false,
         }
     }
 

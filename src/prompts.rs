@@ -100,11 +100,14 @@ impl PromptConfig {
     }
 }
 
-/// What every default prompt asks for, whatever the span.
-const KEEP_RULES: &str = "Keep verbatim: tool names and their key arguments, file paths, commands, identifiers, \
-numbers, error messages, decisions and what was changed or failed. Write in the third person, in the language of \
-the conversation, as plain text. Do not address the user, do not invent anything, and do not write offload markers \
-or tags.";
+/// What every default prompt asks for, whatever the span: what an agent needs to go on with its
+/// task once the messages are gone.
+const KEEP_RULES: &str = "The agent continues its task from your summary, so keep what it will need: the user's \
+instructions and constraints, quoted word for word; the files, paths and symbols it read or changed, and what \
+changed; the commands it ran with their key arguments and outcome; every error or failure, verbatim, and how it \
+was fixed or that it is still open; decisions and their reasons; and what remains to be done. Keep identifiers, \
+numbers and error codes exactly as written. Write in the third person, in the language of the conversation, as \
+plain text. Do not address the user, do not invent anything, and do not write offload markers or tags.";
 
 /// Default instructions for compressing a run of historical tool exchanges.
 pub const PREVIOUS_ROUND_TOOL_COMPRESS: &str = "You compress a run of tool calls and their results from earlier in an \
@@ -130,9 +133,10 @@ constraints, decisions made, technical facts learned, what was done and its outc
 pub const PREVIOUS_ROUND_SUMMARY: &str = "You compress one finished round of an agent conversation so it can stay in \
 the model's context at a fraction of its size. The user's request stays as it is; you write what replaces everything \
 the assistant did to answer it. Write in the third person, in the language of the conversation, as plain text. Keep \
-every fact later turns may need: file paths, commands, identifiers, numbers, error messages, decisions, what was \
-changed and what failed. Name the tools used and their key arguments briefly. Do not address the user, do not invent \
-anything, and do not write offload markers.";
+every fact later turns may need: the files, paths and symbols read or changed and what changed, the commands run and \
+their outcome, every error verbatim and how it was fixed or that it is still open, decisions and their reasons, and \
+what remains to be done. Keep identifiers, numbers and error codes exactly as written; name the tools used and their \
+key arguments briefly. Do not address the user, do not invent anything, and do not write offload markers.";
 
 /// The host's prompt when it gave one, else the default followed by the rules every default
 /// shares.

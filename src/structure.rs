@@ -69,10 +69,13 @@ impl Protection {
     /// summarizes or shortens it; the provider-compaction step takes it whole.
     pub const CONDENSED: Protection = Protection(1 << 10);
 
+    /// The task: the first real user message (`keepTask`).
+    pub const TASK: Protection = Protection(1 << 11);
+
     /// Messages a step that replaces a span of history keeps in place, taking the span after
-    /// them: system messages and what the host pinned.
+    /// them: system messages, the task and what the host pinned.
     pub const ISLANDS: Protection =
-        Protection(Self::SYSTEM.0 | Self::PINNED.0 | Self::PINNED_TOOL.0 | Self::PROVIDER.0 | Self::CONDENSED.0);
+        Protection(Self::SYSTEM.0 | Self::TASK.0 | Self::PINNED.0 | Self::PINNED_TOOL.0 | Self::PROVIDER.0 | Self::CONDENSED.0);
     /// Where a span of history ends: the first unread, current-round, latest-answer or
     /// last-round message, and everything after it, stays.
     pub const HISTORY_END: Protection = Protection(Self::UNREAD.0 | Self::CURRENT_ROUND.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0);
@@ -85,6 +88,7 @@ impl Protection {
     /// What the steps that shrink answered work of the current round respect.
     pub const CURRENT: Protection = Protection(
         Self::SYSTEM.0
+            | Self::TASK.0
             | Self::UNREAD.0
             | Self::LATEST_ANSWER.0
             | Self::LAST_ROUND.0
@@ -128,7 +132,7 @@ impl Protection {
             | Self::CONDENSED.0,
     );
 
-    const NAMES: [(Protection, &'static str); 11] = [
+    const NAMES: [(Protection, &'static str); 12] = [
         (Self::SYSTEM, "system"),
         (Self::UNREAD, "unread"),
         (Self::CURRENT_ROUND, "current round"),
@@ -140,6 +144,7 @@ impl Protection {
         (Self::SIGNED, "signed turn"),
         (Self::PROVIDER, "provider compaction"),
         (Self::CONDENSED, "condensed by the provider"),
+        (Self::TASK, "task"),
     ];
 
     /// Whether this set shares any reason with `mask`.
@@ -191,6 +196,8 @@ pub struct Rules<'a> {
     pub protect_last_round: bool,
     /// Tools whose exchanges are protected (`pinnedTools`).
     pub pinned_tools: &'a [String],
+    /// Protect the first real user message, the task (`keepTask`).
+    pub keep_task: bool,
 }
 
 impl<'a> Rules<'a> {
@@ -202,6 +209,7 @@ impl<'a> Rules<'a> {
             protect_latest_answer: config.protect_latest_answer,
             protect_last_round: config.protect_last_round,
             pinned_tools: &config.pinned_tools,
+            keep_task: config.keep_task,
         }
     }
 }
@@ -243,7 +251,7 @@ impl Structure {
     /// Analyses `messages` with `last_keep` messages of protected tail and the default
     /// protections (latest answer and last round on, nothing pinned).
     pub fn analyze<M: AsRef<Message>>(format: Format, messages: &[M], last_keep: usize) -> Structure {
-        let rules = Rules { format, last_keep, protect_latest_answer: true, protect_last_round: true, pinned_tools: &[] };
+        let rules = Rules { format, last_keep, protect_latest_answer: true, protect_last_round: true, pinned_tools: &[], keep_task: false };
         Structure::analyze_with(messages, &rules, &|_| false)
     }
 
@@ -321,6 +329,9 @@ impl Structure {
             if pinned(i) {
                 *p |= Protection::PINNED;
             }
+        }
+        if let (true, Some(u)) = (rules.keep_task, first_user) {
+            protection[u] |= Protection::TASK;
         }
         let compaction = (0..n).rev().find(|&i| rules.format.provider_compaction(msg(i)));
         if let Some(c) = compaction {
@@ -586,8 +597,14 @@ mod tests {
             {"role": "assistant", "content": "done"}
         ]));
         let tools = ["plan".to_string()];
-        let rules =
-            Rules { format: Format::OpenAi, last_keep: 0, protect_latest_answer: false, protect_last_round: false, pinned_tools: &tools };
+        let rules = Rules {
+            format: Format::OpenAi,
+            last_keep: 0,
+            protect_latest_answer: false,
+            protect_last_round: false,
+            pinned_tools: &tools,
+            keep_task: false,
+        };
         let s = Structure::analyze_with(&m, &rules, &|i| i == 0);
         assert_eq!(s.protection(0).names(), ["current round", "pinned"]);
         for i in 1..4 {

@@ -142,7 +142,8 @@ fn a_prepared_prefix_summary_takes_the_hosts_latency_off_the_request_path() {
     assert_eq!((r.summarize_calls, r.prepared_used), (0, 1), "{r:?}");
     assert_eq!(s.calls.get(), 1, "no call after the preparation");
     assert_eq!(r.events[0].event_type, "PREFIX_SUMMARY");
-    let summary = m.messages()[1]["content"].as_str().unwrap().to_string();
+    assert_eq!(m.messages()[1], user("audit the repository"), "the task stays");
+    let summary = m.messages()[2]["content"].as_str().unwrap().to_string();
     assert!(summary.contains("audit #1") && summary.contains("state #1"), "the prepared answer is the summary: {summary}");
     assert_valid(&m, "prepared");
     check_recoverable(&m, "prepared");
@@ -173,7 +174,7 @@ fn a_span_that_changed_since_the_preparation_is_summarized_afresh() {
     let fresh = r.events[0].message_count;
     assert!(fresh > prepared, "the new span ({fresh} messages) is longer than the prepared one ({prepared})");
     assert_ne!(s.requests.borrow()[1].prompt, s.requests.borrow()[0].prompt);
-    let summary = m.messages()[1]["content"].as_str().unwrap().to_string();
+    let summary = m.messages()[2]["content"].as_str().unwrap().to_string();
     assert!(summary.contains("audit #2"), "{summary}");
     check_recoverable(&m, "changed");
 }

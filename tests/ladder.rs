@@ -203,7 +203,8 @@ fn rollups_fold_into_one_another_and_older_originals_stay_reachable() {
     assert_eq!(rec.reloads, 1, "one reload of the newest rollup gives the originals of every older one: {rec:?}");
     let newest = m.working().iter().find_map(|w| w.synthetic.as_ref().filter(|s| s.kind == "RECENT_FOCUS_WINDOW_COMPACT")?.offload.clone());
     let back = block_on(m.reload(&newest.unwrap())).unwrap();
-    assert_eq!(back[0], user(&format!("question 0: {}", filler("q0", 300))), "the first round rolled up, not a summary of it");
+    assert_eq!(m.messages()[1], user(&format!("question 0: {}", filler("q0", 300))), "the task stays verbatim");
+    assert_eq!(back[0], answer(&format!("answer 0: {}", filler("a0", 300))), "the first round rolled up, not a summary of it");
     assert!(back.iter().all(|v| markers_in(v).is_empty()), "originals only");
     assert!(summarizer.requests.borrow().iter().all(|q| q.kind == "rollup"));
 }
@@ -278,4 +279,37 @@ fn no_summarizer_skips_the_llm_steps_like_having_none() {
         check_recoverable(m, "no summarizer");
     }
     assert_eq!(kinds[0], kinds[1]);
+}
+
+#[test]
+fn a_user_message_larger_than_the_window_keeps_its_head_and_tail_in_every_format() {
+    // The same in every format: the task or the current user message that alone keeps the
+    // request over the window is cut to its head and tail once nothing else is left, and the
+    // whole of it reloads; a large user message of an earlier round is previewed as any other.
+    let big = filler("pasted log", 60_000);
+    for format in autocontext::Format::ALL {
+        for (case, msgs) in [
+            ("current", vec![system("agent"), user("first task"), answer("done"), user(&big)]),
+            ("task", vec![system("agent"), user(&big)]),
+            ("earlier", vec![system("agent"), user("first task"), answer("done"), user(&big), answer("done"), user("next")]),
+        ] {
+            let what = format!("{} {case}", format.name());
+            let msgs = convert(format, &msgs);
+            let cfg = autocontext::Config { max_token: 8_000, format, session_id: "huge".into(), ..autocontext::Config::default() };
+            let m = AutoContextMemory::new(cfg, FakeSummarizer::fixed("s"), MemoryStore::new()).unwrap();
+            m.add(&Value::Array(msgs.clone())).unwrap();
+            let r = block_on(m.compress_if_needed()).unwrap();
+            assert!(r.under_target && r.tokens_after < 8_000 * 3 / 4, "{what}: {r:?}");
+            let kinds: Vec<&str> = r.events.iter().map(|e| e.event_type.as_str()).collect();
+            let want = if case == "earlier" { "LARGE_MESSAGE_OFFLOAD" } else { "EMERGENCY_OFFLOAD" };
+            assert_eq!(kinds, [want], "{what}");
+            let text = m.working().iter().map(|w| w.payload_text()).collect::<Vec<_>>().join("\n");
+            assert!(text.contains(&big[..100]), "{what}: the head stays");
+            if case != "earlier" {
+                assert!(text.contains(&big[big.len() - 100..]), "{what}: the tail stays");
+            }
+            assert_valid(&m, &what);
+            check_recoverable(&m, &what);
+        }
+    }
 }

@@ -69,6 +69,8 @@ fn a_run_below_the_token_threshold_is_skipped_and_the_next_qualifying_run_is_com
     cfg.protect_last_round = false;
     // Both runs are long enough (8 > 6 messages); only the second is worth a summary.
     cfg.min_compression_token_threshold = (b_tokens / 2) as u32;
+    // The summarizer reads the results whole, so the request is the run itself.
+    cfg.summary_result_limit = 0;
     let summarizer = FakeSummarizer::fixed("read four large files; the crash is in parse()");
     let m = memory(cfg, &summarizer);
     m.add(&Value::Array(msgs.clone())).unwrap();
@@ -210,9 +212,9 @@ fn the_focus_window_keeps_three_rounds_and_eight_thousand_tokens_both() {
         }
 
         let mut cfg = config(&format!("window-{tag}"), 100_000_000);
-        // Just above what the rollup leaves (system, summary, window): the count allows the
-        // whole window, so the window's own rule decides.
-        cfg.msg_threshold = (msgs.len() - expected + 3) as u32;
+        // Just above what the rollup leaves (system, task, summary, window): the count allows
+        // the whole window, so the window's own rule decides.
+        cfg.msg_threshold = (msgs.len() - expected + 4) as u32;
         cfg.last_keep = 2;
         assert_eq!((cfg.history_rollup_keep_recent_rounds, cfg.history_rollup_keep_recent_tokens), (3, 8_000), "the defaults");
         let summarizer = FakeSummarizer::digest();
@@ -223,10 +225,10 @@ fn the_focus_window_keeps_three_rounds_and_eight_thousand_tokens_both() {
         assert_eq!(r.events.len(), 1, "{tag}: {:?}", r.events);
         let e = &r.events[0];
         assert_eq!(e.event_type, "RECENT_FOCUS_WINDOW_COMPACT");
-        assert_eq!((e.index, e.index + e.message_count), (1, expected), "{tag}: rolled span");
+        assert_eq!((e.index, e.index + e.message_count), (2, expected), "{tag}: rolled span, after the task");
         let out = m.messages();
-        assert_eq!(out[0], msgs[0]);
-        assert_eq!(&out[2..], &msgs[expected..], "{tag}: the focus window stays verbatim");
+        assert_eq!(&out[..2], &msgs[..2], "{tag}: the system message and the task stay");
+        assert_eq!(&out[3..], &msgs[expected..], "{tag}: the focus window stays verbatim");
         assert!(r.under_target, "{tag}: {r:?}");
         assert_valid(&m, tag);
         check_recoverable(&m, tag);
@@ -235,13 +237,14 @@ fn the_focus_window_keeps_three_rounds_and_eight_thousand_tokens_both() {
         // yields: three rounds and the current one stay, and the list ends below it.
         if by_tokens {
             let mut cfg = config("window-yields", 100_000_000);
-            cfg.msg_threshold = 10;
+            cfg.msg_threshold = 11;
             cfg.last_keep = 2;
             let m = memory(cfg, &FakeSummarizer::digest());
             m.add(&Value::Array(msgs.clone())).unwrap();
             let r = block_on(m.compress_if_needed()).unwrap();
-            assert!(r.under_target && m.messages().len() < 10, "{r:?}");
-            assert_eq!(&m.messages()[2..], &msgs[current - 6..], "three rounds and the current question stay");
+            assert!(r.under_target && m.messages().len() < 11, "{r:?}");
+            assert_eq!(m.messages()[1], msgs[1], "the task stays");
+            assert_eq!(&m.messages()[3..], &msgs[current - 6..], "three rounds and the current question stay");
         }
     }
 }
@@ -299,10 +302,11 @@ fn a_new_rollup_absorbs_the_previous_one_and_one_reload_gives_both_spans() {
     assert_eq!(r1.events.len(), 1);
     let e1 = r1.events[0].clone();
     let u1 = e1.offload_uuid.clone().unwrap();
-    // Rounds 0..5 rolled; rounds 5..8 and the current one stay.
-    assert_eq!((e1.index, e1.message_count), (1, 10));
-    let rollup1 = m.messages()[1].clone();
-    assert_eq!(m.working()[1].synthetic.as_ref().unwrap().generation, Some(1));
+    // The task stays; the rest of rounds 0..5 rolled; rounds 5..8 and the current one stay.
+    assert_eq!((e1.index, e1.message_count), (2, 9));
+    assert_eq!(m.messages()[1], first[1], "the task stays verbatim");
+    let rollup1 = m.messages()[2].clone();
+    assert_eq!(m.working()[2].synthetic.as_ref().unwrap().generation, Some(1));
 
     // More rounds push the count over again; the next rollup starts at the old one.
     let mut more = vec![answer("answer to current one")];
@@ -312,7 +316,7 @@ fn a_new_rollup_absorbs_the_previous_one_and_one_reload_gives_both_spans() {
     let r2 = block_on(m.compress_if_needed()).unwrap();
     assert_eq!(r2.events.len(), 1, "{:?}", r2.events);
     let e2 = &r2.events[0];
-    assert_eq!(e2.index, 1, "the new rollup takes the old one's place");
+    assert_eq!(e2.index, 2, "the new rollup takes the old one's place");
     let working = m.working();
     let marks: Vec<_> = working.iter().filter_map(|w| w.synthetic.as_ref()).collect();
     assert_eq!(marks.len(), 1, "one rolling summary");
@@ -322,11 +326,11 @@ fn a_new_rollup_absorbs_the_previous_one_and_one_reload_gives_both_spans() {
     // One reload of the new offload gives originals: the old rollup's rounds in its place, then
     // the newly rolled rounds.
     let back = block_on(m.reload(e2.offload_uuid.as_ref().unwrap())).unwrap();
-    assert_eq!(&back[..e1.message_count], &first[1..11]);
+    assert_eq!(&back[..e1.message_count], &first[2..11]);
     assert_eq!(back.len(), e1.message_count + e2.message_count - 1);
     assert!(back.iter().all(|v| markers_in(v).is_empty()), "no summary among them");
     // ... and the old offload was not deleted: it still reloads the first rounds byte-exact.
-    assert_eq!(block_on(m.reload(&u1)).unwrap(), first[1..11].to_vec());
+    assert_eq!(block_on(m.reload(&u1)).unwrap(), first[2..11].to_vec());
     assert!(m.store().keys().contains(&format!("absorb/{u1}")));
     check_recoverable(&m, "absorb");
     assert_valid(&m, "absorb");
@@ -381,5 +385,45 @@ fn count_pressure_alone_never_touches_the_current_round() {
             assert_eq!(out, msgs);
         }
         assert_valid(&m, name);
+    }
+}
+
+#[test]
+fn the_default_ladder_reaches_tool_run_compression_before_the_prefix_summary() {
+    // The reference's cursor test with its base options (lastKeep 5, runs of more than three
+    // tool messages), the default protections and the whole default ladder: the large run is
+    // summarized by its own step and the small one stays, instead of one prefix summary taking
+    // both.
+    let mut msgs = vec![system("agent"), user("investigate the crash")];
+    let a_start = msgs.len();
+    msgs.extend(exchanges("small", 4, 150));
+    let a_end = msgs.len();
+    msgs.push(answer("The small files are fine; now the large ones."));
+    let b_start = msgs.len();
+    msgs.extend(exchanges("large", 6, 3_000));
+    let b_end = msgs.len();
+    msgs.push(answer("found it"));
+    msgs.push(user("what next?"));
+    let (a_tokens, b_tokens) = (tokens_sum(&msgs[a_start..a_end]), tokens_sum(&msgs[b_start..b_end]));
+    // A pass to the trigger, and the default deep one (to a quarter of it).
+    for target_ratio in [Some(0.75), None] {
+        let mut cfg = config("cursor-default", window_for(tokens_of(&msgs) / 2));
+        cfg.strategies = None;
+        cfg.target_ratio = target_ratio;
+        cfg.last_keep = 5;
+        cfg.min_consecutive_tool_messages = 3;
+        cfg.min_compression_token_threshold = (a_tokens * 2) as u32;
+        assert!(b_tokens / 2 > a_tokens * 2);
+        let summarizer = FakeSummarizer::fixed("read six large files; the crash is in parse()");
+        let m = memory(cfg.clone(), &summarizer);
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(r.compressed && r.under_target, "{r:?}");
+        let tool = r.events.iter().find(|e| e.event_type == "TOOL_INVOCATION_COMPRESS").expect("the large run has its own summary");
+        assert_eq!(tool.index, b_start, "{:?}", r.events);
+        let out = m.messages();
+        assert_eq!(&out[..a_end + 1], &msgs[..a_end + 1], "the small run, the task and all before them stay verbatim");
+        assert_valid(&m, "cursor-default");
+        check_recoverable(&m, "cursor-default");
     }
 }

@@ -162,13 +162,13 @@ fn prefix_summary_keeps_a_reserved_tail_and_renders_the_five_fields() {
     );
 
     let out = m.messages();
-    assert_eq!(out[0], msgs[0], "the system message stays");
-    let summary = out[1]["content"].as_str().unwrap();
+    assert_eq!(&out[..2], &msgs[..2], "the system message and the task stay");
+    let summary = out[2]["content"].as_str().unwrap();
     assert!(summary.contains("## Task overview\nfix the parser"), "{summary}");
     assert!(summary.contains("- tab handling is wrong"), "lists become lines: {summary}");
-    assert_eq!(markers_in(&out[1]).len(), 1);
+    assert_eq!(markers_in(&out[2]).len(), 1);
     // The tail holds at least the reserve, and every kept result has its call.
-    let tail = &out[2..];
+    let tail = &out[3..];
     assert!(tokens_of(tail) >= 1200, "the reserved tail: {} tokens", tokens_of(tail));
     assert_eq!(tail, &msgs[msgs.len() - tail.len()..], "the tail is verbatim");
     assert!(tail[0]["role"] == "user" || tail[0].get("tool_calls").is_some(), "the tail starts at a whole unit: {}", tail[0]);
@@ -198,8 +198,9 @@ fn the_cut_moves_back_until_no_kept_result_lacks_its_call() {
     let first_kept = out.iter().position(|v| markers_in(v).is_empty() && v["role"] != "system").unwrap();
     assert!(out[first_kept].get("tool_calls").is_some() || out[first_kept]["role"] == "user", "{}", out[first_kept]);
     assert!(autocontext::format::validate_tool_pairing(m.config().format, &m.working()).is_empty());
-    // The current user message was inside the span: it stays, verbatim, after the summary.
-    assert_eq!(out[2], msgs[1]);
+    // The current user message, the task, was inside the span: it stays, verbatim, in its place.
+    assert_eq!(out[1], msgs[1]);
+    assert_eq!(markers_in(&out[2]).len(), 1, "the summary follows it");
     check_all(&m, "fixpoint");
 }
 
@@ -214,33 +215,52 @@ fn prose_answers_fall_back_to_plain_text_and_missing_fields_get_defaults() {
         m.add(&Value::Array(history(12, 2400))).unwrap();
         let r = block_on(m.compress_if_needed()).unwrap();
         assert!(r.compressed, "{r:?}");
-        let text = m.messages()[1]["content"].as_str().unwrap().to_string();
+        let text = m.messages()[2]["content"].as_str().unwrap().to_string();
         assert!(text.contains(expect), "{text}");
         check_all(&m, "prose");
     }
 }
 
 #[test]
-fn the_template_renders_the_fields_and_summaries_roll_forward() {
+fn the_template_renders_the_fields_and_later_summaries_append_until_they_fold() {
     let s = structured();
     let cfg = with(json!({"preset": "prefix-summary", "maxToken": 8000, "summaryTemplate": "STATE: {current_state} | NEXT: {next_steps}"}));
     let m = memory(cfg, Some(s.clone()));
     m.add(&Value::Array(history(12, 2400))).unwrap();
     block_on(m.compress_if_needed()).unwrap();
-    let first = m.messages()[1]["content"].as_str().unwrap().to_string();
-    assert!(first.starts_with("STATE: tests fail in lexer.rs | NEXT: patch lexer.rs"), "{first}");
+    let first = m.messages()[2].clone();
+    assert!(first["content"].as_str().unwrap().starts_with("STATE: tests fail in lexer.rs | NEXT: patch lexer.rs"), "{first}");
+    let summaries = |m: &AutoContextMemory<_, MemoryStore>| -> Vec<(usize, u32)> {
+        m.working()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| x.synthetic.as_ref().filter(|s| s.kind == "PREFIX_SUMMARY").map(|s| (i, s.generation.unwrap_or(1))))
+            .collect()
+    };
     for k in 12..24 {
         m.add(&Value::Array(tool_round(&format!("r{k}"), 1, 2400))).unwrap();
     }
     let r = block_on(m.compress_if_needed()).unwrap();
     assert_eq!(types(&r.events), vec!["PREFIX_SUMMARY"]);
-    // The second summary read the first one and replaced it (generation 2).
-    let second = &s.requests.borrow()[1];
-    assert!(second.prompt.contains("STATE: tests fail in lexer.rs"), "the previous summary is fed in");
-    let w = m.working();
-    let mark = w[1].synthetic.as_ref().unwrap();
-    assert_eq!((mark.kind.as_str(), mark.generation), ("PREFIX_SUMMARY", Some(2)));
-    assert_eq!(w.iter().filter(|x| x.synthetic.as_ref().is_some_and(|s| s.kind == "PREFIX_SUMMARY")).count(), 1);
+    // The second summary goes after the first, which stays byte for byte and is not fed in.
+    assert_eq!(summaries(&m), vec![(2, 1), (3, 1)]);
+    assert_eq!(m.messages()[2], first);
+    assert!(!s.requests.borrow()[1].prompt.contains("STATE: tests fail"), "the first summary is not summarized again");
+    // Once the summaries take half the low-water mark, the next pass folds them into one.
+    let mut folded = None;
+    for k in 24..120 {
+        m.add(&Value::Array(tool_round(&format!("r{k}"), 1, 2400))).unwrap();
+        block_on(m.compress_if_needed()).unwrap();
+        let now = summaries(&m);
+        assert!(now.len() <= 4, "summaries pile up: {now:?}");
+        if now.len() == 1 && now[0].1 > 1 {
+            folded = Some(k);
+            break;
+        }
+    }
+    assert!(folded.is_some(), "the summaries never folded: {:?}", summaries(&m));
+    let last = s.requests.borrow().last().unwrap().prompt.clone();
+    assert!(last.contains("STATE: tests fail in lexer.rs"), "the folding summary reads the earlier ones");
     check_all(&m, "rolling");
 }
 
@@ -357,10 +377,10 @@ fn more_turns_than_max_context_turns_trims_the_oldest_into_a_summary_at_the_star
     assert_eq!(types(&r.events), vec!["TURN_TRIM"]);
     assert_eq!(s.kinds(), vec!["turns"]);
     let out = m.messages();
-    assert_eq!(out[0], msgs[0]);
-    let summary = out[1]["content"].as_str().unwrap();
-    assert!(summary.starts_with("[Summary of 4 earlier turns"), "{summary}");
-    assert_eq!(out[2], json!({"role": "user", "content": "question r4"}), "kept turns follow the summary");
+    assert_eq!(&out[..2], &msgs[..2], "the system message and the task stay");
+    let summary = out[2]["content"].as_str().unwrap();
+    assert!(summary.starts_with("[Summary of 3 earlier turns"), "the rest of the task's turn and three more: {summary}");
+    assert_eq!(out[3], json!({"role": "user", "content": "question r4"}), "kept turns follow the summary");
     assert!(!m.needs_compression());
     // More turns: the next trim folds the summary in.
     for k in 9..13 {
@@ -368,8 +388,9 @@ fn more_turns_than_max_context_turns_trims_the_oldest_into_a_summary_at_the_star
     }
     block_on(m.compress_if_needed()).unwrap();
     let w = m.working();
-    assert_eq!(w[1].synthetic.as_ref().unwrap().generation, Some(2));
-    assert!(w.iter().filter(|x| x.is_real_user()).count() <= 6);
+    assert_eq!(w[2].synthetic.as_ref().unwrap().generation, Some(2));
+    assert_eq!(w.iter().filter(|x| x.synthetic.is_some()).count(), 1, "one summary, rolled forward");
+    assert!(w.iter().filter(|x| x.is_real_user()).count() <= 7, "six turns besides the task");
     check_all(&m, "turns");
 }
 
@@ -379,8 +400,9 @@ fn without_a_model_trimmed_turns_leave_a_notice_of_the_requests() {
     m.add(&Value::Array(history(5, 300))).unwrap();
     let r = block_on(m.compress_if_needed()).unwrap();
     assert_eq!(types(&r.events), vec!["TURN_TRIM"]);
-    let notice = m.messages()[1]["content"].as_str().unwrap().to_string();
-    assert!(notice.contains("The user asked: (1) question r0 (2) question r1 (3) question r2"), "{notice}");
+    assert_eq!(m.messages()[1], json!({"role": "user", "content": "question r0"}), "the task stays");
+    let notice = m.messages()[2]["content"].as_str().unwrap().to_string();
+    assert!(notice.contains("The user asked: (1) question r1 (2) question r2"), "{notice}");
     check_all(&m, "turn notice");
 }
 

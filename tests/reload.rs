@@ -190,30 +190,37 @@ fn offloads_reload_from_the_store_alone() {
 
 #[test]
 fn one_reload_of_a_rolled_summary_gives_every_original_it_stands_for() {
-    // A prefix summary rolled forward pass after pass: each offload stores its own span and
+    // Prefix summaries appended, then folded into one, twice: each offload stores its own span and
     // names the one before, and one reload of the newest marker gives all their originals.
     let store = MemoryStore::new();
     let mut cfg = config("chain", 6_000);
     cfg.strategies = Some(vec![autocontext::Strategy::PrefixSummary]);
     let m = AutoContextMemory::new(cfg, FakeSummarizer::fixed("the work so far"), store.clone()).unwrap();
-    let mut added = vec![system("agent")];
-    m.add(&added[0]).unwrap();
-    let mut generations = 0;
-    for r in 0..24 {
+    let mut added = vec![system("agent"), user("the task")];
+    m.add(&Value::Array(added.clone())).unwrap();
+    let folded = |m: &Mem| {
+        m.working()
+            .iter()
+            .find_map(|w| w.synthetic.as_ref().filter(|s| s.kind == "PREFIX_SUMMARY" && s.generation.unwrap_or(1) >= 3)?.offload.clone())
+    };
+    let mut r = 0;
+    while folded(&m).is_none() {
+        assert!(r < 400, "no summary folded two generations");
         let round = tool_round(&format!("r{r}"), 2, 1_200);
         m.add(&Value::Array(round.clone())).unwrap();
         added.extend(round);
-        if block_on(m.compress_if_needed()).unwrap().compressed {
-            generations += 1;
-        }
+        block_on(m.compress_if_needed()).unwrap();
+        r += 1;
     }
-    assert!(generations >= 4, "{generations} passes");
+    let newest = folded(&m).unwrap();
     let working = m.messages();
-    let markers: Vec<String> = working.iter().flat_map(markers_in).collect();
-    assert_eq!(markers.len(), 1, "one rolling summary: {markers:?}");
-    let back = block_on(m.reload(&markers[0])).unwrap();
-    let first_kept = added.iter().position(|a| working[2..].contains(a)).unwrap();
-    assert_eq!(back, added[1..first_kept].to_vec(), "the originals before the kept tail, in order, summaries expanded");
+    assert_eq!(working[1], added[1], "the task stays");
+    let back = block_on(m.reload(&newest)).unwrap();
+    assert_eq!(back[0], added[2], "the folded summary starts after the task");
+    assert!(back.iter().all(|v| markers_in(v).is_empty()), "originals only, every earlier summary expanded");
+    let first_kept = added.iter().position(|a| working[3..].contains(a)).unwrap();
+    assert_eq!(back, added[2..first_kept].to_vec(), "the originals before the kept tail, in order");
+    let markers = [newest];
     // The model's call reads them too, and the store alone gives the same.
     let text = all_pages(&m, &markers[0]);
     assert!(text.contains("r0-c0") && !text.contains("CONTEXT_OFFLOAD"), "{}", &text[..300]);

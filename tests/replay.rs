@@ -165,6 +165,7 @@ fn replay(trace: &Trace, format: Format, window: u64, llm: bool) -> Row {
         let written: Vec<Value> = m.working().iter().filter(|w| w.synthetic.is_some()).map(|w| w.wire.clone()).collect();
         assert_thinking_intact(format, &written, &known, &format!("{what}, {at}"));
         assert!(r.under_target || (r.exhausted && r.reason.is_some()), "{what}: over the target without a reason {at}: {r:?}");
+        assert_indexes_clean(&m, &format!("{what}, {at}"));
         let rewritten = unread_rewritten(&m, &unread);
         assert!(rewritten.is_empty(), "{what}: the pass {at} rewrote unread tool work: {rewritten:?}");
         let tokens = m.token_count();

@@ -362,7 +362,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let st = self.state.borrow();
         st.count_pressure(self.config.msg_threshold as usize)
             || st.request_tokens(&self.config) >= st.calibration.estimate_of(self.config.trigger_tokens())
-            || self.ladder.contains(&Strategy::TurnTrim) && st.turns > self.config.max_context_turns as usize
+            || self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(st.turns) > self.config.max_context_turns as usize
     }
 
     /// Runs a compression pass if the working list is over `msgThreshold` messages or

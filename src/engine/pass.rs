@@ -81,7 +81,8 @@ impl<S, O> Parts<'_, S, O> {
         let tokens = st.request_tokens(self.config);
         let target = forced.map_or_else(|| self.pass_target(tokens), Target::exactly);
         let count = st.working.len();
-        let turns = self.ladder.contains(&Strategy::TurnTrim) && st.turns > self.config.max_context_turns as usize;
+        let turns =
+            self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(st.turns) > self.config.max_context_turns as usize;
         let threshold = self.config.msg_threshold as usize;
         let pressure = tokens >= target.bound || st.count_pressure(threshold) || turns || self.fresh_oversized(&st.working);
         (!pressure).then(|| {
@@ -114,7 +115,7 @@ impl<S, O> Parts<'_, S, O> {
     /// Whether the ladder trims turns and `work` has more than `maxContextTurns` of them.
     pub fn turn_pressure(&self, work: &[Entry]) -> bool {
         self.ladder.contains(&Strategy::TurnTrim)
-            && work.iter().filter(|e| e.msg.is_real_user()).count() > self.config.max_context_turns as usize
+            && self.config.counted_turns(work.iter().filter(|e| e.msg.is_real_user()).count()) > self.config.max_context_turns as usize
     }
 
     /// The target of a pass that starts at `tokens`, in the estimate's units (calibrated). A pass
@@ -312,6 +313,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                         continue;
                     }
                     let st = self.analyse(&rules);
+                    let origins = self.log.ranges();
                     let ctx = Ctx {
                         config,
                         format: config.format,
@@ -324,6 +326,8 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                         failures: &self.failures,
                         summaries: &self.summaries,
                         clock: self.parts.clock,
+                        snapshot: &self.snapshot,
+                        origins: &origins,
                     };
                     let summarizer: &dyn DynSummarizer = match self.parts.summarizer {
                         Some(s) => s,
@@ -332,6 +336,8 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     let (made_by, edits) = rung.plan(&ctx, summarizer).await;
                     // The engine's own messages must keep the format's turns valid (Anthropic).
                     let edits = crate::strategy::turns::fit(config.format, &self.work, &st, edits);
+                    // What each replacement offloads, named exactly, where the model sees it.
+                    let edits = crate::strategy::index::annotate(config.format, &self.work, edits, index_budget(config, self.target.aim));
                     let edits = self.keep_useful(edits)?;
                     let yieldable =
                         st.last_round.is_some() && rules.protect_last_round || st.latest_answer.is_some() && rules.protect_latest_answer;
@@ -652,6 +658,13 @@ fn failure_error(k: usize, f: Failure) -> Error {
         Some(cause) => Error::host(ErrorCode::SummarizeFailed, &what, cause),
         None => Error::new(ErrorCode::SummarizeFailed, format!("{what}: {}", f.error)),
     }
+}
+
+/// Characters of one replacement's identifier index: `identifierIndexChars`, and no more than a
+/// twentieth of the low-water mark (about four characters a token), so in a small window the
+/// indexes do not push a pass over the mark it compacts to.
+fn index_budget(config: &Config, aim: u64) -> usize {
+    (config.identifier_index_chars as usize).min((aim as usize).saturating_mul(4) / 20)
 }
 
 /// Tokens `edits` (with their replacements' counts) free in `work`.

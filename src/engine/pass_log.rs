@@ -119,6 +119,18 @@ impl PassLog {
         self.replacements.push(Replacement { snapshot, strategy, offload, usage: (input, output), ms: time, step: self.step, alive: true });
     }
 
+    /// For each message of the pass's working list, the snapshot messages it stands for: itself,
+    /// or those of the replacement it belongs to.
+    pub fn ranges(&self) -> Vec<Range<usize>> {
+        self.origins
+            .iter()
+            .map(|o| match *o {
+                Origin::Kept(k) => k..k + 1,
+                Origin::Replaced(g) => self.replacements[g].snapshot.clone(),
+            })
+            .collect()
+    }
+
     /// The replacements alive at the end of the pass, in the order they were made.
     #[cfg(test)]
     pub fn alive(&self) -> impl Iterator<Item = &Replacement> {

@@ -195,7 +195,7 @@ impl State {
         let mut entries = Vec::with_capacity(parsed.len());
         for m in parsed {
             let tokens = counter.count_message(&m)?;
-            entries.push(Entry { msg: Rc::new(m), tokens, pinned });
+            entries.push(Entry::with_pin(Rc::new(m), tokens, pinned));
         }
         if !entries.is_empty() {
             self.versions.bump(self.working.len());
@@ -457,7 +457,7 @@ impl State {
         for (i, (m, pinned)) in messages.into_iter().zip(pinned).enumerate() {
             let tokens = counter.count_message(&m).map_err(|e| bad(format!("state.working[{i}]: {}", e.message())))?;
             working_tokens += tokens as u64;
-            working.push(Entry { msg: Rc::new(m), tokens, pinned });
+            working.push(Entry::with_pin(Rc::new(m), tokens, pinned));
         }
         // Pairing is what the engine relies on; the format's softer rules (Anthropic's
         // alternation) may already be broken by what the host added, and restore keeps that.

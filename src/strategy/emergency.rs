@@ -45,7 +45,70 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     if freed(ctx, &sparing) >= ctx.must_excess() {
         return sparing;
     }
-    spans(ctx, false)
+    let mut edits = spans(ctx, false);
+    if freed(ctx, &edits) < ctx.must_excess() {
+        // Only when that makes the request fit: a user message cut for a request that is over
+        // the window anyway (a system prompt larger than it) would be lost for nothing.
+        let cut = oversized_users(ctx, &edits);
+        let gain: u64 = cut.iter().map(|e| ctx.tokens(e.span.clone()).saturating_sub(cut_tokens(e))).sum();
+        if freed(ctx, &edits) + gain >= ctx.must_excess() {
+            edits.extend(cut);
+        }
+    }
+    edits
+}
+
+/// About how many tokens a user message cut to its head and tail keeps (four characters each).
+fn cut_tokens(e: &Edit) -> u64 {
+    e.replacement.iter().map(|m| m.payload_chars() as u64 / 4 + 8).sum()
+}
+
+/// The last resort for a user message that alone keeps the request over the window (a pasted
+/// log, a document): once nothing else is left to offload and no protection is left to yield
+/// (the pass yields the last round and the latest answer first), the task and the current
+/// user message over `largePayloadThreshold` keep their head and tail, the whole of them
+/// one reload away, as a truncated tool result does, when that makes the request fit. Every
+/// format does the same, so a request never stays over the window for a message the model can
+/// page through instead.
+fn oversized_users(ctx: &Ctx<'_>, taken: &[Edit]) -> Vec<Edit> {
+    let st = ctx.st;
+    let yieldable = (0..ctx.working.len()).any(|i| st.protection(i).any(Protection::LATEST_ANSWER | Protection::LAST_ROUND));
+    if yieldable {
+        return Vec::new();
+    }
+    let limit = ctx.config.large_payload_threshold as usize;
+    let candidates = [st.first_user, Some(st.current_start)];
+    let mut out: Vec<Edit> = Vec::new();
+    for i in candidates.into_iter().flatten() {
+        if i >= ctx.working.len() || out.iter().any(|e| e.span.start == i) || taken.iter().any(|e| e.span.contains(&i)) {
+            continue;
+        }
+        let m = &ctx.working[i].msg;
+        if !m.is_real_user() || m.synthetic.is_some() || !st.free(i, Protection::PINNED) {
+            continue;
+        }
+        let over = m.blocks.iter().any(|b| matches!(b, Block::Text(t) if super::worth_cutting(t, limit)));
+        if !over {
+            continue;
+        }
+        let uuid = ctx.in_place_offload(i);
+        let blocks = m
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Text(t) if super::worth_cutting(t, limit) => Block::Text(super::truncate::shorten(t, limit, &uuid)),
+                other => other.clone(),
+            })
+            .collect();
+        out.push(Edit {
+            span: i..i + 1,
+            replacement: vec![ctx.format.rebuild(m, blocks, Synthetic::copy_of(Strategy::Emergency.event_type(), &uuid))],
+            offload: Some(uuid),
+            usage: (None, None),
+            ms: None,
+        });
+    }
+    out
 }
 
 /// Tokens the edits free, notices counted.

@@ -15,6 +15,7 @@ mod current_compress;
 mod current_large;
 mod emergency;
 mod facts;
+pub(crate) mod index;
 pub(crate) mod llm;
 #[cfg(test)]
 mod multi_result_tests;
@@ -123,12 +124,19 @@ pub struct Entry {
     pub tokens: u32,
     /// The host pinned it: no step replaces it.
     pub pinned: bool,
+    /// Its identifiers, found once ([`index`]); shared by the copies of the entry each pass makes.
+    pub(crate) ids: index::Found,
 }
 
 impl Entry {
     /// An unpinned entry.
     pub fn new(msg: Rc<Message>, tokens: u32) -> Entry {
-        Entry { msg, tokens, pinned: false }
+        Entry::with_pin(msg, tokens, false)
+    }
+
+    /// An entry, pinned or not.
+    pub fn with_pin(msg: Rc<Message>, tokens: u32, pinned: bool) -> Entry {
+        Entry { msg, tokens, pinned, ids: index::Found::default() }
     }
 }
 
@@ -160,6 +168,11 @@ pub(crate) struct Ctx<'a> {
     pub summaries: &'a Summaries,
     /// The host's clock, to time summarize calls.
     pub clock: &'a dyn Clock,
+    /// The working list when the pass started (what the agent last sent, and what came since),
+    /// and for each message of `working` the snapshot messages it stands for: a summarize
+    /// request shared with the agent's prompt cache names its span in the snapshot.
+    pub snapshot: &'a [Entry],
+    pub origins: &'a [Range<usize>],
 }
 
 impl Ctx<'_> {

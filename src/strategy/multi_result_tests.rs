@@ -58,6 +58,7 @@ fn with_ctx<R>(working: &[Entry], config: &Config, excess: u64, f: impl FnOnce(&
     let failures = RefCell::new(Vec::new());
     let summaries = crate::prepared::Summaries::none();
     let total: u64 = working.iter().map(|e| e.tokens as u64).sum();
+    let origins: Vec<std::ops::Range<usize>> = (0..working.len()).map(|i| i..i + 1).collect();
     let ctx = Ctx {
         config,
         format: Format::OpenAi,
@@ -70,6 +71,8 @@ fn with_ctx<R>(working: &[Entry], config: &Config, excess: u64, f: impl FnOnce(&
         failures: &failures,
         summaries: &summaries,
         clock: &crate::host::SystemClock,
+        snapshot: working,
+        origins: &origins,
     };
     f(&ctx)
 }

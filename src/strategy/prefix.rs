@@ -31,10 +31,14 @@ use crate::structure::Protection;
 /// A span shorter than this many characters is not worth a summary.
 const MIN_SPAN_CHARS: usize = 1000;
 
+/// Summaries that may stand side by side before the next pass folds them into one.
+const MAX_SUMMARIES: usize = 4;
+
 const SYSTEM: &str = "You compress the earlier part of an agent's conversation into a structured state document. \
 The document replaces those messages: the agent will continue the task from it and the recent messages alone. \
-Keep every fact, decision, identifier, path, command, number and error the remaining work may need; drop chatter and repetition. \
-Never invent anything that is not in the conversation.";
+Keep the user's instructions word for word, the files and symbols touched and what changed, every error and its fix, \
+the decisions made and what is still open, and every identifier, path, command and number the remaining work may need; \
+drop chatter and repetition. Never invent anything that is not in the conversation.";
 
 /// The part of the working list a prefix strategy replaces.
 pub(super) struct PrefixSpan {
@@ -133,11 +137,13 @@ fn alternating_cut(ctx: &Ctx<'_>, mut cut: usize) -> usize {
 }
 
 /// The start of the span for a cut: after the last system or pinned message (or pinned tool's
-/// exchange) before it, and after the first user message when `keep_first_user` (unless, in a
-/// format whose turns alternate, the current user message is in the span too: only one user
-/// turn can stay around the note).
+/// exchange) before it, and after the first user message, the task, when `keep_first_user`
+/// (unless, in a format whose turns alternate, the current user message is in the span too:
+/// only one user turn can stay around the note).
 fn span_start(ctx: &Ctx<'_>, cut: usize, keep_first_user: bool) -> usize {
-    let mut start = (0..cut).rev().find(|&i| !ctx.st.free(i, Protection::ISLANDS)).map_or(0, |s| ctx.st.unit(s).span.end);
+    // The task is kept by the rule below, which knows when alternating turns forbid it.
+    let islands = Protection::ISLANDS - Protection::TASK;
+    let mut start = (0..cut).rev().find(|&i| !ctx.st.free(i, islands)).map_or(0, |s| ctx.st.unit(s).span.end);
     if keep_first_user {
         if let Some(u) = (0..cut).find(|&i| ctx.working[i].msg.is_real_user()) {
             let cur = ctx.st.current_start;
@@ -148,6 +154,23 @@ fn span_start(ctx: &Ctx<'_>, cut: usize, keep_first_user: bool) -> usize {
         }
     }
     start
+}
+
+/// Where a span starts when its summary goes after the summaries earlier passes left at its
+/// start, instead of re-summarizing them: right after the last of them, when that frees what
+/// the pass must free, and they are fewer than [`MAX_SUMMARIES`] and take at most half of the
+/// low-water mark. `None` keeps the whole span: there is no earlier summary, or they have grown
+/// enough to be folded into one.
+/// Appending keeps the earlier summaries byte for byte, so the provider's cached prefix runs on
+/// through them, and what they say is not summarized a second time.
+fn after_summaries(ctx: &Ctx<'_>, span: &Range<usize>, summary_tokens: u64) -> Option<usize> {
+    let last = span.clone().rev().find(|&i| ctx.is_summary(i))?;
+    let (count, earlier) =
+        (span.start..=last).filter(|&i| ctx.is_summary(i)).fold((0, 0u64), |(n, t), i| (n + 1, t + ctx.working[i].tokens as u64));
+    let rest = last + 1..span.end;
+    let frees = ctx.tokens(rest.clone()).saturating_sub(summary_tokens);
+    let fits = count < MAX_SUMMARIES && earlier <= ctx.target / 2 && frees >= ctx.must_excess();
+    (fits && !rest.is_empty() && ctx.st.is_whole(&rest) && chars(ctx, rest.clone()) >= MIN_SPAN_CHARS).then_some(rest.start)
 }
 
 fn chars(ctx: &Ctx<'_>, span: Range<usize>) -> usize {
@@ -183,13 +206,20 @@ pub(super) fn select(ctx: &Ctx<'_>, strategy: Strategy, keep_first_user: bool, s
     }
     let kind = strategy.event_type();
     let mut span = span;
+    let appended = match after_summaries(ctx, &span, summary_tokens) {
+        Some(start) => {
+            span.start = start;
+            true
+        }
+        None => false,
+    };
     let cur = ctx.st.current_start;
     let mut keep = (span.contains(&cur) && ctx.working[cur].msg.is_real_user()).then_some((cur, true));
     // In a format whose turns alternate an earlier note of this strategy may have joined the
     // user turn next to its span; that turn is taken in and rewritten with the new note only,
-    // so notes never pile up in it.
+    // so notes never pile up in it (unless the new note goes after the earlier ones).
     let joined = |i: usize| ctx.working[i].msg.synthetic.as_ref().is_some_and(|s| s.kind == kind && s.in_place);
-    if ctx.format.needs_alternation() && keep.is_none() {
+    if ctx.format.needs_alternation() && keep.is_none() && !appended {
         if span.start > 0 && joined(span.start - 1) {
             span.start -= 1;
             keep = Some((span.start, false));
@@ -251,9 +281,12 @@ pub(super) fn request(
         if let Some(body) = req.prompt.strip_prefix("<conversation>\n") {
             req.prompt = format!("<conversation>\n{prev}{body}");
         }
-        let mut shown: Vec<&Message> = vec![&ctx.working[p].msg];
-        shown.extend(ctx.working[sel.show.clone()].iter().map(|e| e.msg.as_ref()));
-        req.messages = crate::format::body::request_body(ctx.format, &shown);
+        let mut shown: Vec<std::borrow::Cow<'_, Message>> = vec![std::borrow::Cow::Borrowed(ctx.working[p].msg.as_ref())];
+        shown.extend(ctx.working[sel.show.clone()].iter().map(|e| llm::capped(ctx, &e.msg)));
+        let refs: Vec<&Message> = shown.iter().map(|m| m.as_ref()).collect();
+        req.messages = crate::format::body::request_body(ctx.format, &refs);
+        req.from_cache = false;
+        llm::share(ctx, &mut req, p..sel.show.end, &llm::ask(ctx, &job));
     }
     req
 }
@@ -321,7 +354,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
     let kind = strategy.event_type();
     // The target is known once the span is; the hint check needs an estimate first.
     let guess = target_chars(ctx, chars(ctx, 0..ctx.working.len()), 4) as u64 / 4;
-    let Some(sel) = select(ctx, strategy, false, guess) else {
+    let Some(sel) = select(ctx, strategy, ctx.config.keep_task, guess) else {
         return Vec::new();
     };
     let replaces = chars(ctx, sel.span.clone());

@@ -20,11 +20,11 @@ pub const FIELDS: [&str; 5] = ["task_overview", "current_state", "important_disc
 
 /// What each field asks for (also the schema's descriptions).
 const DESCRIPTIONS: [&str; 5] = [
-    "The user's goal and the task's scope and constraints, in one or two sentences.",
-    "What has been done so far and where the work stands now.",
-    "Facts found, decisions made, errors met and how they were resolved.",
-    "What remains to be done, in order.",
-    "Exact details the work still needs verbatim: file paths, identifiers, commands, values, URLs, user preferences.",
+    "The user's goal, and every instruction and constraint the user gave, quoted word for word.",
+    "What has been done so far and where the work stands now: the files and symbols read or changed and what changed, the commands run and their outcome.",
+    "Facts found and decisions made with their reasons; every error or failure met, verbatim, and how it was fixed or that it is still open.",
+    "What remains to be done, in order, open problems first.",
+    "Exact details the work still needs verbatim: file paths, identifiers, commands, values, URLs, error codes, user preferences.",
 ];
 
 /// What a missing field says.

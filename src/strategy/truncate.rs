@@ -83,7 +83,7 @@ pub(crate) fn worth_cutting(content: &str, limit: usize) -> bool {
     content.chars().count() >= cut + MIN_CUT_CHARS
 }
 
-fn shorten(content: &str, limit: usize, uuid: &str) -> String {
+pub(super) fn shorten(content: &str, limit: usize, uuid: &str) -> String {
     let total = content.chars().count();
     let head = head_chars(content, limit * 6 / 10);
     let tail = tail_chars(content, limit * 3 / 10);

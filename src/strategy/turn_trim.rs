@@ -53,30 +53,36 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
     // completed turn and the latest answer, by default).
     let complete: Vec<_> =
         st.previous_rounds().take_while(|r| st.first_protected((*r).clone(), Protection::HISTORY_END).is_none()).cloned().collect();
-    let turns = st.rounds.len();
+    let turns = ctx.config.counted_turns(st.rounds.len());
     let max = ctx.config.max_context_turns as usize;
     let turn_pressure = turns > max;
     // The split with the text-only step counts every complete turn, trimmable or not.
     let token_pressure = ctx.total >= ctx.target && st.previous_rounds().count() >= MIN_TURNS_TO_TRIM;
-    if complete.is_empty() || !(turn_pressure || token_pressure) {
+    // The task's turn (`keepTask`) goes with the first trimmed turn but is not one: its user
+    // message stays, so trimming it alone would leave as many turns as before.
+    let skip = usize::from(ctx.config.keep_task && complete.first().is_some_and(|r| Some(r.start) == st.first_user));
+    let trimmable = complete.len() - skip.min(complete.len());
+    if trimmable == 0 || !(turn_pressure || token_pressure) {
         return Vec::new();
     }
     // The first turn to keep: half of the complete turns are trimmed, or as many as the
     // preparation trimmed when that still relieves the pressure.
-    let fresh = (st.previous_rounds().count() / 2).max(turns.saturating_sub(max)).clamp(1, complete.len());
+    let previous = st.previous_rounds().count() - skip;
+    let fresh = (previous / 2).max(turns.saturating_sub(max)).clamp(1, trimmable);
     let over_tokens = ctx.total >= ctx.target;
     // A prepared cut is taken when it gets under the trigger (later steps go deeper).
     let relieves = |k: usize| {
-        let freed = ctx.tokens(complete[0].start..complete[k - 1].end);
+        let freed = ctx.tokens(complete[0].start..complete[skip + k - 1].end);
         (!turn_pressure || turns - k <= max) && (!over_tokens || freed >= ctx.must_excess() + 100)
     };
     let hinted = ctx
         .summaries
         .hint(strategy)
         .and_then(|h| complete.iter().position(|r| std::rc::Rc::ptr_eq(&ctx.working[r.start].msg, &h)))
+        .and_then(|p| p.checked_sub(skip))
         .filter(|&k| k >= 1 && k <= fresh && relieves(k));
     let k = hinted.unwrap_or(fresh);
-    let end = complete[k - 1].end;
+    let end = complete[skip + k - 1].end;
     let (span, generation) = ctx.rolling_span(complete[0].start, end, kind, Protection::HISTORY);
     if span.is_empty() || !st.is_whole(&span) {
         return Vec::new();
@@ -84,7 +90,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
     if ctx.summaries.preparing() && end < ctx.working.len() {
         ctx.summaries.set_hint(strategy, ctx.working[end].msg.clone());
     }
-    let trimmed = complete[..k].iter().filter(|r| r.start >= span.start).count();
+    let trimmed = complete[..skip + k].iter().filter(|r| r.start >= span.start).count();
     let replaces: usize = ctx.working[span.clone()].iter().map(|e| e.msg.payload_chars() + 1).sum();
     let uuid = new_uuid();
     let mut mark = Synthetic::new(kind, Some(&uuid));

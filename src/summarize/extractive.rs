@@ -644,6 +644,7 @@ mod tests {
             target_chars: target,
             timeout_ms: None,
             schema: None,
+            from_cache: false,
         }
     }
 
@@ -793,6 +794,7 @@ mod tests {
             target_chars: None,
             timeout_ms: None,
             schema: None,
+            from_cache: false,
         };
         let out = summarize(&req);
         assert!(out.contains("Error: disk full on /var/lib/data"), "{out}");

@@ -49,7 +49,7 @@ pub fn request_from_json(value: &Value) -> Result<SummarizeRequest> {
         },
         Some(other) => return Err(invalid("targetChars", format!("must be a number, got {}", kind_of(other)))),
     };
-    Ok(SummarizeRequest { kind, system, prompt, messages, target_chars, timeout_ms: None, schema: None })
+    Ok(SummarizeRequest { kind, system, prompt, messages, target_chars, timeout_ms: None, schema: None, from_cache: false })
 }
 
 #[cfg(test)]

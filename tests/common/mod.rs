@@ -652,3 +652,26 @@ pub fn snapshot<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>
         tokens: memory.token_count(),
     }
 }
+
+/// The identifier index of every message the engine wrote in `memory`'s working list holds no
+/// uuid and no marker, and no index line is longer than `identifierIndexChars`.
+pub fn assert_indexes_clean<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemory<S, O>, what: &str) {
+    const OPENING: &str = "[Identifiers in what was offloaded: ";
+    let limit = memory.config().identifier_index_chars as usize;
+    for w in memory.working().iter().filter(|w| w.synthetic.is_some()) {
+        for text in w.blocks.iter().filter_map(|b| match b {
+            autocontext::Block::Text(t) => Some(t.as_str()),
+            autocontext::Block::ToolResult { content, .. } => Some(content.as_str()),
+            _ => None,
+        }) {
+            for line in text.lines().filter(|l| l.starts_with(OPENING)) {
+                assert!(line.len() <= limit, "{what}: an index line of {} characters: {line}", line.len());
+                assert!(!line.contains("CONTEXT_OFFLOAD"), "{what}: a marker in the index: {line}");
+                let b = line.as_bytes();
+                let uuid_at = (0..b.len().saturating_sub(35))
+                    .find(|&i| (0..36).all(|k| if [8, 13, 18, 23].contains(&k) { b[i + k] == b'-' } else { b[i + k].is_ascii_hexdigit() }));
+                assert!(uuid_at.is_none(), "{what}: a uuid in the index: {line}");
+            }
+        }
+    }
+}
