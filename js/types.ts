@@ -60,6 +60,14 @@ export interface SummarizeRequest<M = AnyMessage> {
   timeoutMs?: number;
   /** A JSON schema the answer should follow, for structured strategies. */
   schema?: object;
+  /**
+   * `messages` is your agent's own request, byte for byte, then one user message with the
+   * instructions and the span to summarize (`summarizeFromCache`): send it to the agent's model
+   * with the agent's system prompt and tools, and the provider reads the conversation from its
+   * prompt cache. False: `messages` is the span alone (a request the option could not share,
+   * one whose last call still waits for its result, is one of these).
+   */
+  fromCache: boolean;
   /** Aborted when autocontext no longer waits for this call (for example on timeout). */
   signal: AbortSignal;
 }
@@ -299,6 +307,33 @@ export interface EngineOptions {
    * calls and results stay verbatim (like Anthropic's `exclude_tools`). Default none.
    */
   pinnedTools?: readonly string[];
+  /**
+   * Characters of the identifier index every replacement that offloads carries: the exact
+   * paths, file names, symbols, ids, codes and numbers of what it replaced that are no longer in
+   * view, ranked by how likely the agent needs them again (named by the user or a tool call,
+   * repeated, recent), at most an eighth of what the replacement frees. Default 1200; 0 turns it
+   * off.
+   */
+  identifierIndexChars?: number;
+  /**
+   * The task, the first real user message, stays verbatim (default true): no summary, rollup or
+   * trim takes it, and `maxContextTurns` does not count it. Only when it alone keeps the request
+   * over the window does it keep its head and tail, the whole one reload away.
+   */
+  keepTask?: boolean;
+  /**
+   * Characters of one tool result a summary of history reads: a longer one goes to your
+   * `summarize` as its head and tail (the whole stays one reload away, and the identifier index
+   * names what its middle held). Default 2000; 0 sends every result whole.
+   */
+  summaryResultLimit?: number;
+  /**
+   * Summarize requests carry, as `messages`, your agent's own request byte for byte with the
+   * instruction as its last user message (`request.fromCache` is true): send them to the
+   * agent's model with its system prompt and tools, and the provider reads the conversation
+   * from its prompt cache at the cached price instead of reading the span afresh. Default false.
+   */
+  summarizeFromCache?: boolean;
 }
 
 /** The named ladders. */

@@ -15,23 +15,24 @@ const GOLDEN = {
   conversation: '158 messages · 8 user turns · 68 model turns (openai, detected)',
   budget: 'window 32,000 · target 24,000 (× 0.75) · o200k_base',
   before: { messages: 158, tokens: 91_456 },
-  after: { messages: 66, tokens: 14_061 },
+  after: { messages: 67, tokens: 14_425 },
   // [type, count, messages replaced, tokens saved (≈)]
   events: [
-    ['TOOL_RESULT_TRUNCATE', 4, 4, 44_763],
-    ['EMERGENCY_OFFLOAD', 1, 2, 60],
-    ['PREFIX_SUMMARY', 3, 94, 32_572],
+    ['TOOL_RESULT_TRUNCATE', 4, 4, 43_615],
+    ['EMERGENCY_OFFLOAD', 1, 2, 59],
+    ['PREFIX_SUMMARY', 3, 93, 33_361],
   ],
-  summarizer: { calls: 9, inputTokens: 29_336, outputTokens: 4_870 },
+  summarizer: { calls: 10, inputTokens: 30_083, outputTokens: 5_302 },
   turns: { user: 8, model: 68, overWindow: 0, overWindowWithout: 43 },
-  largest: { tokens: 22_053, tokensWithout: 90_882 },
+  largest: { tokens: 23_081, tokensWithout: 90_882 },
   passes: { checks: 69, compressed: 4 },
-  offloads: { count: 8, messages: 100, bytes: 410_113 },
+  // Each offload holds only its own span: a summary of earlier summaries names their offloads.
+  offloads: { count: 8, messages: 99, bytes: 299_919 },
   // The bill of the 68 model calls at Anthropic's prices: without autocontext exact (the
   // history has no markers), with it within 1%.
   bill: {
     without: { inputTokens: 3_448_490, cachedTokens: 3_357_407, cacheAware: 449_594, rewrites: 0, overWindow: 43 },
-    with: { inputTokens: 870_641, cachedTokens: 803_908, cacheAware: 163_807, rewrites: 3, overWindow: 0 },
+    with: { inputTokens: 898_177, cachedTokens: 829_840, cacheAware: 168_405, rewrites: 3, overWindow: 0 },
   },
 };
 
