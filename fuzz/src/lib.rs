@@ -189,8 +189,9 @@ pub fn message(b: &mut Bytes<'_>, format: Format, open: &mut Vec<String>, next_i
         id
     };
     let one = match (format, kind) {
-        // Gemini answers every call of a turn in the one content after it.
-        (Format::Gemini, _) if !open.is_empty() && kind != 4 => {
+        // Gemini answers every call of a turn in the one content after it (a content that
+        // answers only some of them is a request the API refuses, not a host's list).
+        (Format::Gemini, _) if !open.is_empty() => {
             let parts: Vec<Value> =
                 open.drain(..).map(|_| json!({"functionResponse": {"name": "read", "response": {"output": text(b)}}})).collect();
             json!({"role": "user", "parts": parts})
