@@ -63,6 +63,7 @@ export function targets(results) {
 
 function targetRows(r) {
   const { ours, raw, cheapest, cpuPeer } = targets(r);
+  const fromCache = r.systems.find((s) => s.id === 'default-cache');
   if (!ours) return [];
   const t = ours.totals;
   const met = (ok) => (ok ? 'met' : '**not met**');
@@ -104,7 +105,11 @@ function targetRows(r) {
     const total = withSummarizer(t) / withSummarizer(cheapest.totals);
     rows.push([
       `with the summarizer's calls at the same model's prices (input 1×, the part that repeats the agent's previous request 0.1×, output ${OUTPUT_PRICE}×), ≤ ${COST_TARGET}× that peer's`,
-      `${f2(total)}× (${M(withSummarizer(t))} vs ${M(withSummarizer(cheapest.totals))} M; its summarizer reads ${k(cheapest.totals.summarizerInput)} tokens${cheapest.id === 'langchain-summarization-4k' ? ', at most 4,000 of each span' : ''}, ours ${k(t.summarizerInput)}, every span whole, ${k(t.summarizerCached ?? 0)} of them from the cache)${total > COST_TARGET ? `; gap ${M(withSummarizer(t) - COST_TARGET * withSummarizer(cheapest.totals))} M` : ''}`,
+      `${f2(total)}× (${M(withSummarizer(t))} vs ${M(withSummarizer(cheapest.totals))} M; its summarizer reads ${k(cheapest.totals.summarizerInput)} tokens${cheapest.id === 'langchain-summarization-4k' ? ', at most 4,000 of each span' : ''}, ours ${k(t.summarizerInput)}, every span whole, ${k(t.summarizerCached ?? 0)} of them from the cache)${total > COST_TARGET ? `; gap ${M(withSummarizer(t) - COST_TARGET * withSummarizer(cheapest.totals))} M` : ''}${
+        fromCache
+          ? `; with \`summarizeFromCache\` ${f2(withSummarizer(fromCache.totals) / withSummarizer(cheapest.totals))}× (${M(withSummarizer(fromCache.totals))} M; its summarizer reads ${k(fromCache.totals.summarizerInput)} tokens, ${k(fromCache.totals.summarizerCached ?? 0)} of them from the cache)`
+          : ''
+      }`,
       met(total <= COST_TARGET),
     ]);
     const plain = t.plain / cheapest.totals.plain;
@@ -340,7 +345,7 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   out.push(`${h(1)} How each system is driven`);
   out.push('');
   for (const line of [
-    "autocontext (the built package, `import 'autocontext'`): `add` each message, `compressIfNeeded()` then `messages()` before each call; `maxToken: 32000`, `tokenRatio: 0.75`, a `MemoryStore`. The facts preset extracts four concepts (error, test, file, user).",
+    "autocontext (the built package, `import 'autocontext'`): `add` each message, `compressIfNeeded()` then `messages()` before each call; `maxToken: 32000`, `tokenRatio: 0.75`, a `MemoryStore`. The facts preset extracts four concepts (error, test, file, user). Its summarizer is sent the summarize request's `system` and `prompt`; with `summarizeFromCache` a request that shares the agent's prompt cache is sent as its `messages` instead (the agent's own request, byte for byte, then the instruction), and the summary is the offline one of the same span.",
     "LangChain (`langchain` " + (r.versions.langchain ?? '?') + ', `@langchain/core` ' + (r.versions['@langchain/core'] ?? '?') + "): the middleware hooks are called as `createAgent` calls them, the trace's leading system messages being the agent's system prompt (outside the state). `summarizationMiddleware`'s `beforeModel` gets the state and its update is applied (so the state carries over); its token counter sees the state only, so its trigger is 24,000 minus the system prompt's tokens; its summarizer is a chat model answering with the offline summary of the span inside its prompt. `contextEditingMiddleware` + `ClearToolUsesEdit` (trigger 24,000 tokens, keep 3, placeholder `[cleared]`) edits the state's own list in `wrapModelCall`, counting with the `model` method (the benchmark's counter, system prompt included). `trimMessages` (strategy 'last', 24,000 tokens, `includeSystem`, `startOn: 'human'`) runs on the whole history before each call; when no human message is left to start on, it returns `[undefined]`, an empty request. Every LangChain counter is the exact o200k_base counter of gpt-tokenizer " + (r.versions['gpt-tokenizer'] ?? '') + " (the fastest exact JavaScript one) with the benchmark's per-message accounting, memoized per message; its CPU time is shown apart (\"counting\").",
     "Mastra (`@mastra/core` " + (r.versions['@mastra/core'] ?? '?') + "): each processor's `processLLMRequest` on the provider prompt before each call, from the whole history (their changes are transient). A run starts at each user message and the processors' state lives for one run, so `ToolCallFilter` with no options removes the tool calls of earlier runs only. `TokenLimiter(24000)` counts with its own estimate (tokenx), which reads fewer tokens than o200k_base on these traces, and drops whole tool exchanges, newest kept first, skipping one that does not fit (so it can drop the newest).",
     "Strands Agents (`@strands-agents/sdk` " +

@@ -2,7 +2,9 @@
 // model call `compressIfNeeded()` then `messages()`, which is the request. The offload store is
 // the package's MemoryStore; originals named by the request's offload markers are reloaded with
 // `reload(uuid)`: one marker at a time for the retention figure, transitively for the
-// recoverability figure.
+// recoverability figure. The summarizer's input is what a host would send: the summarize
+// request's system prompt and prompt, or, when the request shares the agent's prompt cache
+// (`summarizeFromCache`), its messages, the agent's own request and an instruction.
 import { summarizeSpan } from '../summarizer.mjs';
 
 const MARKER = /CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36})/g;
@@ -15,13 +17,14 @@ const CONCEPTS = [
   { keyword: 'user', description: 'what the user asked for', factType: 'single' },
 ];
 
-/** autocontext's systems: each preset, and the default with `minFreedTokens: 4000`. */
+/** autocontext's systems: each preset, the default with `minFreedTokens: 4000`, and the default with summarize requests that share the agent's prompt cache. */
 export const AUTOCONTEXT_SYSTEMS = [
   { id: 'default', label: 'autocontext, default preset', options: {} },
   { id: 'prefix-summary', label: 'autocontext, prefix-summary', options: { preset: 'prefix-summary' } },
   { id: 'facts', label: 'autocontext, facts (4 concepts)', options: { preset: 'facts', concepts: CONCEPTS } },
   { id: 'turns', label: 'autocontext, turns', options: { preset: 'turns' } },
   { id: 'default-minfreed-4000', label: 'autocontext, default + minFreedTokens 4000', options: { minFreedTokens: 4000 } },
+  { id: 'default-cache', label: 'autocontext, default + summarizeFromCache', options: { summarizeFromCache: true } },
 ].map((s) => ({ ...s, family: 'autocontext', peer: false, start: (ctx) => start(s, ctx) }));
 
 let sessions = 0;
@@ -30,13 +33,13 @@ async function start(system, { lib, window, ratio, log, clock }) {
   const { AutoContextMemory, MemoryStore } = lib.autocontext;
   const summarize = (request) => {
     const text = summarizeSpan(request.prompt);
-    log.record(
-      [
-        { role: 'system', content: request.system },
-        { role: 'user', content: request.prompt },
-      ],
-      text,
-    );
+    const input = request.fromCache
+      ? request.messages
+      : [
+          { role: 'system', content: request.system },
+          { role: 'user', content: request.prompt },
+        ];
+    log.record(input, text);
     return text;
   };
   const memory = clock.timeSync(
