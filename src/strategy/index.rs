@@ -299,8 +299,9 @@ struct Seen {
 /// The identifiers of `span` (messages in order) ranked, best first, leaving out what `visible`
 /// and `shown` hold.
 fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m str> {
-    let mut order: Vec<&'m str> = Vec::new();
-    let mut seen: HashMap<&'m str, Seen> = HashMap::new();
+    // Keyed by each identifier's hash (found once per occurrence anyway), in order of first sight.
+    let mut order: Vec<(&'m str, Seen)> = Vec::new();
+    let mut at: HashMap<u64, usize, std::hash::BuildHasherDefault<Identity>> = HashMap::default();
     for (k, e) in span.iter().enumerate() {
         let m = &*e.msg;
         let by_user = m.role == Role::User && m.is_real_user();
@@ -310,8 +311,9 @@ fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m 
                 if visible.contains(&h) || shown.contains(&h) {
                     return;
                 }
-                match seen.get_mut(w) {
-                    Some(s) => {
+                match at.get(&h) {
+                    Some(&i) => {
+                        let s = &mut order[i].1;
                         if s.last != k {
                             s.messages += 1;
                         }
@@ -320,8 +322,8 @@ fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m 
                         s.in_call |= call;
                     }
                     None => {
-                        order.push(w);
-                        seen.insert(w, Seen { kind, first: k, last: k, messages: 1, by_user, in_call: call });
+                        at.insert(h, order.len());
+                        order.push((w, Seen { kind, first: k, last: k, messages: 1, by_user, in_call: call }));
                     }
                 }
             });
@@ -335,9 +337,8 @@ fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m 
             + if s.in_call { 1.5 } else { 0.0 }
             + (s.last as f64 + 1.0) / n
     };
-    let mut scored: Vec<(f64, usize, &'m str)> = order.iter().map(|w| (score(&seen[w]), seen[w].first, *w)).collect();
+    let mut scored: Vec<(f64, usize, &'m str)> = order.iter().map(|(w, s)| (score(s), s.first, *w)).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    // A name that another chosen one contains (`pass.rs` in `src/engine/pass.rs`) adds nothing.
     scored.into_iter().map(|(_, _, w)| w).collect()
 }
 
@@ -374,6 +375,15 @@ pub(crate) fn annotate(format: Format, work: &[Entry], edits: Vec<Edit>, limit: 
     if limit == 0 || edits.iter().all(|e| e.offload.is_none()) {
         return edits;
     }
+    // In bytes: a bound on the characters, without counting them.
+    let budget = |e: &Edit| {
+        let before: usize = work[e.span.clone()].iter().map(|x| x.msg.payload_len()).sum();
+        let after: usize = e.replacement.iter().map(|m| m.payload_len()).sum();
+        limit.min(before.saturating_sub(after) / SHARE_OF_FREED)
+    };
+    if edits.iter().all(|e| e.offload.is_none() || budget(e) < MIN_BUDGET) {
+        return edits;
+    }
     let mut outside = vec![true; work.len()];
     for e in &edits {
         for i in e.span.clone() {
@@ -388,10 +398,10 @@ pub(crate) fn annotate(format: Format, work: &[Entry], edits: Vec<Edit>, limit: 
         .into_iter()
         .map(|mut e| {
             let Some(uuid) = e.offload.clone() else { return e };
-            // In bytes: a bound on the characters, without counting them.
-            let before: usize = work[e.span.clone()].iter().map(|x| x.msg.payload_len()).sum();
-            let after: usize = e.replacement.iter().map(|m| m.payload_len()).sum();
-            let budget = limit.min(before.saturating_sub(after) / SHARE_OF_FREED);
+            let budget = budget(&e);
+            if budget < MIN_BUDGET {
+                return e;
+            }
             let mut shown = Visible::default();
             for m in &e.replacement {
                 identifiers_of(m, &mut shown);
