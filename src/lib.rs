@@ -27,20 +27,12 @@
 #![deny(missing_docs)]
 
 mod bpe;
-pub mod calibration;
-pub mod config;
 pub mod engine;
 pub mod error;
-pub mod events;
 pub mod format;
 pub mod host;
 pub mod message;
-pub mod offload;
-pub mod overflow;
-pub mod plan;
-mod prepared;
-pub mod prompts;
-pub mod reload;
+pub mod options;
 pub mod strategy;
 pub mod structure;
 pub mod summarize;
@@ -49,16 +41,18 @@ pub mod tokens;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
-pub use calibration::UsageReport;
-pub use config::Config;
+pub use engine::calibration::UsageReport;
+pub use engine::events::CompressionEvent;
+pub use engine::offload::OffloadRecord;
 pub use engine::SweepReport;
-pub use engine::{AutoContextMemory, CompressResult, OffloadRecord, OverflowResult, PrepareResult, LIVE_OFFLOADS, MAX_EVENTS};
+pub use engine::{AutoContextMemory, CompressResult, OverflowResult, PrepareResult, LIVE_OFFLOADS, MAX_EVENTS};
 pub use error::{Error, ErrorCode, HostError, Result};
-pub use events::CompressionEvent;
 pub use format::Format;
 pub use host::{Clock, MemoryStore, NoSummarizer, OffloadStore, SummarizeRequest, Summarizer, Summary, SystemClock};
 pub use message::{Block, Message, Role, Synthetic};
-pub use plan::Plan;
-pub use strategy::{Concept, FactType, Preset, Strategy};
+pub use options::concepts::{Concept, FactType};
+pub use options::plan::Plan;
+pub use options::presets::{Preset, Strategy};
+pub use options::Config;
 pub use summarize::OfflineSummarizer;
 pub use tokens::{TokenCounter, Tokenizer};

@@ -78,7 +78,7 @@ pub struct Synthetic {
     /// The message is a copy of exactly one message (shrunk in place: truncated, previewed or
     /// summarized), and `offload` holds that message alone. A later step that replaces this
     /// copy in place points at the same offload; one that takes it into a larger span names
-    /// that offload in its own ([`crate::offload::Expansion`]): every reload gives originals in
+    /// that offload in its own ([`crate::engine::offload::Expansion`]): every reload gives originals in
     /// one hop.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub copy: bool,

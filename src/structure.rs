@@ -18,9 +18,9 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use crate::config::Config;
 use crate::format::Format;
 use crate::message::{Block, Message, Role};
+use crate::options::Config;
 
 /// An atomic span of the conversation: a single message (or the items of one model response,
 /// in the Responses API) or a whole tool exchange.
@@ -504,6 +504,21 @@ mod tests {
 
     fn call(id: &str) -> Value {
         json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}})
+    }
+
+    #[test]
+    fn a_gemini_turn_of_calls_and_the_turn_of_its_responses_are_one_exchange() {
+        let call = json!({"role": "model", "parts": [{"functionCall": {"name": "read", "args": {"p": 1}}}, {"functionCall": {"name": "ls", "args": {}}}, {"functionCall": {"name": "read", "args": {"p": 2}}}]});
+        let answer = json!({"role": "user", "parts": [
+            {"functionResponse": {"name": "ls", "response": {"output": "a b"}}},
+            {"functionResponse": {"name": "read", "response": {"output": "one"}}},
+            {"functionResponse": {"name": "read", "response": {"output": "two"}}}]});
+        let wire = json!([{"role": "user", "parts": [{"text": "go"}]}, call, answer, {"role": "model", "parts": [{"text": "again"}]}, {"role": "user", "parts": [{"text": "again"}]}, call, answer]);
+        let mut m: Vec<Message> = wire.as_array().unwrap().iter().enumerate().map(|(i, m)| Format::Gemini.parse(i, m).unwrap()).collect();
+        Format::Gemini.link_all(&mut m);
+        let st = Structure::analyze(Format::Gemini, &m, 0);
+        assert_eq!(st.unit(1).span, 1..3);
+        assert!(st.unit(1).exchange && st.unit(1).complete);
     }
 
     #[test]

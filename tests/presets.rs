@@ -513,7 +513,7 @@ fn observed_usage_calibrates_the_trigger_and_reports_the_drift() {
 
 #[test]
 fn implausible_usage_reports_are_refused_or_clamped_and_say_so() {
-    use autocontext::calibration::UsageStatus;
+    use autocontext::engine::calibration::UsageStatus;
     // A 16,000-token window: a report of 100 prompt tokens for a full request once moved the
     // trigger to 47,976, and requests to 47,338.
     let m = memory(with(json!({"maxToken": 16000})), None::<Scripted>);

@@ -147,7 +147,7 @@ fn offloads_reload_from_the_store_alone() {
     let fresh = AutoContextMemory::new(config("stateless", 16_000), FakeSummarizer::fixed("s"), store.clone()).unwrap();
     assert_eq!(block_on(fresh.reload(&uuid)).unwrap_err().code(), ErrorCode::NotFound, "a new memory's index is empty");
 
-    use autocontext::reload::{handle_call, reload};
+    use autocontext::engine::reload::{handle_call, reload};
     use autocontext::Format;
     for (format, records) in [(None, None), (Some(Format::OpenAi), None), (Some(Format::OpenAi), Some(&records[..]))] {
         assert_eq!(block_on(reload(&store, "stateless", &uuid, format, records)).unwrap(), vec![big.clone()]);
@@ -224,7 +224,7 @@ fn one_reload_of_a_rolled_summary_gives_every_original_it_stands_for() {
     // The model's call reads them too, and the store alone gives the same.
     let text = all_pages(&m, &markers[0]);
     assert!(text.contains("r0-c0") && !text.contains("CONTEXT_OFFLOAD"), "{}", &text[..300]);
-    use autocontext::reload::reload;
+    use autocontext::engine::reload::reload;
     assert_eq!(block_on(reload(&store, "chain", &markers[0], None, None)).unwrap(), back);
     assert_eq!(block_on(reload(&store, "chain", &markers[0], None, Some(&m.offloads()))).unwrap(), back);
     // Each offload stores its own span: the history is stored about once, not once per pass.

@@ -174,7 +174,7 @@ impl Log {
                 &json!({"autocontextLog": 1, "first": first, "prev": prev, "writer": &*self.writer, "messages": messages}),
             )
             .expect("JSON values always serialize");
-            let key = format!("{session_id}/{}-{first}-{}", self.chain.name(), crate::offload::digest(&text));
+            let key = format!("{session_id}/{}-{first}-{}", self.chain.name(), crate::engine::offload::digest(&text));
             let tokens = part.iter().map(|(_, t)| t).sum();
             out.push(Write { key: key.clone(), text, count: part.len(), tokens });
             first += part.len() as u64;
@@ -233,7 +233,7 @@ fn is_chunk_key(session_id: &str, chain: Chain, key: &str) -> bool {
     let Some((first, digest)) = rest.split_once('-') else {
         return false;
     };
-    !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit()) && crate::offload::is_digest(digest)
+    !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit()) && crate::engine::offload::is_digest(digest)
 }
 
 /// The first index a chunk key names.
@@ -319,7 +319,7 @@ fn check_key(session_id: &str, chain: Chain, key: &str) -> Result<()> {
 fn parse_chunk(session_id: &str, chain: Chain, key: &str, text: Option<String>) -> Result<(Vec<Value>, Option<String>)> {
     let failed = |what: String| Error::new(ErrorCode::StoreFailed, format!("log chunk {key}: {what}; the log before it cannot be read"));
     let text = text.ok_or_else(|| failed("the store has no such key".into()))?;
-    if !key.ends_with(&crate::offload::digest(&text)) {
+    if !key.ends_with(&crate::engine::offload::digest(&text)) {
         return Err(failed("the store's value is not the chunk written under this key".into()));
     }
     let chunk: Chunk = serde_json::from_str(&text).map_err(|e| failed(format!("not a log chunk ({e})")))?;

@@ -8,32 +8,45 @@
 //! snapshot and commits all its edits at once at the end: if the store or the summarizer fails,
 //! the working list is exactly as it was, no event is recorded and the offloads written so far
 //! are deleted again. Messages added while a pass awaits the host are kept.
+//!
+//! Beside them, each in its own file, what the facade answers besides a pass: the offload
+//! payloads and their checks ([`offload`]), reloads with or without a memory ([`reload`]),
+//! the events a pass records ([`events`]), the calibration of the estimate against the
+//! provider's counts ([`calibration`]), a provider's "context too long" error (`overflow`),
+//! the results handed back (`results`), the fitting of a rung's edits to alternating turns
+//! (`turns`, a stage of the pass) and the clean-up of what a session abandoned (`sweep`).
 
+pub mod calibration;
+pub mod events;
 mod log;
+pub mod offload;
+mod overflow;
 mod pass;
 mod pass_log;
+pub mod reload;
 mod results;
 mod retired;
 mod state;
 mod sweep;
+mod turns;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::calibration::{Calibration, UsageReport};
-use crate::config::Config;
+use crate::engine::calibration::{Calibration, UsageReport};
+use crate::engine::events::CompressionEvent;
 use crate::error::{Error, ErrorCode, Result};
-use crate::events::CompressionEvent;
 use crate::format::Format;
 use crate::host::{Clock, OffloadStore, Summarizer, SystemClock};
 use crate::message::Message;
-pub use crate::offload::OffloadRecord;
-use crate::plan::Plan;
-use crate::prepared::Cache;
+use crate::options::plan::Plan;
+use crate::options::Config;
 use crate::strategy::Strategy;
+use crate::summarize::prepared::Cache;
 use crate::tokens::TokenCounter;
+pub use offload::OffloadRecord;
 use pass::Parts;
 pub use results::{CompressResult, OverflowResult, PrepareResult, FAILURE_EVENT};
 pub use retired::LIVE_OFFLOADS;
@@ -440,7 +453,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             // have come.
             let room = trigger - tokens;
             let frees = trigger - parts.pass_target(trigger).aim;
-            pass::Target::exactly(tokens.saturating_sub(room.max(frees).max(1)).max(1))
+            results::Target::exactly(tokens.saturating_sub(room.max(frees).max(1)).max(1))
         };
         let (calls, reused) = pass::dry_run(parts, target).await?;
         result.prepared = true;
@@ -473,7 +486,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// Handles an error the provider returned for the working list: when it says the context
     /// is too long, calibrates the estimate with the provider's numbers (when stated), compacts
-    /// to [`crate::overflow::AGGRESSIVE`] of the target, and says whether to retry. Any other
+    /// to [`crate::engine::overflow::AGGRESSIVE`] of the target, and says whether to retry. Any other
     /// error is left alone (`overflow: false, retry: false`).
     ///
     /// # Errors
@@ -481,14 +494,14 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// running).
     pub async fn handle_overflow(&self, error: &Value) -> Result<OverflowResult> {
         let before = self.token_count();
-        let Some(o) = crate::overflow::classify(error) else {
+        let Some(o) = crate::engine::overflow::classify(error) else {
             return Ok(OverflowResult::not_overflow(before));
         };
         if let Some(requested) = o.requested {
             // The refused request was this working list: the provider counts that much more.
             self.state.borrow_mut().calibration.at_least(requested as f64 / before.max(1) as f64);
         }
-        let target = crate::overflow::target(&o, self.config.trigger_tokens(), self.config.token_ratio, &self.calibration());
+        let target = crate::engine::overflow::target(&o, self.config.trigger_tokens(), self.config.token_ratio, &self.calibration());
         let pass = self.compress_to(target).await?;
         Ok(OverflowResult::after_pass(&o, before, target, pass))
     }
@@ -507,7 +520,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let estimated = self.token_count();
         let (trigger, ratio) = (self.config.trigger_tokens(), self.config.token_ratio);
         let calibration = &mut self.state.borrow_mut().calibration;
-        crate::calibration::observe_usage(calibration, estimated, trigger, ratio, prompt_tokens, cached_tokens)
+        crate::engine::calibration::observe_usage(calibration, estimated, trigger, ratio, prompt_tokens, cached_tokens)
     }
 
     /// The correction factor and its observations.
@@ -532,7 +545,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// to read; a failing store is an error for the host.
     pub async fn handle_reload_call(&self, call: &Value) -> Result<String> {
         let limit = self.config.offload_reload_limit as usize;
-        crate::reload::answer_call(self.config.format, call, limit, |uuid| async move { self.reload(&uuid).await }).await
+        crate::engine::reload::answer_call(self.config.format, call, limit, |uuid| async move { self.reload(&uuid).await }).await
     }
 
     // ---- persistence ---------------------------------------------------------------------------

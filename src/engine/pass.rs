@@ -29,18 +29,18 @@ use futures_util::future::join_all;
 use serde_json::Value;
 
 use super::pass_log::PassLog;
-use super::results::{CompressResult, FAILURE_EVENT};
+use super::results::{CompressResult, Target, FAILURE_EVENT};
 use super::state::{request_tokens, sum_tokens, Commit, State};
-use crate::config::Config;
+use crate::engine::events::CompressionEvent;
+use crate::engine::offload::Expansion;
 use crate::error::{Error, ErrorCode, Result};
-use crate::events::CompressionEvent;
 use crate::host::{Clock, DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
 use crate::message::{Block, Role};
-use crate::offload::Expansion;
-use crate::prepared::{Cache, Summaries};
+use crate::options::Config;
 use crate::strategy::llm::Failure;
 use crate::strategy::{Ctx, Edit, Entry, Pressure, Strategy};
 use crate::structure::{Rules, Structure};
+use crate::summarize::prepared::{Cache, Summaries};
 use crate::tokens::TokenCounter;
 
 /// Sweeps of the ladder a pass may make before it gives up (the loop guard).
@@ -132,23 +132,6 @@ impl<S, O> Parts<'_, S, O> {
         let min_freed = self.config.min_freed_tokens;
         let aim = if min_freed > 0 { low.min(tokens.saturating_sub(min_freed)).max(1) } else { low };
         Target { aim, bound: trigger }
-    }
-}
-
-/// Where a pass compacts to: it aims below `aim` (the low-water mark), and must end below
-/// `bound` (the trigger): the last round and the latest answer yield only to reach `bound`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Target {
-    /// The low-water mark the plan aims below.
-    pub aim: u64,
-    /// What the pass must end below.
-    pub bound: u64,
-}
-
-impl Target {
-    /// A target that is both aim and bound (an overflow's, or one under the trigger).
-    pub fn exactly(tokens: u64) -> Target {
-        Target { aim: tokens, bound: tokens }
     }
 }
 
@@ -335,7 +318,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     };
                     let (made_by, edits) = rung.plan(&ctx, summarizer).await;
                     // The engine's own messages must keep the format's turns valid (Anthropic).
-                    let edits = crate::strategy::turns::fit(config.format, &self.work, &st, edits);
+                    let edits = crate::engine::turns::fit(config.format, &self.work, &st, edits);
                     // What each replacement offloads, named exactly, where the model sees it.
                     let edits = crate::strategy::index::annotate(config.format, &self.work, edits, index_budget(config, self.target.aim));
                     let edits = self.keep_useful(edits)?;
@@ -409,7 +392,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
     /// messages each holds. An offload holds the snapshot messages its replacement stands for;
     /// a message among them that an earlier pass wrote (a summary, a notice, a truncated copy)
     /// is kept as the model saw it and expanded on reload into the originals of the offload it
-    /// names ([`crate::offload::Expansion`]): one reload of any marker gives originals. A
+    /// names ([`crate::engine::offload::Expansion`]): one reload of any marker gives originals. A
     /// replacement that points at an earlier pass's offload writes nothing. Every key is
     /// recorded in `written` before its put starts: a put that fails or never answers may
     /// still have landed, so a pass that does not commit deletes every key it tried.
@@ -443,12 +426,12 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     let entries = &snapshot[range.clone()];
                     let messages: Vec<&Value> = entries.iter().map(|e| &e.msg.wire).collect();
                     let expand: Vec<Expansion> = entries.iter().enumerate().filter_map(|(k, e)| expansion(k, e)).collect();
-                    let body = crate::offload::payload(&config.session_id, uuid, config.format, &messages, &expand);
+                    let body = crate::engine::offload::payload(&config.session_id, uuid, config.format, &messages, &expand);
                     (uuid.to_string(), body, messages.len())
                 })
                 .collect()
         };
-        written.extend(payloads.iter().map(|(u, body, _)| (u.clone(), crate::offload::digest(body))));
+        written.extend(payloads.iter().map(|(u, body, _)| (u.clone(), crate::engine::offload::digest(body))));
         let keys: Vec<String> = payloads.iter().map(|(u, _, _)| self.parts.key(u)).collect();
         let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body, _))| store.put(k, body))).await;
         if let Some(e) = results.into_iter().find_map(|r| r.err()) {
@@ -600,7 +583,7 @@ async fn delete_quietly<S, O: OffloadStore>(parts: Parts<'_, S, O>, written: &[(
 /// be the one this session wrote (its digest, envelope and message count are checked, see
 /// [`crate::reload`]).
 pub(crate) async fn reload<S, O: OffloadStore>(parts: Parts<'_, S, O>, uuid: &str) -> Result<Vec<Value>> {
-    crate::reload::check_uuid(uuid)?;
+    crate::engine::reload::check_uuid(uuid)?;
     let config = parts.config;
     // The index the state holds, then the records retired from it to the store.
     let (held, head) = {
@@ -615,7 +598,7 @@ pub(crate) async fn reload<S, O: OffloadStore>(parts: Parts<'_, S, O>, uuid: &st
         return Err(Error::new(ErrorCode::NotFound, format!("no offload {uuid} in session {:?}", config.session_id)));
     };
     let (session, format) = (&config.session_id, Some(config.format));
-    crate::reload::fetch(parts.store, session, uuid, format, record.message_count, record.digest.as_deref()).await
+    crate::engine::reload::fetch(parts.store, session, uuid, format, record.message_count, record.digest.as_deref()).await
 }
 
 /// Applies one step's edits to `work`, back to front, recording each in `log`.

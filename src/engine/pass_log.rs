@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use crate::events::CompressionEvent;
+use crate::engine::events::CompressionEvent;
 use crate::strategy::{Entry, Strategy};
 
 /// Where an entry of the pass's working list comes from.

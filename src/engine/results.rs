@@ -3,12 +3,29 @@
 
 use serde::Serialize;
 
+use crate::engine::events::CompressionEvent;
+use crate::engine::overflow::Overflow;
 use crate::error::Error;
-use crate::events::CompressionEvent;
-use crate::overflow::Overflow;
 
 /// Event type of a summarize call that failed (its span fell back to a non-LLM step or stayed).
 pub const FAILURE_EVENT: &str = "SUMMARIZE_FAILED";
+
+/// Where a pass compacts to: it aims below `aim` (the low-water mark), and must end below
+/// `bound` (the trigger): the last round and the latest answer yield only to reach `bound`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Target {
+    /// The low-water mark the plan aims below.
+    pub aim: u64,
+    /// What the pass must end below.
+    pub bound: u64,
+}
+
+impl Target {
+    /// A target that is both aim and bound (an overflow's, or one under the trigger).
+    pub fn exactly(tokens: u64) -> Target {
+        Target { aim: tokens, bound: tokens }
+    }
+}
 
 /// What `compress_if_needed` did.
 #[derive(Debug, Serialize)]
@@ -58,7 +75,7 @@ pub struct CompressResult {
 
 impl CompressResult {
     /// The result of a pass that changed nothing: `tokens` and `messages` before and after.
-    pub(crate) fn unchanged(tokens: u64, messages: usize, target: super::pass::Target) -> CompressResult {
+    pub(crate) fn unchanged(tokens: u64, messages: usize, target: Target) -> CompressResult {
         CompressResult {
             compressed: false,
             tokens_before: tokens,

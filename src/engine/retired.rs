@@ -15,9 +15,9 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::log::{read_chunk, Chain, Log};
+use crate::engine::offload::OffloadRecord;
 use crate::error::Result;
 use crate::host::OffloadStore;
-use crate::offload::OffloadRecord;
 use crate::strategy::Entry;
 
 /// How many records the state keeps beyond those the working list names.

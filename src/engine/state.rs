@@ -24,14 +24,14 @@ use std::rc::Rc;
 
 use serde_json::{json, Value};
 
-use crate::calibration::Calibration;
-use crate::config::Config;
+use crate::engine::calibration::Calibration;
+use crate::engine::events::CompressionEvent;
+use crate::engine::offload::OffloadRecord;
 use crate::error::{Error, ErrorCode, Result};
-use crate::events::CompressionEvent;
 use crate::format::Format;
 use crate::message::{Message, Role, Synthetic};
-use crate::offload::OffloadRecord;
-use crate::plan::Plan;
+use crate::options::plan::Plan;
+use crate::options::Config;
 use crate::strategy::Entry;
 use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
 
@@ -358,10 +358,10 @@ impl State {
             serde_json::from_value(obj.get("offloads").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.offloads: {e}")))?;
         let mut offload_ids = HashSet::new();
         for o in &offloads {
-            if !crate::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
+            if !crate::engine::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
                 return Err(bad(format!("state.offloads: {:?} is not a valid, unique offload uuid", o.uuid)));
             }
-            if o.digest.as_deref().is_some_and(|d| !crate::offload::is_digest(d)) {
+            if o.digest.as_deref().is_some_and(|d| !crate::engine::offload::is_digest(d)) {
                 return Err(bad(format!("state.offloads: offload {} has a malformed digest {:?}", o.uuid, o.digest)));
             }
         }
@@ -374,9 +374,9 @@ impl State {
                 let mut tail = Vec::with_capacity(items.len());
                 for v in items {
                     let o: OffloadRecord = serde_json::from_value(v.clone()).map_err(|e| bad(format!("state.retired.tail: {e}")))?;
-                    if !crate::reload::is_uuid(&o.uuid)
+                    if !crate::engine::reload::is_uuid(&o.uuid)
                         || offload_ids.contains(&o.uuid)
-                        || o.digest.as_deref().is_some_and(|d| !crate::offload::is_digest(d))
+                        || o.digest.as_deref().is_some_and(|d| !crate::engine::offload::is_digest(d))
                     {
                         return Err(bad(format!("state.retired.tail: {:?} is not a valid offload record outside the index", o.uuid)));
                     }
@@ -389,7 +389,7 @@ impl State {
             serde_json::from_value(obj.get("pending").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.pending: {e}")))?;
         for u in &pending {
             // A pending delete of an offload the index names would delete a live original.
-            if !crate::reload::is_uuid(u) || offload_ids.contains(u) {
+            if !crate::engine::reload::is_uuid(u) || offload_ids.contains(u) {
                 return Err(bad(format!("state.pending: {u:?} is not an offload uuid outside the offload index")));
             }
         }

@@ -43,7 +43,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// write.
     pub async fn sweep_pending(&self) -> SweepReport {
         let pending = std::mem::take(&mut self.state.borrow_mut().abandoned);
-        let keys: Vec<String> = pending.iter().map(|u| crate::reload::key(&self.config().session_id, u)).collect();
+        let keys: Vec<String> = pending.iter().map(|u| crate::engine::reload::key(&self.config().session_id, u)).collect();
         let results = futures_util::future::join_all(keys.iter().map(|k| self.store().delete(k))).await;
         let mut report = SweepReport::default();
         let mut again = Vec::new();
@@ -70,7 +70,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// known to be unreached, and a caller must delete nothing.
     pub async fn reachable_keys(&self, listed: &[String]) -> Result<BTreeSet<String>> {
         let id = &self.config().session_id;
-        let key = |uuid: &str| crate::reload::key(id, uuid);
+        let key = |uuid: &str| crate::engine::reload::key(id, uuid);
         let mut out = BTreeSet::new();
         let heads = {
             let st = self.state.borrow();

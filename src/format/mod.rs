@@ -22,7 +22,6 @@
 
 pub mod ai_sdk;
 pub mod anthropic;
-pub(crate) mod body;
 pub mod depth;
 pub mod gemini;
 pub mod openai;

@@ -14,12 +14,12 @@
 use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 
-use super::concept::{Concept, FactType};
 use super::llm::{self, Outcome};
 use super::prefix;
 use super::{new_uuid, rung, Ctx, Edit, Rung, Strategy};
 use crate::host::{DynSummarizer, Summarizer};
 use crate::message::{offload_marker, Role, Synthetic};
+use crate::options::concepts::{Concept, FactType};
 
 /// Facts kept per concept at most.
 const MAX_FACTS: usize = 50;
@@ -216,8 +216,8 @@ fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::concept::read_concepts;
     use super::*;
+    use crate::options::concepts::read_concepts;
     use serde_json::json;
 
     #[test]

@@ -130,7 +130,7 @@ pub(crate) struct Failure {
 
 /// The request for a job: the span as a tagged transcript, the instruction, the length asked
 /// for and the plan hint in the prompt; the span as a valid request body in `messages`
-/// ([`crate::format::body`]). A summary of history reads each long tool result as its head and
+/// ([`crate::summarize::body`]). A summary of history reads each long tool result as its head and
 /// tail ([`capped`]).
 pub(crate) fn request(ctx: &Ctx<'_>, job: &Job) -> SummarizeRequest {
     let shown: Vec<std::borrow::Cow<'_, Message>> = ctx.working[job.show.clone()]
@@ -144,7 +144,7 @@ pub(crate) fn request(ctx: &Ctx<'_>, job: &Job) -> SummarizeRequest {
         kind: job.kind.into(),
         system: job.system.clone(),
         prompt,
-        messages: crate::format::body::request_body(ctx.format, &msgs),
+        messages: crate::summarize::body::request_body(ctx.format, &msgs),
         target_chars: job.target_chars,
         timeout_ms: Some(ctx.config.summarize_timeout_ms),
         schema: None,
@@ -232,7 +232,7 @@ pub(crate) async fn run<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S, j
 
 /// Runs prepared requests (each with the characters its summary replaces), at most
 /// `maxConcurrentSummaries` at once, answers in order. A request a preparation already answered
-/// is answered from there without calling the host ([`crate::prepared`]); during a preparation
+/// is answered from there without calling the host ([`crate::summarize::prepared`]); during a preparation
 /// the answers are kept for the pass.
 pub(crate) async fn run_requests<S: Summarizer + ?Sized>(
     ctx: &Ctx<'_>,

@@ -8,9 +8,8 @@
 //! their own.
 //!
 //! Adding a rung: a file `src/strategy/<rung>.rs` with one `impl Rung`, its line in [`RUNGS`],
-//! and its name in [`preset`] (the enum variant and its row of names, which the options read).
+//! and its name in [`crate::options::presets`] (the enum variant and its row of names, which the options read).
 
-pub(crate) mod concept;
 mod current_compress;
 mod current_large;
 mod emergency;
@@ -21,7 +20,6 @@ pub(crate) mod llm;
 mod multi_result_tests;
 mod offload;
 mod prefix;
-pub mod preset;
 mod provider;
 mod rollup;
 mod round_summary;
@@ -31,7 +29,6 @@ mod tool_runs;
 mod truncate;
 pub(crate) use truncate::worth_cutting;
 mod turn_trim;
-pub(crate) mod turns;
 
 use std::cell::RefCell;
 use std::ops::Range;
@@ -39,16 +36,15 @@ use std::rc::Rc;
 
 use futures_util::future::LocalBoxFuture;
 
-use crate::config::Config;
 use crate::format::Format;
 use crate::host::{Clock, DynSummarizer};
 use crate::message::Message;
-use crate::plan::Plan;
-use crate::prepared::Summaries;
+use crate::options::plan::Plan;
+use crate::options::Config;
 use crate::structure::{Protection, Structure};
+use crate::summarize::prepared::Summaries;
 
-pub use concept::{Concept, FactType};
-pub use preset::{Preset, Strategy, DEFAULT_LADDER};
+pub use crate::options::presets::{Strategy, DEFAULT_LADDER};
 
 /// Every rung, one line each.
 pub(crate) const RUNGS: &[&dyn Rung] = &[
@@ -164,7 +160,7 @@ pub(crate) struct Ctx<'a> {
     /// Summaries that failed during this pass.
     pub failures: &'a RefCell<Vec<llm::Failure>>,
     /// Summaries prepared ahead of the pass, the pass's count of host calls, and whether the
-    /// pass is itself a preparation ([`crate::prepared`]).
+    /// pass is itself a preparation ([`crate::summarize::prepared`]).
     pub summaries: &'a Summaries,
     /// The host's clock, to time summarize calls.
     pub clock: &'a dyn Clock,

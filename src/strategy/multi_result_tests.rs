@@ -10,11 +10,11 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::{current_compress, current_large, offload, truncate, Ctx, Edit, Entry};
-use crate::config::Config;
 use crate::error::HostError;
 use crate::format::{validate_tool_pairing, Format};
 use crate::host::{SummarizeRequest, Summarizer, Summary};
 use crate::message::{find_markers, Block, Message, Role};
+use crate::options::Config;
 use crate::structure::Structure;
 
 fn entry(role: Role, blocks: Vec<Block>) -> Entry {
@@ -56,7 +56,7 @@ fn result_blocks(m: &Message) -> Vec<(String, String, bool)> {
 fn with_ctx<R>(working: &[Entry], config: &Config, excess: u64, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
     let st = Structure::analyze(Format::OpenAi, working, config.last_keep as usize);
     let failures = RefCell::new(Vec::new());
-    let summaries = crate::prepared::Summaries::none();
+    let summaries = crate::summarize::prepared::Summaries::none();
     let total: u64 = working.iter().map(|e| e.tokens as u64).sum();
     let origins: Vec<std::ops::Range<usize>> = (0..working.len()).map(|i| i..i + 1).collect();
     let ctx = Ctx {

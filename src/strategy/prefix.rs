@@ -13,7 +13,7 @@
 //! taken again with no reserve. When the current user message falls inside the span it is kept
 //! verbatim right after the summary (joined to it in formats whose turns must alternate).
 //!
-//! A preparation ([`crate::prepared`]) records its cut; the next pass reuses it when it frees
+//! A preparation ([`crate::summarize::prepared`]) records its cut; the next pass reuses it when it frees
 //! enough, so its request is the prepared one and no host call is made.
 
 use std::collections::HashMap;
@@ -26,6 +26,7 @@ use super::structured::{self, Parsed};
 use super::{new_uuid, Ctx, Edit, Rung, Strategy};
 use crate::host::{DynSummarizer, SummarizeRequest, Summarizer};
 use crate::message::{offload_marker, Block, Message, Role, Synthetic};
+use crate::options::template;
 use crate::structure::Protection;
 
 /// A span shorter than this many characters is not worth a summary.
@@ -284,7 +285,7 @@ pub(super) fn request(
         let mut shown: Vec<std::borrow::Cow<'_, Message>> = vec![std::borrow::Cow::Borrowed(ctx.working[p].msg.as_ref())];
         shown.extend(ctx.working[sel.show.clone()].iter().map(|e| llm::capped(ctx, &e.msg)));
         let refs: Vec<&Message> = shown.iter().map(|m| m.as_ref()).collect();
-        req.messages = crate::format::body::request_body(ctx.format, &refs);
+        req.messages = crate::summarize::body::request_body(ctx.format, &refs);
         req.from_cache = false;
         llm::share(ctx, &mut req, p..sel.show.end, &llm::ask(ctx, &job));
     }
@@ -365,7 +366,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
         Some(Outcome::Done { text, input_tokens, output_tokens, ms }) => {
             let body = match structured::parse(&text) {
                 Parsed::Fields(f) => {
-                    structured::render(ctx.config.summary_template.as_deref().unwrap_or(structured::DEFAULT_TEMPLATE), &f)
+                    template::render(ctx.config.summary_template.as_deref().unwrap_or(template::DEFAULT_TEMPLATE), &f)
                 }
                 Parsed::Text(t) => format!("<system-info>Summary of the earlier conversation (its messages were offloaded; reload them with the marker below when details are needed).\n{t}\n</system-info>"),
             };

@@ -15,10 +15,10 @@ use wasm_bindgen_futures::future_to_promise;
 use super::convert;
 use super::error::{js_field_error, to_js};
 use super::host::{HostParts, JsClock, JsCounter, JsHost, JsStore, JsSummarizer};
-use crate::config::Config;
 use crate::engine::AutoContextMemory;
 use crate::error::ErrorCode;
-use crate::plan::Plan;
+use crate::options::plan::Plan;
+use crate::options::Config;
 use crate::tokens::{TokenCounter, Tokenizer};
 
 type Engine = AutoContextMemory<JsSummarizer, JsStore>;
@@ -295,7 +295,7 @@ impl WasmMemory {
     #[wasm_bindgen(js_name = observeUsage)]
     pub fn observe_usage(&self, usage_json: &str) -> Result<String, JsValue> {
         let usage = convert::parse(usage_json, ErrorCode::InvalidArgument, "usage")?;
-        let (prompt, cached) = crate::calibration::read_usage(&usage).map_err(to_js)?;
+        let (prompt, cached) = crate::engine::calibration::read_usage(&usage).map_err(to_js)?;
         let report = self.inner.observe_usage(prompt, cached).map_err(to_js)?;
         Ok(convert::to_text(&report))
     }

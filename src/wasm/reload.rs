@@ -9,10 +9,10 @@ use wasm_bindgen_futures::future_to_promise;
 use super::convert;
 use super::error::{js_field_error, to_js};
 use super::host::JsStore;
-use crate::config::Config;
+use crate::engine::offload::OffloadRecord;
 use crate::error::ErrorCode;
 use crate::format::Format;
-use crate::offload::OffloadRecord;
+use crate::options::Config;
 
 /// What the options of a standalone reload say: the format (when named), the page size, and
 /// the offload records when the host kept them.
@@ -49,7 +49,7 @@ pub fn reload_offload(store: JsStore, session_id: String, uuid: String, options_
     let options = options(options_json);
     future_to_promise(async move {
         let o = options?;
-        let messages = crate::reload::reload(&store, &session_id, &uuid, o.format, o.offloads.as_deref()).await.map_err(to_js)?;
+        let messages = crate::engine::reload::reload(&store, &session_id, &uuid, o.format, o.offloads.as_deref()).await.map_err(to_js)?;
         Ok(JsValue::from_str(&Value::Array(messages).to_string()))
     })
 }
@@ -63,7 +63,8 @@ pub fn handle_reload_call_in(store: JsStore, session_id: String, call_json: &str
     future_to_promise(async move {
         let (o, call) = (options?, call?);
         let format = o.format.unwrap_or_default();
-        let text = crate::reload::handle_call(&store, &session_id, &call, format, o.limit, o.offloads.as_deref()).await.map_err(to_js)?;
+        let text =
+            crate::engine::reload::handle_call(&store, &session_id, &call, format, o.limit, o.offloads.as_deref()).await.map_err(to_js)?;
         Ok(JsValue::from_str(&text))
     })
 }

@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use super::Format;
+use crate::format::{Format, Turn};
 use crate::message::{transcript, Block, Message, Role, Synthetic};
 use crate::structure::Structure;
 
@@ -65,10 +65,10 @@ fn alternate(format: Format, messages: Vec<Message>) -> Vec<Message> {
         }
     }
     let side = |m: &Message| format.turn(m.role);
-    if out.first().is_none_or(|m| side(m) != super::Turn::User) {
+    if out.first().is_none_or(|m| side(m) != Turn::User) {
         out.insert(0, format.synthesize(Role::User, OPENING.into(), Synthetic::new(KIND, None)));
     }
-    if out.last().is_some_and(|m| side(m) == super::Turn::User) {
+    if out.last().is_some_and(|m| side(m) == Turn::User) {
         out.push(format.synthesize(Role::Assistant, CLOSING.into(), Synthetic::new(KIND, None)));
     }
     out

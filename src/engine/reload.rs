@@ -15,11 +15,11 @@ use std::future::Future;
 
 use serde_json::Value;
 
+use crate::engine::offload::{Expected, OffloadRecord, Opened};
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::{Format, RELOAD_PAGE_PARAM, RELOAD_TOOL_PARAM};
 use crate::host::OffloadStore;
 use crate::message::{transcript, Message};
-use crate::offload::{Expected, OffloadRecord, Opened};
 
 pub(crate) use crate::message::is_uuid;
 
@@ -38,7 +38,7 @@ pub(crate) fn key(session_id: &str, uuid: &str) -> String {
     format!("{session_id}/{uuid}")
 }
 
-/// Reads the payload under `<session_id>/<uuid>` and checks it (see [`crate::offload::open`]):
+/// Reads the payload under `<session_id>/<uuid>` and checks it (see [`crate::engine::offload::open`]):
 /// `format` when given, else the one the payload names; `message_count` and `digest` when
 /// known (0 and `None` when not).
 async fn fetch_one<O: OffloadStore>(
@@ -54,7 +54,7 @@ async fn fetch_one<O: OffloadStore>(
         .await
         .map_err(|e| Error::host(ErrorCode::StoreFailed, "the offload store failed to get an offload", e))?
         .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("offload {uuid} of session {session_id:?} is missing from the store")))?;
-    crate::offload::open(&raw, &Expected { session_id, uuid, format, message_count, digest })
+    crate::engine::offload::open(&raw, &Expected { session_id, uuid, format, message_count, digest })
 }
 
 /// The original messages of offload `uuid` (checked as [`fetch_one`] checks it), each message
@@ -79,7 +79,7 @@ pub(crate) async fn fetch<O: OffloadStore>(
     let format = top.format;
     struct Level {
         messages: std::iter::Enumerate<std::vec::IntoIter<Value>>,
-        expand: std::iter::Peekable<std::vec::IntoIter<crate::offload::Expansion>>,
+        expand: std::iter::Peekable<std::vec::IntoIter<crate::engine::offload::Expansion>>,
     }
     let level = |o: Opened| Level { messages: o.messages.into_iter().enumerate(), expand: o.expand.into_iter().peekable() };
     let mut seen = std::collections::HashSet::from([uuid.to_string()]);

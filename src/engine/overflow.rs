@@ -26,7 +26,7 @@
 
 use serde_json::Value;
 
-use crate::calibration::Calibration;
+use crate::engine::calibration::Calibration;
 
 /// An overflow compacts to this share of the usual target.
 pub const AGGRESSIVE: f64 = 0.6;

@@ -22,7 +22,7 @@ use std::rc::Rc;
 
 use crate::host::SummarizeRequest;
 use crate::message::Message;
-use crate::strategy::preset::Strategy;
+use crate::options::presets::Strategy;
 
 /// Prepared answers kept at most (the oldest go first).
 const MAX_ENTRIES: usize = 64;

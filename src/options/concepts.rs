@@ -1,5 +1,5 @@
 //! The `concepts` option: what fact retrieval keeps (the Koog design). Its own file because the
-//! options read it ([`crate::config`]) and the facts rung uses it.
+//! options read it ([`crate::options`]) and the facts rung uses it.
 
 use serde_json::Value;
 

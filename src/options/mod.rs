@@ -6,16 +6,21 @@
 //! of misbehaving later. Options are read from JSON by hand rather than through serde so that
 //! every error names its option.
 
+pub mod concepts;
+pub mod plan;
+pub mod presets;
+pub mod prompts;
+pub mod template;
+
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::format::openai::kind_of;
 use crate::format::Format;
-use crate::prompts::PromptConfig;
-use crate::strategy::concept::{self, Concept};
-use crate::strategy::preset::{self, Preset, Strategy, DEFAULT_LADDER};
-use crate::strategy::structured;
 use crate::tokens::Tokenizer;
+use concepts::Concept;
+use presets::{Preset, Strategy, DEFAULT_LADDER};
+use prompts::PromptConfig;
 
 /// Engine options. Build with [`Config::default`] and change fields, or read from JSON with
 /// [`Config::from_json`]; either way call [`Config::validate`] (the engine does).
@@ -94,7 +99,7 @@ pub struct Config {
     pub reserve_ratio: f64,
     /// How the prefix summary's five fields are rendered (`{task_overview}`, `{current_state}`,
     /// `{important_discoveries}`, `{next_steps}`, `{context_to_preserve}`); default
-    /// [`structured::DEFAULT_TEMPLATE`].
+    /// [`template::DEFAULT_TEMPLATE`].
     pub summary_template: Option<String>,
     /// The concepts fact retrieval extracts.
     pub concepts: Vec<Concept>,
@@ -375,13 +380,13 @@ impl Config {
     /// would ignore (a likely mistake: `concepts` without fact retrieval).
     fn read_ladder_options(&mut self, obj: &Map<String, Value>) -> Result<()> {
         if let Some(v) = obj.get("preset").filter(|v| !v.is_null()) {
-            self.preset = Some(preset::read_preset(v)?);
+            self.preset = Some(presets::read_preset(v)?);
         }
         if let Some(v) = obj.get("strategies").filter(|v| !v.is_null()) {
             if self.preset.is_some() {
                 return Err(Error::config("strategies", "cannot be given with `preset`; give one of them"));
             }
-            self.strategies = Some(preset::read_strategies(v)?);
+            self.strategies = Some(presets::read_strategies(v)?);
         }
         read_float(obj, "reserveRatio", &mut self.reserve_ratio)?;
         if let Some(v) = obj.get("summaryTemplate").filter(|v| !v.is_null()) {
@@ -391,10 +396,10 @@ impl Config {
             }
         }
         if let Some(v) = obj.get("concepts").filter(|v| !v.is_null()) {
-            self.concepts = concept::read_concepts(v)?;
+            self.concepts = concepts::read_concepts(v)?;
         }
         if let Some(v) = obj.get("factsFallback").filter(|v| !v.is_null()) {
-            self.facts_fallback = preset::read_strategy(v, "factsFallback")?;
+            self.facts_fallback = presets::read_strategy(v, "factsFallback")?;
         }
         read_int(obj, "maxContextTurns", &mut self.max_context_turns)?;
         if obj.get("prepareRatio").is_some_and(|v| !v.is_null()) {
@@ -539,7 +544,7 @@ impl Config {
             ));
         }
         if let Some(t) = &self.summary_template {
-            structured::check_template(t)?;
+            template::check_template(t)?;
         }
         if self.facts_fallback == Strategy::FactRetrieval {
             return Err(Error::config("factsFallback", "cannot be the facts strategy itself"));
