@@ -5,7 +5,6 @@
  * @module
  */
 
-import type { DiagnosticsOptions } from './diagnostics.js';
 import type { AutoContextError } from './errors.js';
 
 import type { AnyMessage, FormatName, MessageFor } from './formats.js';
@@ -335,7 +334,6 @@ export interface EngineOptions {
    */
   summarizeFromCache?: boolean;
 }
-
 /** The named ladders. */
 export type PresetName = 'agentscope' | 'prefix-summary' | 'facts' | 'turns';
 
@@ -396,7 +394,6 @@ export interface HostOptions<M = AnyMessage> extends DiagnosticsOptions {
    */
   tokenizer?: TokenizerName | TokenCounterFn;
 }
-
 /**
  * Options of {@link AutoContextMemory}: the engine's options plus the host's functions. `F` is
  * the `format` option and `M` its message type.
@@ -706,4 +703,124 @@ export interface MemoryState {
   pending?: string[];
   /** Any further field a later version writes. */
   [field: string]: unknown;
+}
+
+/** How much the logger is told, from the most to nothing. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
+
+/**
+ * Where log lines go: `console`, or any object with some of its four methods (pino, winston
+ * and most loggers fit). A missing method means that level is dropped.
+ */
+export interface Logger {
+  /** Each pass's events one by one. */
+  debug?(message: string, ...rest: unknown[]): void;
+  /** A pass that changed the list. */
+  info?(message: string, ...rest: unknown[]): void;
+  /** A failed summary, a refused usage report, a pass over its target, an overflow. */
+  warn?(message: string, ...rest: unknown[]): void;
+  /** A failing store. */
+  error?(message: string, ...rest: unknown[]): void;
+}
+
+/** What every event carries. */
+interface EventBase {
+  /** The memory's session id. */
+  sessionId: string;
+  /** The level the logger gets it at. */
+  level: Exclude<LogLevel, 'off'>;
+  /** One line for people (what the logger prints). */
+  message: string;
+}
+
+/** A pass ran and changed the list, or could not reach its target. */
+export interface PassEvent extends EventBase {
+  /** Tells the events apart. */
+  type: 'pass';
+  /** Request tokens before the pass. */
+  tokensBefore: number;
+  /** Request tokens after it. */
+  tokensAfter: number;
+  /** The target it compressed towards. */
+  targetTokens: number;
+  /** Whether it reached the target (`level` is `'warn'` when not). */
+  underTarget: boolean;
+  /** The changes made, in order (each also comes as a `compression` event). */
+  events: CompressionEvent[];
+  /** Summarize calls the pass made. */
+  summarizeCalls: number;
+}
+
+/** One change a pass committed. */
+export interface CompressionNotice extends EventBase {
+  /** Tells the events apart. */
+  type: 'compression';
+  /** The change, as `events()` lists it. */
+  event: CompressionEvent;
+}
+
+/**
+ * A summarize call failed: it threw or rejected (the host's error is `error.cause`), took
+ * longer than `summarizeTimeoutMs`, or answered with nothing usable. Sent as it happens; the
+ * pass goes on without that summary.
+ */
+export interface SummarizeFailedEvent extends EventBase {
+  /** Tells the events apart. */
+  type: 'summarize-failed';
+  /** Which strategy asked, when known. */
+  kind?: SummarizeKind;
+  /** `SUMMARIZE_FAILED`, with what the summarize function threw as its `cause`. */
+  error: AutoContextError;
+}
+
+/** A store call failed or timed out. The pass (or reload) that made it fails and changes nothing. */
+export interface StoreFailedEvent extends EventBase {
+  /** Tells the events apart. */
+  type: 'store-failed';
+  /** Which call. */
+  operation: 'get' | 'put' | 'delete';
+  /** Its key. */
+  key: string;
+  /** `STORE_FAILED`, with what the store threw as its `cause`. */
+  error: AutoContextError;
+}
+
+/** `observeUsage` got a report it refused or clamped (see `UsageReport.status`). */
+export interface UsageEvent extends EventBase {
+  /** Tells the events apart. */
+  type: 'usage-refused' | 'usage-clamped';
+  /** The report `observeUsage` returned. */
+  report: UsageReport;
+}
+
+/** `handleOverflow` read a "context too long" error and compacted. */
+export interface OverflowEvent extends EventBase {
+  /** Tells the events apart. */
+  type: 'overflow';
+  /** Whether sending again can succeed. */
+  retry: boolean;
+  /** Request tokens (estimated) before the compaction. */
+  tokensBefore: number;
+  /** Request tokens (estimated) after it. */
+  tokensAfter: number;
+}
+
+/** Everything `onEvent` receives, told apart by `type`. */
+export type AutoContextEvent = PassEvent | CompressionNotice | SummarizeFailedEvent | StoreFailedEvent | UsageEvent | OverflowEvent;
+
+/** The diagnostics options, JavaScript only (they never reach the engine). */
+export interface DiagnosticsOptions {
+  /**
+   * Called with every event as it happens: each pass and each change it made, every failed
+   * summarize call and store call, refused usage reports, overflows. What it throws or rejects
+   * with is caught (and logged at `error`): it never breaks a pass.
+   */
+  onEvent?: (event: AutoContextEvent) => unknown;
+  /** Where log lines go (default `console` once a level is set). */
+  logger?: Logger;
+  /**
+   * How much is logged (default: `AUTOCONTEXT_LOG` from the environment, else `'warn'` with a
+   * `logger` and `'off'` without).
+   */
+  logLevel?: LogLevel;
 }

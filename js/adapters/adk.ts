@@ -32,10 +32,10 @@
 import { BasePlugin, BaseTool } from '@google/adk';
 import type { Context, LlmRequest, LlmResponse, RunAsyncToolRequest } from '@google/adk';
 import type { FunctionDeclaration } from '@google/genai';
-import { AutoContextError } from './errors.js';
+import { AutoContextError } from '../errors.js';
 import { Sessions, type AdapterMemory } from './sessions.js';
-import type { CompressResult, ReloadArguments } from './types.js';
-import { wireJson } from './wire.js';
+import type { CompressResult, ReloadArguments } from '../types.js';
+import { wireJson } from '../wire.js';
 
 /** Options of {@link AutoContextPlugin}. */
 export interface AdkPluginOptions {

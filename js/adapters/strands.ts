@@ -32,9 +32,9 @@
 import { AfterModelCallEvent, BeforeModelCallEvent, ConversationManager, FunctionTool, Message } from '@strands-agents/sdk';
 import type { ContentBlockData, ConversationManagerReduceOptions, LocalAgent, MessageData, Tool } from '@strands-agents/sdk';
 import { AutoContextMemory } from 'autocontext';
-import { AutoContextError } from './errors.js';
-import type { AutoContextOptions, CompressResult, ReloadArguments } from './types.js';
-import { wireJson } from './wire.js';
+import { AutoContextError } from '../errors.js';
+import type { AutoContextOptions, CompressResult, ReloadArguments } from '../types.js';
+import { wireJson } from '../wire.js';
 
 /** A Strands message in the Anthropic shape the engine reads. */
 export interface StrandsWire {

@@ -29,7 +29,7 @@
 import { tool } from '@openai/agents';
 import type { AgentInputItem, CallModelInputFilter, FunctionTool, ModelInputData, Session } from '@openai/agents';
 import { AutoContextMemory, handleReloadCall } from 'autocontext';
-import { AutoContextError, describe } from './errors.js';
+import { AutoContextError, describe } from '../errors.js';
 import type {
   AutoContextOptions,
   CompressResult,
@@ -40,8 +40,8 @@ import type {
   ReloadArguments,
   ReloadToolParameters,
   SummarizeFn,
-} from './types.js';
-import { wireReplacer } from './wire.js';
+} from '../types.js';
+import { wireReplacer } from '../wire.js';
 
 /** The JSON schema of the reload tool's arguments, as the Agents SDK's `tool()` takes it. */
 type ReloadToolSchema = Omit<ReloadToolParameters, 'additionalProperties'> & { additionalProperties: true };

@@ -31,9 +31,9 @@
  * @module
  */
 
-import { AutoContextError } from './errors.js';
-import type { AiSdkMessage, CompressResult, ReloadArguments } from './types.js';
-import { wireJson } from './wire.js';
+import { AutoContextError } from '../errors.js';
+import type { AiSdkMessage, CompressResult, ReloadArguments } from '../types.js';
+import { wireJson } from '../wire.js';
 
 /** What the AI SDK passes to `prepareStep` (the fields autocontext reads). */
 export interface PrepareStepInput<M> {

@@ -18,8 +18,8 @@
  * @module
  */
 
-import { AutoContextError } from './errors.js';
-import type { CompressResult } from './types.js';
+import { AutoContextError } from '../errors.js';
+import type { CompressResult } from '../types.js';
 
 /** What the adapters use of an `AutoContextMemory` (any build, the adapter's format). */
 export interface AdapterMemory {

@@ -33,10 +33,10 @@
 
 import { AIMessage, createMiddleware, HumanMessage, SystemMessage, tool, ToolMessage } from 'langchain';
 import type { BaseMessage } from 'langchain';
-import { AutoContextError } from './errors.js';
+import { AutoContextError } from '../errors.js';
 import { Sessions, type AdapterMemory } from './sessions.js';
-import type { CompressResult, ReloadArguments } from './types.js';
-import { wireJson } from './wire.js';
+import type { CompressResult, ReloadArguments } from '../types.js';
+import { wireJson } from '../wire.js';
 
 /** Options of {@link autocontextMiddleware}. */
 export interface LangChainMiddlewareOptions {

@@ -31,10 +31,10 @@
  */
 
 import { reloadInputSchema, type AiSdkReloadTool } from './ai-sdk.js';
-import { AutoContextError } from './errors.js';
+import { AutoContextError } from '../errors.js';
 import { Sessions, type AdapterMemory } from './sessions.js';
-import type { CompressResult, ReloadArguments } from './types.js';
-import { wireJson } from './wire.js';
+import type { CompressResult, ReloadArguments } from '../types.js';
+import { wireJson } from '../wire.js';
 
 /**
  * The fields of Mastra's `processLLMRequest` arguments the processor reads; `P` is the prompt's
