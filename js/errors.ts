@@ -8,6 +8,7 @@
  * @module
  */
 
+// generated:error-codes (tests/generated.rs writes this part from src/error.rs; edit it there)
 /** The stable error codes; hosts may switch on them. */
 export type ErrorCode =
   | 'INVALID_CONFIG'
@@ -20,6 +21,7 @@ export type ErrorCode =
   | 'TOKENIZER_FAILED'
   | 'LIMIT_EXCEEDED'
   | 'CONFLICT';
+// end generated:error-codes
 
 /** Where an {@link AutoContextError} happened and what caused it. */
 export interface AutoContextErrorOptions {

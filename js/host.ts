@@ -15,7 +15,10 @@ import { MemoryStore } from './stores/memory.js';
 import { timedStore } from './timed-store.js';
 import type { HostOptions, OffloadStore, SummarizeFn, SummarizeRequest } from './types.js';
 
-const HOST_KEYS = new Set(['summarize', 'store', 'tokenizer', 'onEvent', 'logger', 'logLevel']);
+// generated:host-keys (tests/generated.rs writes this part from src/options/mod.rs; edit it there)
+/** The options JavaScript takes with the host's pieces; the engine gets the others. */
+const HOST_KEYS = new Set(['tokenizer', 'summarize', 'store', 'onEvent', 'logger', 'logLevel']);
+// end generated:host-keys
 
 /** Options may not hide bad values: NaN, Infinity, functions and BigInts reach the engine as text it names. */
 function optionsReplacer(_key: string, value: unknown): unknown {

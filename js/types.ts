@@ -166,176 +166,13 @@ export interface SessionStore {
   save(sessionId: string, session: SavedSession): Promise<void>;
 }
 
-/**
- * A built-in tokenizer: exact `o200k_base` (in `autocontext` and `autocontext/full`) or `cl100k_base`
- * (in `autocontext/full`), or a fast estimate (in every build, and the default of `autocontext/lite`).
- */
-export type TokenizerName = 'o200k_base' | 'cl100k_base' | 'estimate';
-
-/** The host's own synchronous token counter. */
-export type TokenCounterFn = (text: string) => number;
-
-/** Overrides of the instructions the LLM strategies send (blank means the default). */
-export interface CustomPrompt {
-  /** Compression of historical runs of tool exchanges. */
-  previousRoundToolCompressPrompt?: string;
-  /** Summary of a complete earlier round. */
-  previousRoundSummaryPrompt?: string;
-  /** Summary of one large message of the current round. */
-  currentRoundLargeMessagePrompt?: string;
-  /** Compression of the answered exchanges of the current round. */
-  currentRoundCompressPrompt?: string;
-  /** The rolling summary of rounds outside the focus window. */
-  historyRollupPrompt?: string;
-}
-
-/** The engine's options; every one is checked, and a wrong one fails with `INVALID_CONFIG`. */
-export interface EngineOptions {
-  /**
-   * Wire format of the messages (default `'openai'`): OpenAI chat completions, the Anthropic
-   * Messages API (`'anthropic'`; the system prompt stays your request's `system` parameter),
-   * the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), the OpenAI Responses API's input items
-   * (`'openai-responses'`; also the OpenAI Agents SDK's items), or Gemini's `Content`s
-   * (`'gemini'`; the system prompt stays your request's `config.systemInstruction`).
-   */
-  format?: FormatName;
-  /** Compress when the working list has at least this many messages (default 100). */
-  msgThreshold?: number;
-  /** The model's context window in tokens (default 131072). */
-  maxToken?: number;
-  /** Compress when tokens reach `maxToken × tokenRatio` (default 0.75). */
-  tokenRatio?: number;
-  /**
-   * A pass that tokens trigger compacts down to `maxToken × targetRatio`, at most `tokenRatio`
-   * (default a quarter of `tokenRatio`). Passes come rarely and each frees a lot: every pass
-   * makes the provider re-read the prompt after its first edit at the cache-write price.
-   */
-  targetRatio?: number;
-  /** The last messages kept verbatim by the protected strategies (default 50, at most half of `msgThreshold`). */
-  lastKeep?: number;
-  /** A message whose text exceeds this many characters is "large" (default 5120). */
-  largePayloadThreshold?: number;
-  /** Characters of preview left in place of an offloaded message (default 200). */
-  offloadSinglePreview?: number;
-  /** Historical runs of more tool messages than this are compressed together (default 6). */
-  minConsecutiveToolMessages?: number;
-  /** Target length of current-round compression, as a share of the original (default 0.3). */
-  currentRoundCompressionRatio?: number;
-  /** Spans below this many tokens are not worth an LLM summary (default 5000). */
-  minCompressionTokenThreshold?: number;
-  /** A tool result longer than this many characters keeps only its head and tail; a new one is cut before it is first sent (default 10000). */
-  toolResultLimit?: number;
-  /** Tokens sent besides the messages (system prompt, tool schemas), counted against the window (default 0). */
-  reservedTokens?: number;
-  /**
-   * Characters of one `context_reload` answer; longer reloads come in pages the model asks for
-   * with the tool's `page` argument (default 16000, or four fifths of `toolResultLimit` when
-   * that is smaller).
-   */
-  offloadReloadLimit?: number;
-  /** The focus-window rollup keeps at least this many recent complete rounds (default 3). */
-  historyRollupKeepRecentRounds?: number;
-  /** ... and at least this many recent tokens (default 8000). */
-  historyRollupKeepRecentTokens?: number;
-  /** Summarize calls of one pass that may run at once (default 4). */
-  maxConcurrentSummaries?: number;
-  /** A summarize call still running after this many milliseconds is aborted (default 60000). */
-  summarizeTimeoutMs?: number;
-  /**
-   * A store call (get, put, delete) still unanswered after this many milliseconds fails with
-   * `STORE_FAILED`: the pass fails and changes nothing, a reload rejects (default 30000).
-   */
-  storeTimeoutMs?: number;
-  /**
-   * Namespace of this conversation's store keys (default: a new uuid): 1–128 characters of
-   * `A–Z a–z 0–9 - _ . :`, neither beginning nor ending with `.` and without `..`, so that every
-   * shipped store accepts it (the file system store makes it a directory).
-   */
-  sessionId?: string;
-  /** Overrides of the LLM strategies' instructions. */
-  customPrompt?: CustomPrompt;
-  /**
-   * A named ladder (default `'agentscope'`, the progressive ladder): `'prefix-summary'` (one
-   * structured summary of everything before a reserved recent tail), `'facts'` (facts per
-   * `concepts` in place of the history), `'turns'` (trim the oldest half of the turns). See
-   * docs/strategies.md for how they compare.
-   */
-  preset?: PresetName;
-  /**
-   * A ladder of your own, in order, instead of a preset: strategy names or event types
-   * (`'tool-result-truncate'` or `'TOOL_RESULT_TRUNCATE'`). End it with `'emergency'` to keep
-   * the budget guaranteed.
-   */
-  strategies?: readonly StrategyName[];
-  /** Share of the window the prefix summary and fact retrieval keep verbatim as recent messages, besides what the protections keep (default 0). */
-  reserveRatio?: number;
-  /**
-   * How the prefix summary's five fields are rendered: any text naming `{task_overview}`,
-   * `{current_state}`, `{important_discoveries}`, `{next_steps}`, `{context_to_preserve}`.
-   */
-  summaryTemplate?: string;
-  /** What fact retrieval extracts, one `facts` request per concept. */
-  concepts?: readonly Concept[];
-  /** The strategy fact retrieval falls back to when no concept yields a fact (default `'prefix-summary'`). */
-  factsFallback?: StrategyName;
-  /** Turn trimming keeps at most this many turns (default 20). */
-  maxContextTurns?: number;
-  /** {@link AutoContextMemory.prepare} works from this share of the window (default four fifths of `tokenRatio`). */
-  prepareRatio?: number;
-  /** Start {@link AutoContextMemory.prepare} in the background after `add` once usage passes `prepareRatio` (default false). */
-  prepareOnAdd?: boolean;
-  /**
-   * A pass triggered by tokens frees at least this many, so the provider's prompt cache is
-   * invalidated only by compactions worth it (default 0).
-   */
-  minFreedTokens?: number;
-  /**
-   * The model's latest final answer stays verbatim through every step (default true): users ask
-   * about exactly that answer. It yields only when the target cannot be reached otherwise, after
-   * the most recent round.
-   */
-  protectLatestAnswer?: boolean;
-  /**
-   * The most recent completed round (the one the user's current question follows) stays
-   * verbatim through every step (default true). It yields only when the target cannot be
-   * reached otherwise, to the gentler steps before the emergency one.
-   */
-  protectLastRound?: boolean;
-  /**
-   * Tools whose exchanges no step replaces, not even truncation or the emergency step: their
-   * calls and results stay verbatim (like Anthropic's `exclude_tools`). Default none.
-   */
-  pinnedTools?: readonly string[];
-  /**
-   * Characters of the identifier index every replacement that offloads carries: the exact
-   * paths, file names, symbols, ids, codes and numbers of what it replaced that are no longer in
-   * view, ranked by how likely the agent needs them again (named by the user or a tool call,
-   * repeated, recent), at most an eighth of what the replacement frees. Default 1200; 0 turns it
-   * off.
-   */
-  identifierIndexChars?: number;
-  /**
-   * The task, the first real user message, stays verbatim (default true): no summary, rollup or
-   * trim takes it, and `maxContextTurns` does not count it. Only when it alone keeps the request
-   * over the window does it keep its head and tail, the whole one reload away.
-   */
-  keepTask?: boolean;
-  /**
-   * Characters of one tool result a summary of history reads: a longer one goes to your
-   * `summarize` as its head and tail (the whole stays one reload away, and the identifier index
-   * names what its middle held). Default 2000; 0 sends every result whole.
-   */
-  summaryResultLimit?: number;
-  /**
-   * Summarize requests carry, as `messages`, your agent's own request byte for byte with the
-   * instruction as its last user message (`request.fromCache` is true): send them to the
-   * agent's model with its system prompt and tools, and the provider reads the conversation
-   * from its prompt cache at the cached price instead of reading the span afresh. Default false.
-   */
-  summarizeFromCache?: boolean;
-}
+// generated:names (tests/generated.rs writes this part from src/options; edit it there)
 /** The named ladders. */
-export type PresetName = 'agentscope' | 'prefix-summary' | 'facts' | 'turns';
+export type PresetName =
+  | 'agentscope'
+  | 'prefix-summary'
+  | 'facts'
+  | 'turns';
 
 /** A strategy of the ladder, by its documented name or its event type. */
 export type StrategyName =
@@ -368,6 +205,331 @@ export type StrategyName =
   | 'TURN_TEXT_ONLY'
   | 'PROVIDER_COMPACTION_OFFLOAD';
 
+/**
+ * A built-in tokenizer: exact `o200k_base` (in `autocontext` and `autocontext/full`) or
+ * `cl100k_base` (in `autocontext/full`), or a fast estimate (in every build, and the default of
+ * `autocontext/lite`).
+ */
+export type TokenizerName =
+  | 'o200k_base'
+  | 'cl100k_base'
+  | 'estimate';
+// end generated:names
+
+/** The host's own synchronous token counter. */
+export type TokenCounterFn = (text: string) => number;
+
+/** Overrides of the instructions the LLM strategies send (blank means the default). */
+export interface CustomPrompt {
+  /** Compression of historical runs of tool exchanges. */
+  previousRoundToolCompressPrompt?: string;
+  /** Summary of a complete earlier round. */
+  previousRoundSummaryPrompt?: string;
+  /** Summary of one large message of the current round. */
+  currentRoundLargeMessagePrompt?: string;
+  /** Compression of the answered exchanges of the current round. */
+  currentRoundCompressPrompt?: string;
+  /** The rolling summary of rounds outside the focus window. */
+  historyRollupPrompt?: string;
+}
+
+// generated:options (tests/generated.rs writes this part from src/options/mod.rs; edit it there)
+/** The engine's options; every one is checked, and a wrong one fails with `INVALID_CONFIG`. */
+export interface EngineOptions {
+  /**
+   * Wire format of the messages: OpenAI chat completions (`'openai'`), the Anthropic Messages
+   * API (`'anthropic'`), the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), the OpenAI Responses
+   * API's input items (`'openai-responses'`) or Gemini's `Content`s (`'gemini'`).
+   *
+   * The system prompt of Anthropic and Gemini stays your request's `system` parameter or
+   * `config.systemInstruction`; the OpenAI Agents SDK's items are `'openai-responses'`.
+   *
+   * Default: `'openai'`.
+   */
+  format?: FormatName;
+  /**
+   * The model's context window in tokens.
+   *
+   * Default: 131072.
+   */
+  maxToken?: number;
+  /**
+   * Compress when tokens reach `maxToken × tokenRatio`.
+   *
+   * Default: 0.75.
+   */
+  tokenRatio?: number;
+  /**
+   * A pass that tokens trigger compacts down to `maxToken × targetRatio`, at most `tokenRatio`.
+   *
+   * Passes come rarely and each frees a lot: every pass makes the provider re-read the prompt
+   * after its first edit at the cache-write price, so one deep pass costs less than many
+   * shallow ones.
+   *
+   * Default: `tokenRatio / 4`.
+   */
+  targetRatio?: number;
+  /**
+   * Also compress when the working list has at least this many messages.
+   *
+   * Default: 100.
+   */
+  msgThreshold?: number;
+  /**
+   * The last messages the protected steps keep verbatim, widened to whole tool exchanges.
+   *
+   * Default: 50, at most half of `msgThreshold`.
+   */
+  lastKeep?: number;
+  /**
+   * A message whose text exceeds this many characters is "large".
+   *
+   * Default: 5120.
+   */
+  largePayloadThreshold?: number;
+  /**
+   * Characters of preview left in place of an offloaded message.
+   *
+   * Default: 200.
+   */
+  offloadSinglePreview?: number;
+  /**
+   * A tool result longer than this many characters keeps only its head and tail; the whole is
+   * offloaded.
+   *
+   * A new one is cut before it is first sent.
+   *
+   * Default: 10000.
+   */
+  toolResultLimit?: number;
+  /**
+   * Characters of one `context_reload` answer; longer reloads come in pages the model asks for
+   * with the tool's `page` argument.
+   *
+   * At most four fifths of `toolResultLimit` unless given, so a reload is never truncated
+   * again.
+   *
+   * Default: 16000, at most 4/5 of `toolResultLimit` (8000 by default).
+   */
+  offloadReloadLimit?: number;
+  /**
+   * Historical runs of more tool messages than this are compressed together (step 5).
+   *
+   * Default: 6.
+   */
+  minConsecutiveToolMessages?: number;
+  /**
+   * Spans estimated below this many tokens are not worth an LLM summary.
+   *
+   * Default: 5000.
+   */
+  minCompressionTokenThreshold?: number;
+  /**
+   * Target length of the current round's compressions, as a share of the original.
+   *
+   * Default: 0.3.
+   */
+  currentRoundCompressionRatio?: number;
+  /**
+   * The focus-window rollup (step 4) keeps at least this many recent complete rounds.
+   *
+   * Default: 3.
+   */
+  historyRollupKeepRecentRounds?: number;
+  /**
+   * ... and at least this many recent tokens; both must hold.
+   *
+   * Default: 8000.
+   */
+  historyRollupKeepRecentTokens?: number;
+  /**
+   * Summarize calls of one pass that may run at once.
+   *
+   * Default: 4.
+   */
+  maxConcurrentSummaries?: number;
+  /**
+   * A summarize call still running after this many milliseconds is aborted.
+   *
+   * Default: 60000.
+   */
+  summarizeTimeoutMs?: number;
+  /**
+   * A store call (get, put, delete) still unanswered after this many milliseconds fails with
+   * `STORE_FAILED`.
+   *
+   * The pass fails and changes nothing, a reload rejects: a store that never answers cannot
+   * hold a pass or a reload forever. The JavaScript binding applies it; a native host's store
+   * bounds its own calls.
+   *
+   * Default: 30000.
+   */
+  storeTimeoutMs?: number;
+  /**
+   * Tokens you send besides the messages (system prompt, tool schemas), counted against the
+   * window.
+   *
+   * Default: 0.
+   */
+  reservedTokens?: number;
+  /**
+   * Namespace of this conversation's store keys (`<sessionId>/<uuid>`).
+   *
+   * 1–128 characters of `A–Z a–z 0–9 - _ . :`, neither beginning nor ending with `.` and
+   * without `..`, so that every shipped store accepts it (the file system store makes it a
+   * directory).
+   *
+   * Default: a new uuid.
+   */
+  sessionId?: string;
+  /**
+   * Your own instructions for the LLM steps, per step (a blank one keeps the default).
+   *
+   * Default: none.
+   */
+  customPrompt?: CustomPrompt;
+  /**
+   * A named ladder: `'agentscope'` (the progressive ladder), `'prefix-summary'` (one structured
+   * summary of everything before a reserved recent tail), `'facts'` (facts per `concepts` in
+   * place of the history) or `'turns'` (trim the oldest half of the turns).
+   *
+   * See docs/strategies.md for how they compare.
+   *
+   * Default: `'agentscope'`.
+   */
+  preset?: PresetName;
+  /**
+   * A ladder of your own, in order, instead of a preset: strategy names or event types
+   * (`'tool-result-truncate'` or `'TOOL_RESULT_TRUNCATE'`).
+   *
+   * End it with `'emergency'` to keep the budget guaranteed.
+   *
+   * Default: none.
+   */
+  strategies?: readonly StrategyName[];
+  /**
+   * Share of the window the prefix summary and fact retrieval keep verbatim as recent messages,
+   * besides what the protections keep.
+   *
+   * Default: 0.
+   */
+  reserveRatio?: number;
+  /**
+   * How the prefix summary's five fields are rendered: any text naming `{task_overview}`,
+   * `{current_state}`, `{important_discoveries}`, `{next_steps}`, `{context_to_preserve}`.
+   *
+   * Default: five sections.
+   */
+  summaryTemplate?: string;
+  /**
+   * What fact retrieval extracts: `{ keyword, description, factType }`, one `facts` request per
+   * concept.
+   *
+   * Default: `[]`.
+   */
+  concepts?: readonly Concept[];
+  /**
+   * The strategy fact retrieval falls back to when no concept yields a fact.
+   *
+   * Default: `'prefix-summary'`.
+   */
+  factsFallback?: StrategyName;
+  /**
+   * Turn trimming keeps at most this many turns besides the task.
+   *
+   * Default: 20.
+   */
+  maxContextTurns?: number;
+  /**
+   * `prepare()` works from this share of the window.
+   *
+   * Default: 4/5 of `tokenRatio` (0.6).
+   */
+  prepareRatio?: number;
+  /**
+   * Start `prepare()` in the background after `add` once usage passes `prepareRatio`.
+   *
+   * Native hosts call `prepare` themselves.
+   *
+   * Default: false.
+   */
+  prepareOnAdd?: boolean;
+  /**
+   * A pass triggered by tokens frees at least this many, so the provider's prompt cache is
+   * invalidated only by compactions worth it.
+   *
+   * Default: 0.
+   */
+  minFreedTokens?: number;
+  /**
+   * The model's latest final answer stays verbatim through every step: users ask about exactly
+   * that answer.
+   *
+   * It yields only when the target cannot be reached otherwise, after the most recent round.
+   *
+   * Default: true.
+   */
+  protectLatestAnswer?: boolean;
+  /**
+   * The most recent completed round (the one the user's current question follows) stays
+   * verbatim through every step.
+   *
+   * It yields only when the target cannot be reached otherwise, to the gentler steps before the
+   * emergency one.
+   *
+   * Default: true.
+   */
+  protectLastRound?: boolean;
+  /**
+   * Tools whose exchanges no step replaces, not even truncation or the emergency step: their
+   * calls and results stay verbatim (like Anthropic's `exclude_tools`).
+   *
+   * Default: `[]`.
+   */
+  pinnedTools?: readonly string[];
+  /**
+   * Characters of the identifier index every replacement that offloads carries: the exact
+   * paths, names, ids and numbers it took out of view; 0 turns it off.
+   *
+   * They are ranked by how likely the agent needs them again (named by the user or a tool call,
+   * repeated, recent), at most an eighth of what the replacement frees and a twentieth of the
+   * low-water mark.
+   *
+   * Default: 1200.
+   */
+  identifierIndexChars?: number;
+  /**
+   * The task, the first real user message, stays verbatim: no summary, rollup or trim takes it,
+   * and `maxContextTurns` does not count it.
+   *
+   * Only when it alone keeps the request over the window does it keep its head and tail, the
+   * whole one reload away.
+   *
+   * Default: true.
+   */
+  keepTask?: boolean;
+  /**
+   * Characters of one tool result a summary of history reads: a longer one goes to your
+   * `summarize` as its head and tail; 0 sends every result whole.
+   *
+   * The whole stays one reload away, and the identifier index names what its middle held.
+   *
+   * Default: 2000.
+   */
+  summaryResultLimit?: number;
+  /**
+   * Summarize requests carry, as `messages`, your agent's own request byte for byte with the
+   * instruction as its last user message (`request.fromCache` is true).
+   *
+   * Send them to the agent's model with its system prompt and tools, and the provider reads the
+   * conversation from its prompt cache at the cached price instead of reading the span afresh.
+   *
+   * Default: false.
+   */
+  summarizeFromCache?: boolean;
+}
+// end generated:options
+
 /** A concept whose facts survive compression (fact retrieval). */
 export interface Concept {
   /** Its name, as the restoration block shows it. */
@@ -378,22 +540,59 @@ export interface Concept {
   factType?: 'single' | 'multiple';
 }
 
+// generated:host-options (tests/generated.rs writes this part from src/options/mod.rs; edit it there)
 /**
- * What the host supplies besides the options: its functions, and where diagnostics go
- * (`onEvent`, `logger`, `logLevel`; see {@link DiagnosticsOptions}).
+ * What the host supplies besides the engine's options: its functions, and where diagnostics go.
+ * They never reach the engine.
  */
-export interface HostOptions<M = AnyMessage> extends DiagnosticsOptions {
-  /** The host's LLM call; without it the LLM strategies are skipped. */
-  summarize?: SummarizeFn<M>;
-  /** Where originals go (default: a new in-memory store). */
-  store?: OffloadStore;
+export interface HostOptions<M = AnyMessage> {
   /**
-   * How tokens are counted (default: the build's own, `'o200k_base'`, or `'estimate'` in
-   * `autocontext/lite`), or the host's own counter. A built-in tokenizer the build lacks is an
-   * `INVALID_CONFIG` error naming the import that has it.
+   * How tokens are counted: `'o200k_base'`, `'cl100k_base'` (in `autocontext/full`),
+   * `'estimate'` (no vocabulary) or your own `(text) => number`.
+   *
+   * A built-in tokenizer the build lacks is an `INVALID_CONFIG` error naming the import that
+   * has it.
+   *
+   * Default: `'o200k_base'` (`'estimate'` in `autocontext/lite`).
    */
   tokenizer?: TokenizerName | TokenCounterFn;
+  /**
+   * Your LLM call: `(request) => string | { text, usage? }`, sync or async; without it the LLM
+   * steps are skipped.
+   *
+   * Default: none.
+   */
+  summarize?: SummarizeFn<M>;
+  /**
+   * Where the originals of replaced messages go.
+   *
+   * Default: a new `MemoryStore`.
+   */
+  store?: OffloadStore;
+  /**
+   * Called with every event as it happens: each pass and each change it made, every failed
+   * summarize call and store call, refused usage reports, overflows (see Diagnostics).
+   *
+   * What it throws or rejects with is caught (and logged at `error`): it never breaks a pass.
+   *
+   * Default: none.
+   */
+  onEvent?: (event: AutoContextEvent) => unknown;
+  /**
+   * Where log lines go: `console`, or any object with `debug`, `info`, `warn` and `error`.
+   *
+   * Default: `console` once a level is set.
+   */
+  logger?: Logger;
+  /**
+   * How much is logged: `'debug'`, `'info'`, `'warn'`, `'error'` or `'off'`.
+   *
+   * Default: `AUTOCONTEXT_LOG`, else `'warn'` with a `logger`, else `'off'`.
+   */
+  logLevel?: LogLevel;
 }
+// end generated:host-options
+
 /**
  * Options of {@link AutoContextMemory}: the engine's options plus the host's functions. `F` is
  * the `format` option and `M` its message type.
@@ -809,18 +1008,4 @@ export interface OverflowEvent extends EventBase {
 export type AutoContextEvent = PassEvent | CompressionNotice | SummarizeFailedEvent | StoreFailedEvent | UsageEvent | OverflowEvent;
 
 /** The diagnostics options, JavaScript only (they never reach the engine). */
-export interface DiagnosticsOptions {
-  /**
-   * Called with every event as it happens: each pass and each change it made, every failed
-   * summarize call and store call, refused usage reports, overflows. What it throws or rejects
-   * with is caught (and logged at `error`): it never breaks a pass.
-   */
-  onEvent?: (event: AutoContextEvent) => unknown;
-  /** Where log lines go (default `console` once a level is set). */
-  logger?: Logger;
-  /**
-   * How much is logged (default: `AUTOCONTEXT_LOG` from the environment, else `'warn'` with a
-   * `logger` and `'off'` without).
-   */
-  logLevel?: LogLevel;
-}
+export type DiagnosticsOptions = Pick<HostOptions, 'onEvent' | 'logger' | 'logLevel'>;

@@ -37,6 +37,20 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in documentation order.
+    pub const ALL: [ErrorCode; 10] = [
+        ErrorCode::InvalidConfig,
+        ErrorCode::InvalidMessage,
+        ErrorCode::InvalidArgument,
+        ErrorCode::InvalidState,
+        ErrorCode::NotFound,
+        ErrorCode::StoreFailed,
+        ErrorCode::SummarizeFailed,
+        ErrorCode::TokenizerFailed,
+        ErrorCode::LimitExceeded,
+        ErrorCode::Conflict,
+    ];
+
     /// The code as JavaScript sees it in `error.code`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -192,3 +206,16 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_listed_once_in_order() {
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(*code as usize, i, "{code}");
+        }
+        assert_eq!(ErrorCode::Conflict as usize + 1, ErrorCode::ALL.len(), "the last variant closes the list");
+    }
+}

@@ -34,6 +34,10 @@ pub enum Tokenizer {
 }
 
 impl Tokenizer {
+    /// The built-in tokenizers, by option value (a build may lack a vocabulary: see
+    /// [`Tokenizer::available`]).
+    pub const BUILT_IN: [Tokenizer; 3] = [Tokenizer::O200kBase, Tokenizer::Cl100kBase, Tokenizer::Estimate];
+
     /// Reads an option value (`o200k_base`, `cl100k_base`, `estimate`, `custom`).
     pub fn from_name(name: &str) -> Option<Tokenizer> {
         Some(match name {

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::format::openai::kind_of;
+use crate::options::read::OptionValue;
 
 /// Concepts at most.
 const MAX_CONCEPTS: usize = 32;
@@ -37,6 +38,22 @@ impl Concept {
             "description": self.description,
             "factType": match self.fact_type { FactType::Single => "single", FactType::Multiple => "multiple" },
         })
+    }
+}
+
+/// The `concepts` option: `null` keeps none.
+impl OptionValue for Vec<Concept> {
+    const TS: &'static str = "readonly Concept[]";
+
+    fn read(v: &Value, _field: &str) -> Result<Option<Self>> {
+        match v {
+            Value::Null => Ok(None),
+            v => read_concepts(v).map(Some),
+        }
+    }
+
+    fn write(&self) -> Value {
+        Value::Array(self.iter().map(Concept::to_json).collect())
     }
 }
 

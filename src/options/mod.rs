@@ -1,255 +1,439 @@
-//! Options, their defaults and their validation.
+//! Options: each one declared once, in the table below, with its default, its documentation and
+//! its checks.
 //!
 //! The names and defaults are the reference's (`msgThreshold`, `maxToken`, `tokenRatio`,
 //! `lastKeep`, ...), so its users find them where they expect. Unlike the reference, every value
 //! is checked: a wrong one fails construction with `INVALID_CONFIG` naming the option, instead
-//! of misbehaving later. Options are read from JSON by hand rather than through serde so that
-//! every error names its option.
+//! of misbehaving later.
+//!
+//! A row of the table is the whole of an option but its behaviour: the `options!` macro
+//! ([`declare`]) makes of the rows the [`Config`] struct, its `Default`, the reading of JSON
+//! options (an unknown name is refused with a hint; each type's reader, in [`read`], names the
+//! option in its errors), their writing back into a saved state, and the validation. The
+//! TypeScript declarations of the options and the README's options table are generated from the
+//! same rows ([`options`]), and a test fails when either is stale. Adding an option is one row
+//! here, plus what it does.
+//!
+//! The folder holds the values options take that have rules of their own: the strategy names and
+//! presets ([`presets`]), the concepts of fact retrieval ([`concepts`]), the prompts
+//! ([`prompts`]), the summary template ([`template`]), and the agent's plan ([`plan`]), which a
+//! host sets at any time rather than at construction.
 
 pub mod concepts;
+mod declare;
 pub mod plan;
 pub mod presets;
 pub mod prompts;
+pub mod read;
 pub mod template;
 
-use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
-use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorCode, Result};
 use crate::format::openai::kind_of;
 use crate::format::Format;
 use crate::tokens::Tokenizer;
 use concepts::Concept;
+pub use declare::OptionDoc;
+use declare::{options, shown};
 use presets::{Preset, Strategy, DEFAULT_LADDER};
 use prompts::PromptConfig;
+use read::{positive, ratio, OptionValue};
 
-/// Engine options. Build with [`Config::default`] and change fields, or read from JSON with
-/// [`Config::from_json`]; either way call [`Config::validate`] (the engine does).
-///
-/// ```
-/// let mut c = autocontext::Config::default();
-/// c.max_token = 32_000;
-/// c.validate().unwrap();
-/// assert_eq!(c.trigger_tokens(), 24_000);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    /// Compress when the working list has at least this many messages (default 100).
-    pub msg_threshold: u32,
-    /// The model's context window in tokens (default 131072).
-    pub max_token: u64,
-    /// Compress when tokens reach `max_token × token_ratio` (default 0.75).
-    pub token_ratio: f64,
-    /// A pass that tokens trigger compacts down to `max_token × target_ratio`, at most
-    /// `token_ratio` (default: a quarter of `token_ratio`). The deeper, the rarer the passes: every
-    /// pass re-bills the prompt after its first edit, so one deep pass costs less than many
+options! {
+    /// Wire format of the messages: OpenAI chat completions (`'openai'`), the Anthropic Messages
+    /// API (`'anthropic'`), the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), the OpenAI Responses
+    /// API's input items (`'openai-responses'`) or Gemini's `Content`s (`'gemini'`).
+    ///
+    /// The system prompt of Anthropic and Gemini stays your request's `system` parameter or
+    /// `config.systemInstruction`; the OpenAI Agents SDK's items are `'openai-responses'`.
+    "format" format: Format = Format::OpenAi, saved always;
+
+    /// The model's context window in tokens.
+    "maxToken" max_token: u64 = 131_072, saved always,
+        check |c| positive("maxToken", c.max_token, 1_000_000_000);
+
+    /// Compress when tokens reach `maxToken × tokenRatio`.
+    "tokenRatio" token_ratio: f64 = 0.75, saved always,
+        check |c| ratio("tokenRatio", c.token_ratio);
+
+    /// A pass that tokens trigger compacts down to `maxToken × targetRatio`, at most `tokenRatio`.
+    ///
+    /// Passes come rarely and each frees a lot: every pass makes the provider re-read the prompt
+    /// after its first edit at the cache-write price, so one deep pass costs less than many
     /// shallow ones.
-    pub target_ratio: Option<f64>,
-    /// The last messages kept verbatim by the protected strategies, widened to whole tool
-    /// exchanges (default 50, or half of `msg_threshold` when that is smaller).
-    pub last_keep: u32,
-    /// A message whose text exceeds this many characters is "large" (default 5120).
-    pub large_payload_threshold: u32,
-    /// Characters of preview left in place of an offloaded message (default 200).
-    pub offload_single_preview: u32,
-    /// Historical runs of more tool messages than this are compressed together (default 6).
-    pub min_consecutive_tool_messages: u32,
-    /// Target length of current-round compression, as a share of the original (default 0.3).
-    pub current_round_compression_ratio: f64,
-    /// Spans estimated below this many tokens are not worth an LLM summary (default 5000).
-    pub min_compression_token_threshold: u32,
-    /// A tool result longer than this many characters is truncated to head and tail, the whole
-    /// of it offloaded (default 10000). A new one is truncated before it is first sent.
-    pub tool_result_limit: u32,
-    /// Tokens the host sends besides the messages (system prompt, tool schemas); counted
-    /// against the window (default 0).
-    pub reserved_tokens: u64,
-    /// Characters of one answer of the `context_reload` tool; longer reloads come in pages
-    /// (default 16000, or four fifths of `tool_result_limit` when that is smaller, so a reload
-    /// is never truncated again).
-    pub offload_reload_limit: u32,
-    /// The rollup keeps at least this many recent complete rounds verbatim (default 3).
-    pub history_rollup_keep_recent_rounds: u32,
-    /// ... and at least this many recent tokens; both must hold (default 8000).
-    pub history_rollup_keep_recent_tokens: u64,
-    /// Summarize calls of one pass that may run at once (default 4).
-    pub max_concurrent_summaries: u32,
-    /// A summarize call still running after this many milliseconds is aborted (default 60000).
-    pub summarize_timeout_ms: u64,
-    /// A store call (get, put, delete) still running after this many milliseconds fails with
-    /// `STORE_FAILED`, so a store that never answers cannot hold a pass or a reload forever
-    /// (default 30000). The JavaScript binding applies it; a native host's store bounds its own
-    /// calls.
-    pub store_timeout_ms: u64,
-    /// Namespace of this conversation's offload keys (`<sessionId>/<uuid>`); default a new uuid.
-    pub session_id: String,
-    /// Wire format of the messages (default `openai`).
-    pub format: Format,
-    /// How tokens are counted (default [`Tokenizer::DEFAULT`]: `o200k_base`, or `estimate` in a
-    /// build without vocabularies).
-    pub tokenizer: Tokenizer,
-    /// Custom prompts for the LLM strategies.
-    pub custom_prompt: PromptConfig,
-    /// The named ladder (default: the reference's, `agentscope`); see [`Preset`].
-    pub preset: Option<Preset>,
-    /// A ladder of the host's own, in order (instead of a preset).
-    pub strategies: Option<Vec<Strategy>>,
-    /// Share of the window the prefix summary and fact retrieval keep as recent messages, besides
-    /// what the protections keep (the last completed round, the latest answer, unread work)
-    /// (default 0).
-    pub reserve_ratio: f64,
-    /// How the prefix summary's five fields are rendered (`{task_overview}`, `{current_state}`,
-    /// `{important_discoveries}`, `{next_steps}`, `{context_to_preserve}`); default
-    /// [`template::DEFAULT_TEMPLATE`].
-    pub summary_template: Option<String>,
-    /// The concepts fact retrieval extracts.
-    pub concepts: Vec<Concept>,
-    /// The strategy fact retrieval falls back to when no concept yields a fact (default the
-    /// prefix summary).
-    pub facts_fallback: Strategy,
-    /// Turn trimming keeps at most this many turns besides the task (default 20).
-    pub max_context_turns: u32,
-    /// Summaries are prepared in the background from this share of the window (default four
-    /// fifths of `token_ratio`).
-    pub prepare_ratio: Option<f64>,
-    /// Whether the JavaScript wrapper starts a preparation after `add` once usage passes
-    /// `prepare_ratio` (default false; native hosts call `prepare` themselves).
-    pub prepare_on_add: bool,
+    "targetRatio" target_ratio: Option<f64> = None, shown "`tokenRatio / 4`",
+        check |c| match c.target_ratio {
+            Some(r) if !(r > 0.0 && r <= c.token_ratio) => Err(Error::config(
+                "targetRatio",
+                format!("must be above 0 and at most tokenRatio ({}): a pass compacts below where it starts; got {r}", c.token_ratio),
+            )),
+            _ => Ok(()),
+        };
+
+    /// Also compress when the working list has at least this many messages.
+    "msgThreshold" msg_threshold: u32 = 100, saved always,
+        check |c| positive("msgThreshold", c.msg_threshold as u64, 10_000_000);
+
+    /// The last messages the protected steps keep verbatim, widened to whole tool exchanges.
+    "lastKeep" last_keep: u32 = 50, shown "50, at most half of `msgThreshold`", saved always,
+        unless_given |c| c.last_keep = c.last_keep.min(c.msg_threshold / 2),
+        check |c| {
+            if c.last_keep >= c.msg_threshold {
+                return Err(Error::config(
+                    "lastKeep",
+                    format!(
+                        "({}) must be smaller than msgThreshold ({}), or no count-triggered pass could ever compress",
+                        c.last_keep, c.msg_threshold
+                    ),
+                ));
+            }
+            Ok(())
+        };
+
+    /// A message whose text exceeds this many characters is "large".
+    "largePayloadThreshold" large_payload_threshold: u32 = 5120, saved always,
+        check |c| positive("largePayloadThreshold", c.large_payload_threshold as u64, 1_000_000_000);
+
+    /// Characters of preview left in place of an offloaded message.
+    "offloadSinglePreview" offload_single_preview: u32 = 200, saved always,
+        check |c| {
+            if c.offload_single_preview >= c.large_payload_threshold {
+                return Err(Error::config(
+                    "offloadSinglePreview",
+                    format!(
+                        "({}) must be smaller than largePayloadThreshold ({}), or an offload would not shrink anything",
+                        c.offload_single_preview, c.large_payload_threshold
+                    ),
+                ));
+            }
+            Ok(())
+        };
+
+    /// A tool result longer than this many characters keeps only its head and tail; the whole is
+    /// offloaded.
+    ///
+    /// A new one is cut before it is first sent.
+    "toolResultLimit" tool_result_limit: u32 = 10_000, saved always,
+        check |c| {
+            if c.tool_result_limit < 100 {
+                return Err(Error::config("toolResultLimit", format!("must be at least 100 characters, got {}", c.tool_result_limit)));
+            }
+            Ok(())
+        };
+
+    /// Characters of one `context_reload` answer; longer reloads come in pages the model asks for
+    /// with the tool's `page` argument.
+    ///
+    /// At most four fifths of `toolResultLimit` unless given, so a reload is never truncated
+    /// again.
+    "offloadReloadLimit" offload_reload_limit: u32 = 16_000, shown "16000, at most 4/5 of `toolResultLimit` (8000 by default)",
+        saved always,
+        unless_given |c| c.offload_reload_limit = c.offload_reload_limit.min(c.tool_result_limit / 5 * 4).max(MIN_RELOAD_LIMIT),
+        check |c| {
+            if c.offload_reload_limit < MIN_RELOAD_LIMIT || c.offload_reload_limit > 100_000_000 {
+                return Err(Error::config(
+                    "offloadReloadLimit",
+                    format!(
+                        "must be from {MIN_RELOAD_LIMIT} to 100000000 characters (a page needs room for its note), got {}",
+                        c.offload_reload_limit
+                    ),
+                ));
+            }
+            Ok(())
+        };
+
+    /// Historical runs of more tool messages than this are compressed together (step 5).
+    "minConsecutiveToolMessages" min_consecutive_tool_messages: u32 = 6, saved always,
+        check |c| positive("minConsecutiveToolMessages", c.min_consecutive_tool_messages as u64, 1_000_000);
+
+    /// Spans estimated below this many tokens are not worth an LLM summary.
+    "minCompressionTokenThreshold" min_compression_token_threshold: u32 = 5000, saved always,
+        check |c| positive("minCompressionTokenThreshold", c.min_compression_token_threshold as u64, 1_000_000_000);
+
+    /// Target length of the current round's compressions, as a share of the original.
+    "currentRoundCompressionRatio" current_round_compression_ratio: f64 = 0.3, saved always,
+        check |c| ratio("currentRoundCompressionRatio", c.current_round_compression_ratio);
+
+    /// The focus-window rollup (step 4) keeps at least this many recent complete rounds.
+    "historyRollupKeepRecentRounds" history_rollup_keep_recent_rounds: u32 = 3, saved always;
+
+    /// ... and at least this many recent tokens; both must hold.
+    "historyRollupKeepRecentTokens" history_rollup_keep_recent_tokens: u64 = 8000, saved always;
+
+    /// Summarize calls of one pass that may run at once.
+    "maxConcurrentSummaries" max_concurrent_summaries: u32 = 4, saved always,
+        check |c| positive("maxConcurrentSummaries", c.max_concurrent_summaries as u64, 64);
+
+    /// A summarize call still running after this many milliseconds is aborted.
+    "summarizeTimeoutMs" summarize_timeout_ms: u64 = 60_000, saved always,
+        check |c| positive("summarizeTimeoutMs", c.summarize_timeout_ms, 3_600_000);
+
+    /// A store call (get, put, delete) still unanswered after this many milliseconds fails with
+    /// `STORE_FAILED`.
+    ///
+    /// The pass fails and changes nothing, a reload rejects: a store that never answers cannot
+    /// hold a pass or a reload forever. The JavaScript binding applies it; a native host's store
+    /// bounds its own calls.
+    "storeTimeoutMs" store_timeout_ms: u64 = 30_000, saved always,
+        check |c| positive("storeTimeoutMs", c.store_timeout_ms, 3_600_000);
+
+    /// Tokens you send besides the messages (system prompt, tool schemas), counted against the
+    /// window.
+    "reservedTokens" reserved_tokens: u64 = 0, saved always,
+        check |c| {
+            if c.reserved_tokens >= c.trigger_tokens() {
+                return Err(Error::config(
+                    "reservedTokens",
+                    format!("({}) leaves no room for messages under maxToken × tokenRatio ({})", c.reserved_tokens, c.trigger_tokens()),
+                ));
+            }
+            Ok(())
+        };
+
+    /// Namespace of this conversation's store keys (`<sessionId>/<uuid>`).
+    ///
+    /// 1–128 characters of `A–Z a–z 0–9 - _ . :`, neither beginning nor ending with `.` and
+    /// without `..`, so that every shipped store accepts it (the file system store makes it a
+    /// directory).
+    "sessionId" session_id: String = uuid::Uuid::new_v4().to_string(), shown "a new uuid", saved always,
+        check |c| check_session_id(&c.session_id);
+
+    /// How tokens are counted: `'o200k_base'`, `'cl100k_base'` (in `autocontext/full`),
+    /// `'estimate'` (no vocabulary) or your own `(text) => number`.
+    ///
+    /// A built-in tokenizer the build lacks is an `INVALID_CONFIG` error naming the import that
+    /// has it.
+    "tokenizer" tokenizer: Tokenizer = Tokenizer::DEFAULT, host "or the host's own counter, a function", shown "`'o200k_base'` (`'estimate'` in `autocontext/lite`)", saved always;
+
+    /// Your own instructions for the LLM steps, per step (a blank one keeps the default).
+    "customPrompt" custom_prompt: PromptConfig = PromptConfig::default(), shown "none", saved always;
+
+    /// A named ladder: `'agentscope'` (the progressive ladder), `'prefix-summary'` (one
+    /// structured summary of everything before a reserved recent tail), `'facts'` (facts per
+    /// `concepts` in place of the history) or `'turns'` (trim the oldest half of the turns).
+    ///
+    /// See docs/strategies.md for how they compare.
+    "preset" preset: Option<Preset> = None, shown "`'agentscope'`";
+
+    /// A ladder of your own, in order, instead of a preset: strategy names or event types
+    /// (`'tool-result-truncate'` or `'TOOL_RESULT_TRUNCATE'`).
+    ///
+    /// End it with `'emergency'` to keep the budget guaranteed.
+    "strategies" strategies: Option<Vec<Strategy>> = None, shown "none",
+        given |c| match c.preset {
+            Some(_) => Err(Error::config("strategies", "cannot be given with `preset`; give one of them")),
+            None => Ok(()),
+        };
+
+    /// Share of the window the prefix summary and fact retrieval keep verbatim as recent
+    /// messages, besides what the protections keep.
+    "reserveRatio" reserve_ratio: f64 = 0.0,
+        used_by "prefix-summary or facts" if |c| c.has(Strategy::PrefixSummary) || c.has(Strategy::FactRetrieval),
+        check |c| {
+            if !(c.reserve_ratio >= 0.0 && c.reserve_ratio < c.token_ratio) {
+                return Err(Error::config(
+                    "reserveRatio",
+                    format!(
+                        "must be at least 0 and below tokenRatio ({}), or the kept tail alone would trigger a pass; got {}",
+                        c.token_ratio, c.reserve_ratio
+                    ),
+                ));
+            }
+            Ok(())
+        };
+
+    /// How the prefix summary's five fields are rendered: any text naming `{task_overview}`,
+    /// `{current_state}`, `{important_discoveries}`, `{next_steps}`, `{context_to_preserve}`.
+    "summaryTemplate" summary_template: Option<String> = None, shown "five sections",
+        used_by "prefix-summary" if |c| c.summarizes_prefix(),
+        check |c| c.summary_template.as_deref().map_or(Ok(()), template::check_template);
+
+    /// What fact retrieval extracts: `{ keyword, description, factType }`, one `facts` request per
+    /// concept.
+    "concepts" concepts: Vec<Concept> = Vec::new(),
+        used_by "facts" if |c| c.has(Strategy::FactRetrieval),
+        check |c| {
+            if c.has(Strategy::FactRetrieval) && c.concepts.is_empty() {
+                return Err(Error::config(
+                    "concepts",
+                    "must list at least one { keyword, description, factType }: the ladder has the facts step",
+                ));
+            }
+            Ok(())
+        };
+
+    /// The strategy fact retrieval falls back to when no concept yields a fact.
+    "factsFallback" facts_fallback: Strategy = Strategy::PrefixSummary,
+        used_by "facts" if |c| c.has(Strategy::FactRetrieval),
+        check |c| match c.facts_fallback {
+            Strategy::FactRetrieval => Err(Error::config("factsFallback", "cannot be the facts strategy itself")),
+            _ => Ok(()),
+        };
+
+    /// Turn trimming keeps at most this many turns besides the task.
+    "maxContextTurns" max_context_turns: u32 = 20,
+        used_by "turn-trim" if |c| c.has(Strategy::TurnTrim),
+        check |c| {
+            if c.max_context_turns == 0 || c.max_context_turns > 1_000_000 {
+                return Err(Error::config(
+                    "maxContextTurns",
+                    format!("must be an integer from 1 to 1000000, got {}", c.max_context_turns),
+                ));
+            }
+            Ok(())
+        };
+
+    /// `prepare()` works from this share of the window.
+    "prepareRatio" prepare_ratio: Option<f64> = None, shown "4/5 of `tokenRatio` (0.6)",
+        check |c| match c.prepare_ratio {
+            Some(r) if !(r > 0.0 && r <= c.token_ratio) => Err(Error::config(
+                "prepareRatio",
+                format!("must be above 0 and at most tokenRatio ({}): preparing after the trigger is too late; got {r}", c.token_ratio),
+            )),
+            _ => Ok(()),
+        };
+
+    /// Start `prepare()` in the background after `add` once usage passes `prepareRatio`.
+    ///
+    /// Native hosts call `prepare` themselves.
+    "prepareOnAdd" prepare_on_add: bool = false;
+
     /// A pass triggered by tokens frees at least this many, so the provider's prompt cache is
-    /// invalidated only by compactions worth it (default 0).
-    pub min_freed_tokens: u64,
-    /// The model's latest final answer stays verbatim through every step but the emergency one
-    /// (default true): users ask about exactly that answer.
-    pub protect_latest_answer: bool,
-    /// The most recent completed round stays verbatim through every step but the emergency one
-    /// (default true).
-    pub protect_last_round: bool,
-    /// Tools whose exchanges no step replaces, not even truncation or the emergency step (their
-    /// results stay verbatim, like Anthropic's `exclude_tools`); default none.
-    pub pinned_tools: Vec<String>,
+    /// invalidated only by compactions worth it.
+    "minFreedTokens" min_freed_tokens: u64 = 0,
+        check |c| {
+            if c.min_freed_tokens >= c.trigger_tokens() {
+                return Err(Error::config(
+                    "minFreedTokens",
+                    format!("({}) must be below maxToken × tokenRatio ({})", c.min_freed_tokens, c.trigger_tokens()),
+                ));
+            }
+            Ok(())
+        };
+
+    /// The model's latest final answer stays verbatim through every step: users ask about exactly
+    /// that answer.
+    ///
+    /// It yields only when the target cannot be reached otherwise, after the most recent round.
+    "protectLatestAnswer" protect_latest_answer: bool = true;
+
+    /// The most recent completed round (the one the user's current question follows) stays
+    /// verbatim through every step.
+    ///
+    /// It yields only when the target cannot be reached otherwise, to the gentler steps before
+    /// the emergency one.
+    "protectLastRound" protect_last_round: bool = true;
+
+    /// Tools whose exchanges no step replaces, not even truncation or the emergency step: their
+    /// calls and results stay verbatim (like Anthropic's `exclude_tools`).
+    "pinnedTools" pinned_tools: Vec<String> = Vec::new();
+
     /// Characters of the identifier index every replacement that offloads carries: the exact
-    /// paths, names, ids and numbers of what it replaced, ranked by how likely the agent needs
-    /// them again, at most an eighth of what the replacement frees and a twentieth of the
-    /// low-water mark (default 1200; 0 turns it off).
-    pub identifier_index_chars: u32,
-    /// The task, the first real user message, stays verbatim (default true): no step replaces
-    /// it, unless it alone keeps the request over the window (then it keeps its head and tail,
-    /// the whole one reload away, as the current user message does).
-    pub keep_task: bool,
-    /// Characters of one tool result a summary of history reads: a longer one goes to the
-    /// summarizer as its head and tail (the whole stays one reload away, and the identifier
-    /// index names what the middle held); default 2000, 0 sends every result whole.
-    pub summary_result_limit: u32,
-    /// Summarize requests carry, as `messages`, the agent's own request byte for byte with the
-    /// instruction as its last user message, for a host that summarizes with the agent's model
-    /// (its system prompt and tools): the provider reads the span from its prompt cache (default
-    /// false: `messages` is the span alone).
-    pub summarize_from_cache: bool,
+    /// paths, names, ids and numbers it took out of view; 0 turns it off.
+    ///
+    /// They are ranked by how likely the agent needs them again (named by the user or a tool
+    /// call, repeated, recent), at most an eighth of what the replacement frees and a twentieth
+    /// of the low-water mark.
+    "identifierIndexChars" identifier_index_chars: u32 = 1200,
+        check |c| {
+            if c.identifier_index_chars > 100_000 {
+                return Err(Error::config(
+                    "identifierIndexChars",
+                    format!("must be from 0 (no index) to 100000 characters, got {}", c.identifier_index_chars),
+                ));
+            }
+            Ok(())
+        };
+
+    /// The task, the first real user message, stays verbatim: no summary, rollup or trim takes
+    /// it, and `maxContextTurns` does not count it.
+    ///
+    /// Only when it alone keeps the request over the window does it keep its head and tail, the
+    /// whole one reload away.
+    "keepTask" keep_task: bool = true;
+
+    /// Characters of one tool result a summary of history reads: a longer one goes to your
+    /// `summarize` as its head and tail; 0 sends every result whole.
+    ///
+    /// The whole stays one reload away, and the identifier index names what its middle held.
+    "summaryResultLimit" summary_result_limit: u32 = 2000,
+        check |c| {
+            if c.summary_result_limit != 0 && !(300..=100_000_000).contains(&c.summary_result_limit) {
+                return Err(Error::config(
+                    "summaryResultLimit",
+                    format!("must be 0 (results whole) or from 300 to 100000000 characters, got {}", c.summary_result_limit),
+                ));
+            }
+            Ok(())
+        };
+
+    /// Summarize requests carry, as `messages`, your agent's own request byte for byte with the
+    /// instruction as its last user message (`request.fromCache` is true).
+    ///
+    /// Send them to the agent's model with its system prompt and tools, and the provider reads
+    /// the conversation from its prompt cache at the cached price instead of reading the span
+    /// afresh.
+    "summarizeFromCache" summarize_from_cache: bool = false;
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            msg_threshold: 100,
-            max_token: 131_072,
-            token_ratio: 0.75,
-            target_ratio: None,
-            last_keep: 50,
-            large_payload_threshold: 5120,
-            offload_single_preview: 200,
-            min_consecutive_tool_messages: 6,
-            current_round_compression_ratio: 0.3,
-            min_compression_token_threshold: 5000,
-            tool_result_limit: 10_000,
-            reserved_tokens: 0,
-            offload_reload_limit: 16_000,
-            history_rollup_keep_recent_rounds: 3,
-            history_rollup_keep_recent_tokens: 8000,
-            max_concurrent_summaries: 4,
-            summarize_timeout_ms: 60_000,
-            store_timeout_ms: 30_000,
-            session_id: uuid::Uuid::new_v4().to_string(),
-            format: Format::OpenAi,
-            tokenizer: Tokenizer::DEFAULT,
-            custom_prompt: PromptConfig::default(),
-            preset: None,
-            strategies: None,
-            reserve_ratio: 0.0,
-            summary_template: None,
-            concepts: Vec::new(),
-            facts_fallback: Strategy::PrefixSummary,
-            max_context_turns: 20,
-            prepare_ratio: None,
-            prepare_on_add: false,
-            min_freed_tokens: 0,
-            protect_latest_answer: true,
-            protect_last_round: true,
-            pinned_tools: Vec::new(),
-            identifier_index_chars: DEFAULT_INDEX_CHARS,
-            keep_task: true,
-            summary_result_limit: DEFAULT_SUMMARY_RESULT_LIMIT,
-            summarize_from_cache: false,
-        }
-    }
+/// The options the host supplies in JavaScript (functions and objects): declared here with the
+/// engine's, so the documentation of every option comes from one table, but never read by the
+/// engine (the binding takes them out before the options reach it).
+pub const HOST_OPTIONS: &[OptionDoc] = &[
+    OptionDoc {
+        name: "summarize",
+        ts: "SummarizeFn<M>",
+        default: Cow::Borrowed("none"),
+        doc: " Your LLM call: `(request) => string | { text, usage? }`, sync or async; without it the\n LLM steps are skipped.\n",
+        host: true,
+    },
+    OptionDoc {
+        name: "store",
+        ts: "OffloadStore",
+        default: Cow::Borrowed("a new `MemoryStore`"),
+        doc: " Where the originals of replaced messages go.\n",
+        host: true,
+    },
+    OptionDoc {
+        name: "onEvent",
+        ts: "(event: AutoContextEvent) => unknown",
+        default: Cow::Borrowed("none"),
+        doc: " Called with every event as it happens: each pass and each change it made, every failed\n summarize call and store call, refused usage reports, overflows (see Diagnostics).\n\n What it throws or rejects with is caught (and logged at `error`): it never breaks a pass.\n",
+        host: true,
+    },
+    OptionDoc {
+        name: "logger",
+        ts: "Logger",
+        default: Cow::Borrowed("`console` once a level is set"),
+        doc: " Where log lines go: `console`, or any object with `debug`, `info`, `warn` and `error`.\n",
+        host: true,
+    },
+    OptionDoc {
+        name: "logLevel",
+        ts: "LogLevel",
+        default: Cow::Borrowed("`AUTOCONTEXT_LOG`, else `'warn'` with a `logger`, else `'off'`"),
+        doc: " How much is logged: `'debug'`, `'info'`, `'warn'`, `'error'` or `'off'`.\n",
+        host: true,
+    },
+];
+
+/// Every option, the engine's then the host's, as the documentation shows them.
+pub fn options() -> Vec<OptionDoc> {
+    let mut all = engine_options();
+    all.extend(HOST_OPTIONS.iter().cloned());
+    all
 }
-
-/// `identifierIndexChars`' default.
-const DEFAULT_INDEX_CHARS: u32 = 1200;
-
-/// `summaryResultLimit`'s default.
-const DEFAULT_SUMMARY_RESULT_LIMIT: u32 = 2000;
 
 /// `targetRatio`'s default, as a share of `tokenRatio`: a pass frees three quarters of the
 /// trigger, so passes are rare (on the cost benchmark's 30 traces, a quarter cost less than a
 /// half, 0.75 or a pass that stops at the trigger).
 const DEFAULT_TARGET_SHARE: f64 = 0.25;
 
-/// The most tool names `pinnedTools` may list.
-const MAX_PINNED_TOOLS: usize = 256;
-
 /// The smallest `offloadReloadLimit`: a page must hold some content besides its note.
 const MIN_RELOAD_LIMIT: u32 = 200;
-
-const KNOWN: &[&str] = &[
-    "msgThreshold",
-    "maxToken",
-    "tokenRatio",
-    "targetRatio",
-    "lastKeep",
-    "largePayloadThreshold",
-    "offloadSinglePreview",
-    "minConsecutiveToolMessages",
-    "currentRoundCompressionRatio",
-    "minCompressionTokenThreshold",
-    "toolResultLimit",
-    "reservedTokens",
-    "offloadReloadLimit",
-    "historyRollupKeepRecentRounds",
-    "historyRollupKeepRecentTokens",
-    "maxConcurrentSummaries",
-    "summarizeTimeoutMs",
-    "storeTimeoutMs",
-    "sessionId",
-    "format",
-    "tokenizer",
-    "customPrompt",
-    "preset",
-    "strategies",
-    "reserveRatio",
-    "summaryTemplate",
-    "concepts",
-    "factsFallback",
-    "maxContextTurns",
-    "prepareRatio",
-    "prepareOnAdd",
-    "minFreedTokens",
-    "protectLatestAnswer",
-    "protectLastRound",
-    "pinnedTools",
-    "identifierIndexChars",
-    "keepTask",
-    "summaryResultLimit",
-    "summarizeFromCache",
-];
 
 impl Config {
     /// Token count at which compression starts.
@@ -293,441 +477,39 @@ impl Config {
         }
     }
 
+    /// Whether the ladder runs `strategy`.
+    fn has(&self, strategy: Strategy) -> bool {
+        self.ladder().contains(&strategy)
+    }
+
+    /// Whether the ladder writes a prefix summary (itself, or as fact retrieval's fallback).
+    fn summarizes_prefix(&self) -> bool {
+        self.has(Strategy::PrefixSummary) || (self.has(Strategy::FactRetrieval) && self.facts_fallback == Strategy::PrefixSummary)
+    }
+
     /// Reads options from a JSON object (camelCase names), then validates them.
     pub fn from_json(v: &Value) -> Result<Config> {
         let obj = match v {
             Value::Object(o) => o,
             Value::Null => return Config::default().validated(),
-            other => return Err(Error::new(crate::ErrorCode::InvalidConfig, format!("options must be an object, got {}", kind_of(other)))),
+            other => return Err(Error::new(ErrorCode::InvalidConfig, format!("options must be an object, got {}", kind_of(other)))),
         };
         for key in obj.keys() {
-            if !KNOWN.contains(&key.as_str()) {
+            if !NAMES.contains(&key.as_str()) {
                 let hint =
-                    KNOWN.iter().find(|k| k.eq_ignore_ascii_case(key)).map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default();
+                    NAMES.iter().find(|k| k.eq_ignore_ascii_case(key)).map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default();
                 return Err(Error::config(key, format!("is not an option of autocontext{hint}")));
             }
         }
         let mut c = Config::default();
-        let explicit_last_keep = obj.contains_key("lastKeep");
-        read_int(obj, "msgThreshold", &mut c.msg_threshold)?;
-        read_int(obj, "maxToken", &mut c.max_token)?;
-        read_float(obj, "tokenRatio", &mut c.token_ratio)?;
-        if obj.get("targetRatio").is_some_and(|v| !v.is_null()) {
-            let mut r = 0.0;
-            read_float(obj, "targetRatio", &mut r)?;
-            c.target_ratio = Some(r);
-        }
-        read_int(obj, "lastKeep", &mut c.last_keep)?;
-        read_int(obj, "largePayloadThreshold", &mut c.large_payload_threshold)?;
-        read_int(obj, "offloadSinglePreview", &mut c.offload_single_preview)?;
-        read_int(obj, "minConsecutiveToolMessages", &mut c.min_consecutive_tool_messages)?;
-        read_float(obj, "currentRoundCompressionRatio", &mut c.current_round_compression_ratio)?;
-        read_int(obj, "minCompressionTokenThreshold", &mut c.min_compression_token_threshold)?;
-        read_int(obj, "toolResultLimit", &mut c.tool_result_limit)?;
-        read_int(obj, "reservedTokens", &mut c.reserved_tokens)?;
-        read_int(obj, "offloadReloadLimit", &mut c.offload_reload_limit)?;
-        if !obj.contains_key("offloadReloadLimit") {
-            c.offload_reload_limit = c.offload_reload_limit.min(c.tool_result_limit / 5 * 4).max(MIN_RELOAD_LIMIT);
-        }
-        read_int(obj, "historyRollupKeepRecentRounds", &mut c.history_rollup_keep_recent_rounds)?;
-        read_int(obj, "historyRollupKeepRecentTokens", &mut c.history_rollup_keep_recent_tokens)?;
-        read_int(obj, "maxConcurrentSummaries", &mut c.max_concurrent_summaries)?;
-        read_int(obj, "summarizeTimeoutMs", &mut c.summarize_timeout_ms)?;
-        read_int(obj, "storeTimeoutMs", &mut c.store_timeout_ms)?;
-        read_int(obj, "identifierIndexChars", &mut c.identifier_index_chars)?;
-        read_int(obj, "summaryResultLimit", &mut c.summary_result_limit)?;
-        if !explicit_last_keep {
-            c.last_keep = c.last_keep.min(c.msg_threshold / 2);
-        }
-        if let Some(v) = obj.get("sessionId") {
-            c.session_id = match v {
-                Value::String(s) => s.clone(),
-                other => return Err(Error::config("sessionId", format!("must be a string, got {}", kind_of(other)))),
-            };
-        }
-        if let Some(v) = obj.get("format") {
-            c.format = match v.as_str().and_then(Format::from_name) {
-                Some(f) => f,
-                None => return Err(Error::config("format", format!("must be {}, got {v}", Format::names()))),
-            };
-        }
-        if let Some(v) = obj.get("tokenizer") {
-            c.tokenizer = match v.as_str().and_then(Tokenizer::from_name) {
-                Some(t) => t,
-                None => {
-                    return Err(Error::config(
-                        "tokenizer",
-                        format!("must be \"o200k_base\", \"cl100k_base\", \"estimate\" or a function, got {v}"),
-                    ))
-                }
-            };
-        }
-        if let Some(v) = obj.get("customPrompt") {
-            c.custom_prompt = PromptConfig::from_json(v)?;
-        }
-        read_bool(obj, "protectLatestAnswer", &mut c.protect_latest_answer)?;
-        read_bool(obj, "protectLastRound", &mut c.protect_last_round)?;
-        read_bool(obj, "keepTask", &mut c.keep_task)?;
-        read_bool(obj, "summarizeFromCache", &mut c.summarize_from_cache)?;
-        if let Some(v) = obj.get("pinnedTools").filter(|v| !v.is_null()) {
-            c.pinned_tools = read_names(v, "pinnedTools")?;
-        }
-        c.read_ladder_options(obj)?;
+        c.read_given(obj)?;
+        c.check_given(obj)?;
         c.validated()
-    }
-
-    /// Reads the options that choose and tune the ladder, and refuses those the chosen ladder
-    /// would ignore (a likely mistake: `concepts` without fact retrieval).
-    fn read_ladder_options(&mut self, obj: &Map<String, Value>) -> Result<()> {
-        if let Some(v) = obj.get("preset").filter(|v| !v.is_null()) {
-            self.preset = Some(presets::read_preset(v)?);
-        }
-        if let Some(v) = obj.get("strategies").filter(|v| !v.is_null()) {
-            if self.preset.is_some() {
-                return Err(Error::config("strategies", "cannot be given with `preset`; give one of them"));
-            }
-            self.strategies = Some(presets::read_strategies(v)?);
-        }
-        read_float(obj, "reserveRatio", &mut self.reserve_ratio)?;
-        if let Some(v) = obj.get("summaryTemplate").filter(|v| !v.is_null()) {
-            match v {
-                Value::String(t) => self.summary_template = Some(t.clone()),
-                other => return Err(Error::config("summaryTemplate", format!("must be a string, got {}", kind_of(other)))),
-            }
-        }
-        if let Some(v) = obj.get("concepts").filter(|v| !v.is_null()) {
-            self.concepts = concepts::read_concepts(v)?;
-        }
-        if let Some(v) = obj.get("factsFallback").filter(|v| !v.is_null()) {
-            self.facts_fallback = presets::read_strategy(v, "factsFallback")?;
-        }
-        read_int(obj, "maxContextTurns", &mut self.max_context_turns)?;
-        if obj.get("prepareRatio").is_some_and(|v| !v.is_null()) {
-            let mut r = 0.0;
-            read_float(obj, "prepareRatio", &mut r)?;
-            self.prepare_ratio = Some(r);
-        }
-        read_bool(obj, "prepareOnAdd", &mut self.prepare_on_add)?;
-        read_int(obj, "minFreedTokens", &mut self.min_freed_tokens)?;
-        let ladder = self.ladder();
-        let has = |s: Strategy| ladder.contains(&s);
-        let summarizes_prefix =
-            has(Strategy::PrefixSummary) || (has(Strategy::FactRetrieval) && self.facts_fallback == Strategy::PrefixSummary);
-        let unused = [
-            ("reserveRatio", has(Strategy::PrefixSummary) || has(Strategy::FactRetrieval), "prefix-summary or facts"),
-            ("summaryTemplate", summarizes_prefix, "prefix-summary"),
-            ("concepts", has(Strategy::FactRetrieval), "facts"),
-            ("factsFallback", has(Strategy::FactRetrieval), "facts"),
-            ("maxContextTurns", has(Strategy::TurnTrim), "turn-trim"),
-        ];
-        for (field, used, step) in unused {
-            if obj.get(field).is_some_and(|v| !v.is_null()) && !used {
-                return Err(Error::config(
-                    field,
-                    format!("has no effect: the ladder has no {step} step (choose a preset with it, or name it in `strategies`)"),
-                ));
-            }
-        }
-        Ok(())
     }
 
     fn validated(self) -> Result<Config> {
         self.validate()?;
         Ok(self)
-    }
-
-    /// Checks every value and the relations between them.
-    pub fn validate(&self) -> Result<()> {
-        positive("msgThreshold", self.msg_threshold as u64, 10_000_000)?;
-        positive("maxToken", self.max_token, 1_000_000_000)?;
-        ratio("tokenRatio", self.token_ratio)?;
-        if let Some(r) = self.target_ratio {
-            if !(r > 0.0 && r <= self.token_ratio) {
-                return Err(Error::config(
-                    "targetRatio",
-                    format!(
-                        "must be above 0 and at most tokenRatio ({}): a pass compacts below where it starts; got {r}",
-                        self.token_ratio
-                    ),
-                ));
-            }
-        }
-        ratio("currentRoundCompressionRatio", self.current_round_compression_ratio)?;
-        positive("largePayloadThreshold", self.large_payload_threshold as u64, 1_000_000_000)?;
-        positive("minConsecutiveToolMessages", self.min_consecutive_tool_messages as u64, 1_000_000)?;
-        positive("minCompressionTokenThreshold", self.min_compression_token_threshold as u64, 1_000_000_000)?;
-        positive("maxConcurrentSummaries", self.max_concurrent_summaries as u64, 64)?;
-        positive("summarizeTimeoutMs", self.summarize_timeout_ms, 3_600_000)?;
-        positive("storeTimeoutMs", self.store_timeout_ms, 3_600_000)?;
-        self.validate_ladder_options()?;
-        if self.last_keep >= self.msg_threshold {
-            return Err(Error::config(
-                "lastKeep",
-                format!(
-                    "({}) must be smaller than msgThreshold ({}), or no count-triggered pass could ever compress",
-                    self.last_keep, self.msg_threshold
-                ),
-            ));
-        }
-        if self.offload_single_preview >= self.large_payload_threshold {
-            return Err(Error::config(
-                "offloadSinglePreview",
-                format!(
-                    "({}) must be smaller than largePayloadThreshold ({}), or an offload would not shrink anything",
-                    self.offload_single_preview, self.large_payload_threshold
-                ),
-            ));
-        }
-        if self.offload_reload_limit < MIN_RELOAD_LIMIT || self.offload_reload_limit > 100_000_000 {
-            return Err(Error::config(
-                "offloadReloadLimit",
-                format!(
-                    "must be from {MIN_RELOAD_LIMIT} to 100000000 characters (a page needs room for its note), got {}",
-                    self.offload_reload_limit
-                ),
-            ));
-        }
-        if self.identifier_index_chars > 100_000 {
-            return Err(Error::config(
-                "identifierIndexChars",
-                format!("must be from 0 (no index) to 100000 characters, got {}", self.identifier_index_chars),
-            ));
-        }
-        if self.summary_result_limit != 0 && !(300..=100_000_000).contains(&self.summary_result_limit) {
-            return Err(Error::config(
-                "summaryResultLimit",
-                format!("must be 0 (results whole) or from 300 to 100000000 characters, got {}", self.summary_result_limit),
-            ));
-        }
-        if self.tool_result_limit < 100 {
-            return Err(Error::config("toolResultLimit", format!("must be at least 100 characters, got {}", self.tool_result_limit)));
-        }
-        if self.reserved_tokens >= self.trigger_tokens() {
-            return Err(Error::config(
-                "reservedTokens",
-                format!("({}) leaves no room for messages under maxToken × tokenRatio ({})", self.reserved_tokens, self.trigger_tokens()),
-            ));
-        }
-        check_session_id(&self.session_id)?;
-        Ok(())
-    }
-
-    /// Checks the ladder options and their relations.
-    fn validate_ladder_options(&self) -> Result<()> {
-        if !(self.reserve_ratio >= 0.0 && self.reserve_ratio < self.token_ratio) {
-            return Err(Error::config(
-                "reserveRatio",
-                format!(
-                    "must be at least 0 and below tokenRatio ({}), or the kept tail alone would trigger a pass; got {}",
-                    self.token_ratio, self.reserve_ratio
-                ),
-            ));
-        }
-        if let Some(r) = self.prepare_ratio {
-            if !(r > 0.0 && r <= self.token_ratio) {
-                return Err(Error::config(
-                    "prepareRatio",
-                    format!(
-                        "must be above 0 and at most tokenRatio ({}): preparing after the trigger is too late; got {r}",
-                        self.token_ratio
-                    ),
-                ));
-            }
-        }
-        if self.max_context_turns == 0 || self.max_context_turns > 1_000_000 {
-            return Err(Error::config("maxContextTurns", format!("must be an integer from 1 to 1000000, got {}", self.max_context_turns)));
-        }
-        if self.min_freed_tokens >= self.trigger_tokens() {
-            return Err(Error::config(
-                "minFreedTokens",
-                format!("({}) must be below maxToken × tokenRatio ({})", self.min_freed_tokens, self.trigger_tokens()),
-            ));
-        }
-        if let Some(t) = &self.summary_template {
-            template::check_template(t)?;
-        }
-        if self.facts_fallback == Strategy::FactRetrieval {
-            return Err(Error::config("factsFallback", "cannot be the facts strategy itself"));
-        }
-        if self.ladder().contains(&Strategy::FactRetrieval) && self.concepts.is_empty() {
-            return Err(Error::config(
-                "concepts",
-                "must list at least one { keyword, description, factType }: the ladder has the facts step",
-            ));
-        }
-        Ok(())
-    }
-
-    /// The options as JSON (camelCase), as [`Config::from_json`] reads them.
-    pub fn to_json(&self) -> Value {
-        let mut out = self.base_json();
-        let o = out.as_object_mut().expect("an object");
-        // Ladder options appear only when set, so a state restores under the same checks.
-        if let Some(p) = self.preset {
-            o.insert("preset".into(), json!(p.name()));
-        }
-        if let Some(s) = &self.strategies {
-            o.insert("strategies".into(), json!(s.iter().map(|s| s.name()).collect::<Vec<_>>()));
-        }
-        let ladder = self.ladder();
-        let has = |s: Strategy| ladder.contains(&s);
-        let facts = has(Strategy::FactRetrieval);
-        let defaults = Config::default();
-        if self.reserve_ratio != defaults.reserve_ratio && (has(Strategy::PrefixSummary) || facts) {
-            o.insert("reserveRatio".into(), json!(self.reserve_ratio));
-        }
-        match &self.summary_template {
-            Some(t) if has(Strategy::PrefixSummary) || (facts && self.facts_fallback == Strategy::PrefixSummary) => {
-                o.insert("summaryTemplate".into(), json!(t));
-            }
-            _ => {}
-        }
-        if !self.concepts.is_empty() && facts {
-            o.insert("concepts".into(), Value::Array(self.concepts.iter().map(Concept::to_json).collect()));
-        }
-        if self.facts_fallback != defaults.facts_fallback && facts {
-            o.insert("factsFallback".into(), json!(self.facts_fallback.name()));
-        }
-        if self.max_context_turns != defaults.max_context_turns && has(Strategy::TurnTrim) {
-            o.insert("maxContextTurns".into(), json!(self.max_context_turns));
-        }
-        if let Some(r) = self.target_ratio {
-            o.insert("targetRatio".into(), json!(r));
-        }
-        if let Some(r) = self.prepare_ratio {
-            o.insert("prepareRatio".into(), json!(r));
-        }
-        if self.prepare_on_add {
-            o.insert("prepareOnAdd".into(), json!(true));
-        }
-        if self.min_freed_tokens != 0 {
-            o.insert("minFreedTokens".into(), json!(self.min_freed_tokens));
-        }
-        if !self.protect_latest_answer {
-            o.insert("protectLatestAnswer".into(), json!(false));
-        }
-        if !self.protect_last_round {
-            o.insert("protectLastRound".into(), json!(false));
-        }
-        if !self.pinned_tools.is_empty() {
-            o.insert("pinnedTools".into(), json!(self.pinned_tools));
-        }
-        if !self.keep_task {
-            o.insert("keepTask".into(), json!(false));
-        }
-        if self.summarize_from_cache {
-            o.insert("summarizeFromCache".into(), json!(true));
-        }
-        if self.summary_result_limit != DEFAULT_SUMMARY_RESULT_LIMIT {
-            o.insert("summaryResultLimit".into(), json!(self.summary_result_limit));
-        }
-        if self.identifier_index_chars != DEFAULT_INDEX_CHARS {
-            o.insert("identifierIndexChars".into(), json!(self.identifier_index_chars));
-        }
-        out
-    }
-
-    fn base_json(&self) -> Value {
-        json!({
-            "msgThreshold": self.msg_threshold,
-            "maxToken": self.max_token,
-            "tokenRatio": self.token_ratio,
-            "lastKeep": self.last_keep,
-            "largePayloadThreshold": self.large_payload_threshold,
-            "offloadSinglePreview": self.offload_single_preview,
-            "minConsecutiveToolMessages": self.min_consecutive_tool_messages,
-            "currentRoundCompressionRatio": self.current_round_compression_ratio,
-            "minCompressionTokenThreshold": self.min_compression_token_threshold,
-            "toolResultLimit": self.tool_result_limit,
-            "reservedTokens": self.reserved_tokens,
-            "offloadReloadLimit": self.offload_reload_limit,
-            "historyRollupKeepRecentRounds": self.history_rollup_keep_recent_rounds,
-            "historyRollupKeepRecentTokens": self.history_rollup_keep_recent_tokens,
-            "maxConcurrentSummaries": self.max_concurrent_summaries,
-            "summarizeTimeoutMs": self.summarize_timeout_ms,
-            "storeTimeoutMs": self.store_timeout_ms,
-            "sessionId": self.session_id,
-            "format": self.format.name(),
-            "tokenizer": self.tokenizer.name(),
-            "customPrompt": self.custom_prompt.to_json(),
-        })
-    }
-}
-
-fn positive(field: &str, v: u64, max: u64) -> Result<()> {
-    if v == 0 || v > max {
-        return Err(Error::config(field, format!("must be an integer from 1 to {max}, got {v}")));
-    }
-    Ok(())
-}
-
-fn ratio(field: &str, v: f64) -> Result<()> {
-    if !(v > 0.0 && v <= 1.0) {
-        return Err(Error::config(field, format!("must be a number in (0, 1], got {v}")));
-    }
-    Ok(())
-}
-
-fn read_int<T: TryFrom<u64>>(obj: &Map<String, Value>, field: &str, out: &mut T) -> Result<()> {
-    let Some(v) = obj.get(field) else {
-        return Ok(());
-    };
-    let n = match v {
-        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19).map(|f| f as u64)),
-        _ => None,
-    };
-    let n = n.ok_or_else(|| Error::config(field, format!("must be a non-negative integer, got {}", show(v))))?;
-    *out = T::try_from(n).map_err(|_| Error::config(field, format!("is too large: {n}")))?;
-    Ok(())
-}
-
-fn read_bool(obj: &Map<String, Value>, field: &str, out: &mut bool) -> Result<()> {
-    match obj.get(field) {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Bool(b)) => {
-            *out = *b;
-            Ok(())
-        }
-        Some(v) => Err(Error::config(field, format!("must be true or false, got {}", show(v)))),
-    }
-}
-
-/// A list of distinct, non-blank names (tool names).
-fn read_names(v: &Value, field: &str) -> Result<Vec<String>> {
-    let Value::Array(items) = v else {
-        return Err(Error::config(field, format!("must be an array of tool names, got {}", kind_of(v))));
-    };
-    if items.len() > MAX_PINNED_TOOLS {
-        return Err(Error::config(field, format!("lists {} names; at most {MAX_PINNED_TOOLS}", items.len())));
-    }
-    let mut out: Vec<String> = Vec::with_capacity(items.len());
-    for (k, item) in items.iter().enumerate() {
-        match item {
-            Value::String(s) if !s.trim().is_empty() && s.len() <= 256 => {
-                if !out.contains(s) {
-                    out.push(s.clone());
-                }
-            }
-            Value::String(_) => return Err(Error::config(&format!("{field}[{k}]"), "must be a tool name of 1–256 bytes, not blank")),
-            other => return Err(Error::config(&format!("{field}[{k}]"), format!("must be a string, got {}", kind_of(other)))),
-        }
-    }
-    Ok(out)
-}
-
-fn read_float(obj: &Map<String, Value>, field: &str, out: &mut f64) -> Result<()> {
-    let Some(v) = obj.get(field) else {
-        return Ok(());
-    };
-    *out = v.as_f64().ok_or_else(|| Error::config(field, format!("must be a number, got {}", show(v))))?;
-    Ok(())
-}
-
-fn show(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("{s:?}"),
-        Value::Number(n) => n.to_string(),
-        other => kind_of(other).to_string(),
     }
 }
 
@@ -753,6 +535,7 @@ pub fn check_session_id(sid: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn defaults_are_the_references() {

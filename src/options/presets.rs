@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::format::openai::kind_of;
+use crate::options::read::OptionValue;
 
 /// One strategy of the ladder: a rung's name. What each does is its rung, one file of
 /// `src/strategy/` (see [`crate::strategy`]).
@@ -176,6 +177,48 @@ impl Strategy {
     /// The strategy with this documented name or event type.
     pub fn from_name(name: &str) -> Option<Strategy> {
         NAMES.iter().find(|(_, n, e)| *n == name || *e == name).map(|(s, _, _)| *s)
+    }
+}
+
+/// The `preset` option.
+impl OptionValue for Preset {
+    const TS: &'static str = "PresetName";
+
+    fn read(v: &Value, _field: &str) -> Result<Option<Self>> {
+        read_preset(v).map(Some)
+    }
+
+    fn write(&self) -> Value {
+        Value::from(self.name())
+    }
+}
+
+/// One strategy of an option (`factsFallback`): `null` keeps the default.
+impl OptionValue for Strategy {
+    const TS: &'static str = "StrategyName";
+
+    fn read(v: &Value, field: &str) -> Result<Option<Self>> {
+        match v {
+            Value::Null => Ok(None),
+            v => read_strategy(v, field).map(Some),
+        }
+    }
+
+    fn write(&self) -> Value {
+        Value::from(self.name())
+    }
+}
+
+/// The `strategies` option.
+impl OptionValue for Vec<Strategy> {
+    const TS: &'static str = "readonly StrategyName[]";
+
+    fn read(v: &Value, _field: &str) -> Result<Option<Self>> {
+        read_strategies(v).map(Some)
+    }
+
+    fn write(&self) -> Value {
+        Value::Array(self.iter().map(|s| Value::from(s.name())).collect())
     }
 }
 

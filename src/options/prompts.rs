@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::format::openai::kind_of;
+use crate::options::read::OptionValue;
 
 /// Host overrides of the default prompts (the reference's four names plus the rollup's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,6 +32,19 @@ const FIELDS: [&str; 5] = [
     "currentRoundCompressPrompt",
     "historyRollupPrompt",
 ];
+
+/// The `customPrompt` option: `null` keeps the defaults.
+impl OptionValue for PromptConfig {
+    const TS: &'static str = "CustomPrompt";
+
+    fn read(v: &Value, _field: &str) -> Result<Option<Self>> {
+        PromptConfig::from_json(v).map(Some)
+    }
+
+    fn write(&self) -> Value {
+        self.to_json()
+    }
+}
 
 impl PromptConfig {
     pub(crate) fn from_json(v: &Value) -> Result<PromptConfig> {
