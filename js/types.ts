@@ -103,24 +103,6 @@ export interface OffloadStore {
   delete(key: string): Awaitable<unknown>;
 }
 
-/** What `memory.sweep()` deleted. */
-export interface SweepReport {
-  /** Store keys deleted: offloads this session wrote and abandoned. */
-  deleted: string[];
-  /** Store keys whose delete failed again: still pending, and in the state. */
-  pending: string[];
-  /** Temporary files of killed writes the store removed (`FsStore.sweep`), relative to its directory. */
-  temporary: string[];
-  /**
-   * Store keys deleted because no saved state reaches them: what a killed or refused writer of
-   * the session left (a pass's offloads, a log chunk, a save's pages). Only with
-   * `sweep({ sessions })`; empty otherwise.
-   */
-  orphans: string[];
-  /** The revision the sweep saved as its fence (`sweep({ sessions })`); absent otherwise. */
-  revision?: number;
-}
-
 /** Options of `memory.sweep()`. */
 export interface SweepOptions {
   /**
@@ -609,6 +591,7 @@ export interface AutoContextOptions<F extends FormatName = FormatName, M = Messa
   format?: F;
 }
 
+// generated:wire (tests/generated.rs writes this part from the serde types of src/; edit them there)
 /** One change made by a compression pass (or one summarize call that failed). */
 export interface CompressionEvent {
   /** The strategy's event type, e.g. `TOOL_RESULT_TRUNCATE`, or `SUMMARIZE_FAILED`. */
@@ -627,9 +610,9 @@ export interface CompressionEvent {
   tokensAfter: number;
   /** The offload holding the replaced originals. */
   offloadUuid?: string;
-  /** Tokens the summarizer read, when it reported them. */
+  /** Tokens the summarizer read, when it was called and reported them. */
   summarizeInputTokens?: number;
-  /** Tokens the summarizer wrote, when it reported them. */
+  /** Tokens the summarizer wrote, when it was called and reported them. */
   summarizeOutputTokens?: number;
   /** How long the summarizer took, in milliseconds, when it was called. */
   durationMs?: number;
@@ -637,7 +620,7 @@ export interface CompressionEvent {
   error?: string;
 }
 
-/** What {@link AutoContextMemory.compressIfNeeded} did. */
+/** What `compressIfNeeded` did. */
 export interface CompressResult {
   /** Whether the working list changed. */
   compressed: boolean;
@@ -649,22 +632,180 @@ export interface CompressResult {
   messagesBefore: number;
   /** Working messages after the pass. */
   messagesAfter: number;
-  /** The target the pass had to get under: `maxToken × tokenRatio` (corrected by `observeUsage`). */
+  /**
+   * The target the pass had to get under: `maxToken × tokenRatio` in the estimate's units
+   * (corrected by `observeUsage`); for `handleOverflow`, its own.
+   */
   targetTokens: number;
   /**
-   * Where the pass aimed: `maxToken × targetRatio` (corrected the same way), lowered by
-   * `minFreedTokens`. A pass stops above it, still under the target, when what remains is
-   * protected. The target itself for a pass of message-count pressure alone.
+   * Where the pass aimed: the low-water mark `maxToken × targetRatio` (calibrated the same
+   * way), lowered so a token-triggered pass frees at least `minFreedTokens`. A pass stops above
+   * it, still under the target, when what remains is protected. Equal to the target for a pass
+   * of message-count pressure alone and for an overflow.
    */
   lowWaterTokens: number;
   /** Whether the request now fits under the target, in fewer than `msgThreshold` messages. */
   underTarget: boolean;
   /** Whether the pass stopped over the target because nothing more could be compressed. */
   exhausted: boolean;
-  /** Why a triggered pass could not reach the target (tokens, or the message count), if it could not. */
+  /**
+   * Why a triggered pass could not reach the target (tokens, or the message count), if it could
+   * not.
+   */
   reason?: string;
   /** The changes made, in order. */
   events: CompressionEvent[];
+  /** Summarize calls this pass made to the host. */
+  summarizeCalls: number;
+  /** Summaries this pass took from a preparation (`prepare`) instead of calling the host. */
+  preparedUsed: number;
+}
+
+/** What `prepare` did. */
+export interface PrepareResult {
+  /** Whether a preparation ran (usage was past `prepareRatio` and none was running). */
+  prepared: boolean;
+  /** Summarize calls made to the host. */
+  summarizeCalls: number;
+  /** Requests already prepared by an earlier preparation (no call made). */
+  reused: number;
+  /** Prepared answers now waiting for the next pass. */
+  ready: number;
+  /** Request tokens when it ran (the estimate, before calibration). */
+  tokens: number;
+  /** The token count from which a preparation runs (`prepareRatio` of the window, calibrated). */
+  prepareTokens: number;
+  /** Why nothing was prepared, when nothing was. */
+  reason?: string;
+}
+
+/** What `handleOverflow` did. */
+export interface OverflowResult {
+  /** Whether the error was recognized as "context too long". */
+  overflow: boolean;
+  /**
+   * Whether sending the working list again can succeed (it is now shorter than what was
+   * refused).
+   */
+  retry: boolean;
+  /**
+   * Who sent the error, as far as its shape tells: `'openai'`, `'anthropic'`, `'gemini'` or
+   * `'openai-compatible'`.
+   */
+  provider?: string;
+  /** The provider's input limit, when the error stated it. */
+  limit?: number;
+  /** What the provider counted, when the error stated it. */
+  requested?: number;
+  /** Request tokens (estimated) before the compaction. */
+  tokensBefore: number;
+  /** Request tokens (estimated) after the compaction. */
+  tokensAfter: number;
+  /** The target the compaction aimed for. */
+  targetTokens: number;
+  /** The changes made. */
+  events: CompressionEvent[];
+  /** Why no retry is advised, when it is not. */
+  reason?: string;
+}
+
+/** What `observeUsage` reports. */
+export interface UsageReport {
+  /** The engine's estimate of the request. */
+  estimatedTokens: number;
+  /** What the provider counted. */
+  promptTokens: number;
+  /** What the provider served from its prompt cache, when reported. */
+  cachedTokens?: number;
+  /** `cachedTokens / promptTokens`, when reported. */
+  cacheHitRatio?: number;
+  /** `promptTokens − estimatedTokens`. */
+  drift: number;
+  /** `promptTokens / estimatedTokens − 1` (0.1: the provider counts 10% more). */
+  driftRatio: number;
+  /** The correction factor now in force (provider tokens per estimated token). */
+  correction: number;
+  /** Observations so far. */
+  samples: number;
+  /** The trigger (`maxToken × tokenRatio`) in the estimate's units, as passes now use it. */
+  triggerTokens: number;
+  /**
+   * `accepted`; `clamped` when the report's ratio to the estimate was past what any tokenizer
+   * or framing explains and only the plausible bound was folded in; `refused` when the provider
+   * counted less than half the estimate (the usage of another call, output tokens, a cached
+   * share) and nothing was folded in, the trigger left as it was.
+   */
+  status: UsageStatus;
+  /** Why a report was clamped or refused, for people. */
+  warning?: string;
+}
+
+/** What became of a usage report. */
+export type UsageStatus = 'accepted' | 'clamped' | 'refused';
+
+/** What a sweep deleted: the offloads this session wrote and abandoned. */
+export interface SweepReport {
+  /** The store keys deleted: offloads this session wrote and abandoned. */
+  deleted: string[];
+  /** Pending deletes that failed again; they stay pending (and in the state). */
+  pending: string[];
+}
+
+/** An offload a session created, as its memory records it (and `compress()` returns it). */
+export interface OffloadInfo {
+  /** Its uuid. */
+  uuid: string;
+  /** How many messages it holds. */
+  messageCount: number;
+  /**
+   * Digest of the payload written to the store: a reload whose store value differs fails with
+   * `STORE_FAILED` instead of returning messages this session did not offload (absent in states
+   * made before digests were kept).
+   */
+  digest?: string;
+}
+
+/** One reason a provider would reject a message list. */
+export interface ValidationProblem {
+  /** Index of the message at fault. */
+  index: number;
+  /**
+   * Stable problem code: `ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT` or
+   * `DUPLICATE_CALL` (every format); `ROLES_NOT_ALTERNATING`, `TOOL_RESULT_NOT_FIRST`,
+   * `THINKING_ONLY`, `EMPTY_CONTENT` or, for a request body, `FIRST_NOT_USER` (Anthropic);
+   * `APPROVAL_WITHOUT_REQUEST` (AI SDK); `PART_TYPE_FOR_ROLE` or `REASONING_WITHOUT_FOLLOWER`
+   * (Responses API); `CALL_NOT_AFTER_USER`, `THOUGHT_SIGNATURE_MISSING`, `EMPTY_CONTENT` or,
+   * for a request body, `FIRST_NOT_USER` (Gemini).
+   */
+  code: string;
+  /** What is wrong, for people. */
+  message: string;
+}
+
+/** The agent's current plan. */
+export interface Plan {
+  /** What the agent is trying to achieve. */
+  goal: string;
+  /** Its steps. */
+  subtasks?: Subtask[];
+  /** What done looks like. */
+  expectedOutcome?: string;
+}
+
+/** One step of a `Plan`. */
+export interface Subtask {
+  /** The step. */
+  name: string;
+  /** Where the step stands. */
+  state: SubtaskState;
+}
+
+/** The state of a `Subtask`. */
+export type SubtaskState = 'todo' | 'in_progress' | 'done' | 'abandoned';
+// end generated:wire
+
+/** What JavaScript adds to a pass's result: the errors, as `Error` objects the engine's JSON cannot carry. */
+export interface CompressResult {
   /**
    * One `SUMMARIZE_FAILED` error per summarize call of this pass that failed, in the order of
    * the `SUMMARIZE_FAILED` events. The pass went on without them (the span fell back to an
@@ -673,54 +814,26 @@ export interface CompressResult {
    * summary has no `cause`.
    */
   errors: AutoContextError[];
-  /** Summarize calls this pass made to the host. */
-  summarizeCalls: number;
-  /** Summaries this pass took from {@link AutoContextMemory.prepare} instead of calling the host. */
-  preparedUsed: number;
 }
 
-/** What {@link AutoContextMemory.prepare} did. */
-export interface PrepareResult {
-  /** Whether a preparation ran (usage past `prepareRatio`, a summarize function, none running). */
-  prepared: boolean;
-  /** Summarize calls it made. */
-  summarizeCalls: number;
-  /** Requests an earlier preparation had already answered. */
-  reused: number;
-  /** Prepared summaries waiting for the next pass. */
-  ready: number;
-  /** Request tokens when it ran. */
-  tokens: number;
-  /** The token count from which preparations run. */
-  prepareTokens: number;
-  /** Why nothing was prepared, when nothing was. */
-  reason?: string;
-}
-
-/** What {@link AutoContextMemory.handleOverflow} did. */
+/** What JavaScript adds to an overflow's answer. */
 export interface OverflowResult {
-  /** Whether the error said the context is too long. */
-  overflow: boolean;
-  /** Whether sending the working list again can succeed (it is now smaller than what was refused). */
-  retry: boolean;
-  /** `'openai'`, `'anthropic'`, `'gemini'` or `'openai-compatible'`, as far as the error's shape tells. */
-  provider?: string;
-  /** The provider's input limit, when the error stated it. */
-  limit?: number;
-  /** What the provider counted, when the error stated it. */
-  requested?: number;
-  /** Request tokens (estimated) before the compaction. */
-  tokensBefore: number;
-  /** Request tokens (estimated) after it. */
-  tokensAfter: number;
-  /** What the compaction aimed for. */
-  targetTokens: number;
-  /** The changes made. */
-  events: CompressionEvent[];
-  /** Why no retry is advised, when it is not. */
-  reason?: string;
   /** One `SUMMARIZE_FAILED` error per failed summarize call of the compaction. */
   errors: AutoContextError[];
+}
+
+/** What `memory.sweep()` does in JavaScript besides the engine's deletes. */
+export interface SweepReport {
+  /** Temporary files of killed writes the store removed (`FsStore.sweep`), relative to its directory. */
+  temporary: string[];
+  /**
+   * Store keys deleted because no saved state reaches them: what a killed or refused writer of
+   * the session left (a pass's offloads, a log chunk, a save's pages). Only with
+   * `sweep({ sessions })`; empty otherwise.
+   */
+  orphans: string[];
+  /** The revision the sweep saved as its fence (`sweep({ sessions })`); absent otherwise. */
+  revision?: number;
 }
 
 /**
@@ -767,37 +880,6 @@ export interface AiSdkUsage {
   inputTokenDetails?: { cacheReadTokens?: number | undefined };
 }
 
-/** What {@link AutoContextMemory.observeUsage} reports. */
-export interface UsageReport {
-  /** The engine's estimate of the request. */
-  estimatedTokens: number;
-  /** What the provider counted. */
-  promptTokens: number;
-  /** What the provider served from its prompt cache, when reported. */
-  cachedTokens?: number;
-  /** `cachedTokens / promptTokens`, when reported. */
-  cacheHitRatio?: number;
-  /** `promptTokens − estimatedTokens`. */
-  drift: number;
-  /** `promptTokens / estimatedTokens − 1`. */
-  driftRatio: number;
-  /** The correction factor now applied to the trigger (provider tokens per estimated token). */
-  correction: number;
-  /** Observations so far. */
-  samples: number;
-  /** The trigger in the estimate's units, as passes now use it. */
-  triggerTokens: number;
-  /**
-   * `'accepted'`; `'clamped'` when the report's ratio to the estimate was past what any
-   * tokenizer or framing explains and only the plausible bound was folded in; `'refused'` when
-   * the provider counted less than half the estimate (the usage of another call, output
-   * tokens, a cached share) and nothing was folded in, the trigger left as it was.
-   */
-  status: 'accepted' | 'clamped' | 'refused';
-  /** Why a report was clamped or refused, for people. */
-  warning?: string;
-}
-
 /** What the stateless {@link compress} returns. */
 export interface CompressOutput<M = AnyMessage> extends CompressResult {
   /** The compressed list, ready to send. */
@@ -825,19 +907,6 @@ export interface StandaloneReloadOptions<F extends FormatName = FormatName> exte
   summarize?: unknown;
 }
 
-/** An offload this session created. */
-export interface OffloadInfo {
-  /** Its uuid, as named by `<!-- CONTEXT_OFFLOAD: uuid=... -->` markers. */
-  uuid: string;
-  /** How many original messages it holds. */
-  messageCount: number;
-  /**
-   * Digest of the payload written to the store; a reload whose store value differs fails with
-   * `STORE_FAILED` instead of returning messages this session did not offload.
-   */
-  digest?: string;
-}
-
 /** Options of {@link AutoContextMemory.add}. */
 export interface AddOptions {
   /** Pin every message added: no step replaces it (default false). */
@@ -852,31 +921,6 @@ export interface ValidateOptions {
    * still wait for their results, as in a working list whose tools are running.
    */
   request?: boolean;
-}
-
-/** One reason a provider would reject a message list. */
-export interface ValidationProblem {
-  /** Index of the message at fault. */
-  index: number;
-  /**
-   * `INVALID_MESSAGE`, `ORPHAN_RESULT`, `MISSING_RESULT`, `DUPLICATE_RESULT` or `DUPLICATE_CALL`
-   * (every format); `ROLES_NOT_ALTERNATING`, `TOOL_RESULT_NOT_FIRST`, `THINKING_ONLY`,
-   * `EMPTY_CONTENT` or, for a request body, `FIRST_NOT_USER` (Anthropic);
-   * `APPROVAL_WITHOUT_REQUEST` (AI SDK).
-   */
-  code: string;
-  /** What is wrong, for people. */
-  message: string;
-}
-
-/** The agent's plan; while set, every summarize request ends with a hint about it. */
-export interface Plan {
-  /** What the agent is trying to achieve. */
-  goal: string;
-  /** Its steps. */
-  subtasks?: { name: string; state: 'todo' | 'in_progress' | 'done' | 'abandoned' }[];
-  /** What the result should be. */
-  expectedOutcome?: string;
 }
 
 /** The versioned state {@link AutoContextMemory.toJSON} returns (plain JSON data). */

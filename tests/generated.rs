@@ -1,7 +1,9 @@
 //! The package's vocabulary is declared once, in Rust, and the TypeScript declarations and the
 //! README's options table are generated from that declaration: the options and their defaults
 //! and docs (`src/options/mod.rs`), the strategy and preset names (`src/options/presets.rs`), the
-//! built-in tokenizers and the error codes.
+//! built-in tokenizers, the error codes, and the results and events the engine hands JavaScript
+//! (the serde types of [`WIRE`], read from their source: their fields, names and docs as serde
+//! writes them).
 //!
 //! Each generated part stands between two marker lines in its file (`generated:<name>` and
 //! `end generated:<name>`). This test fails when a part is stale, naming it; run
@@ -44,6 +46,7 @@ fn targets() -> Vec<Target> {
                         &engine,
                     ),
                 ),
+                ("wire", wire()),
                 (
                     "host-options",
                     interface(
@@ -189,6 +192,185 @@ fn table(options: &[OptionDoc]) -> String {
         out.push_str(&format!("| `{}` | {} | {} |\n", o.name, cell(&o.default), cell(&meaning)));
     }
     out
+}
+
+/// The types the engine hands JavaScript as JSON (or reads from it), each with its file and its
+/// TypeScript name, in the order they are declared in.
+const WIRE: &[(&str, &str, &str)] = &[
+    ("src/engine/events.rs", "CompressionEvent", "CompressionEvent"),
+    ("src/engine/results.rs", "CompressResult", "CompressResult"),
+    ("src/engine/results.rs", "PrepareResult", "PrepareResult"),
+    ("src/engine/results.rs", "OverflowResult", "OverflowResult"),
+    ("src/engine/calibration.rs", "UsageReport", "UsageReport"),
+    ("src/engine/calibration.rs", "UsageStatus", "UsageStatus"),
+    ("src/engine/sweep.rs", "SweepReport", "SweepReport"),
+    ("src/engine/offload.rs", "OffloadRecord", "OffloadInfo"),
+    ("src/format/mod.rs", "Problem", "ValidationProblem"),
+    ("src/options/plan.rs", "Plan", "Plan"),
+    ("src/options/plan.rs", "Subtask", "Subtask"),
+    ("src/options/plan.rs", "SubtaskState", "SubtaskState"),
+];
+
+/// A struct's field or an enum's variant, as its source declares it.
+struct Member {
+    doc: Vec<String>,
+    serde: String,
+    name: String,
+    ty: String,
+}
+
+/// A struct or enum of `file`, read from its source (rustfmt's layout: one field or variant a
+/// line, its docs and attributes on the lines before it).
+fn item(file: &str, name: &str) -> (Vec<String>, String, bool, Vec<Member>) {
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let is_enum;
+    let start = if let Some(i) = lines.iter().position(|l| *l == format!("pub struct {name} {{")) {
+        is_enum = false;
+        i
+    } else {
+        is_enum = true;
+        lines.iter().position(|l| *l == format!("pub enum {name} {{")).unwrap_or_else(|| panic!("{file} declares no `pub struct {name}`"))
+    };
+    let mut doc = Vec::new();
+    let mut serde = String::new();
+    for l in lines[..start].iter().rev().take_while(|l| l.starts_with("///") || l.starts_with("#[")) {
+        if let Some(d) = l.strip_prefix("///") {
+            doc.insert(0, d.trim().to_string());
+        } else if l.starts_with("#[serde(") {
+            serde.push_str(l);
+        }
+    }
+    let mut members = Vec::new();
+    let (mut mdoc, mut mserde) = (Vec::new(), String::new());
+    for l in lines[start + 1..].iter().take_while(|l| **l != "}") {
+        let l = l.trim();
+        if let Some(d) = l.strip_prefix("///") {
+            mdoc.push(d.trim().to_string());
+        } else if l.starts_with("#[serde(") {
+            mserde.push_str(l);
+        } else if l.starts_with("#[") || l.is_empty() {
+        } else {
+            let l = l.trim_end_matches(',');
+            let (name, ty) = match l.strip_prefix("pub ").and_then(|f| f.split_once(": ")) {
+                Some((n, t)) => (n.to_string(), t.to_string()),
+                None => (l.to_string(), String::new()),
+            };
+            members.push(Member { doc: std::mem::take(&mut mdoc), serde: std::mem::take(&mut mserde), name, ty });
+        }
+    }
+    (doc, serde, is_enum, members)
+}
+
+/// The value of `key = "..."` in serde attributes.
+fn serde_value<'a>(attrs: &'a str, key: &str) -> Option<&'a str> {
+    let i = attrs.find(&format!("{key} = \""))? + key.len() + 4;
+    attrs[i..].split('"').next()
+}
+
+/// A Rust name as serde's `rename_all` writes it.
+fn renamed(name: &str, rule: Option<&str>) -> String {
+    let words: Vec<String> = if name.contains('_') {
+        name.split('_').map(str::to_string).collect()
+    } else {
+        let mut w: Vec<String> = Vec::new();
+        for c in name.chars() {
+            if c.is_uppercase() || w.is_empty() {
+                w.push(String::new());
+            }
+            w.last_mut().unwrap().push(c);
+        }
+        w.into_iter().map(|s| s.to_lowercase()).collect()
+    };
+    let cap = |s: &str| s[..1].to_uppercase() + &s[1..];
+    match rule {
+        Some("camelCase") => words.iter().enumerate().map(|(i, w)| if i == 0 { w.to_lowercase() } else { cap(w) }).collect(),
+        Some("lowercase") => words.concat().to_lowercase(),
+        Some("snake_case") => words.join("_").to_lowercase(),
+        Some("SCREAMING_SNAKE_CASE") => words.join("_").to_uppercase(),
+        None => name.to_string(),
+        Some(other) => panic!("rename_all = {other:?} is not handled"),
+    }
+}
+
+/// The TypeScript type of a field's Rust type.
+fn ts_type(ty: &str) -> String {
+    if let Some(inner) = ty.strip_prefix("Option<").and_then(|t| t.strip_suffix('>')) {
+        return ts_type(inner);
+    }
+    if let Some(inner) = ty.strip_prefix("Vec<").and_then(|t| t.strip_suffix('>')) {
+        return format!("{}[]", ts_type(inner));
+    }
+    match ty {
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i32" | "i64" | "f64" => "number".into(),
+        "bool" => "boolean".into(),
+        "String" | "&'static str" => "string".into(),
+        other => match WIRE.iter().find(|(_, rust, _)| *rust == other) {
+            Some((_, _, ts)) => ts.to_string(),
+            None => panic!("the Rust type `{other}` has no TypeScript type here: add it to WIRE or to ts_type"),
+        },
+    }
+}
+
+/// A Rust doc line as TypeScript reads it: a link to a Rust item becomes the item's JavaScript
+/// name in code (`[`crate::AutoContextMemory::observe_usage`]` is `observeUsage`), and the
+/// fields of the type named in code their names in JSON (`fields`: Rust name, JSON name).
+fn js_doc(line: &str, fields: &[(String, String)]) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(i) = rest.find('`') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let Some(j) = after.find('`') else {
+            out.push_str(&rest[i..]);
+            rest = "";
+            break;
+        };
+        let code = &after[..j];
+        let code = match code.rsplit_once("::") {
+            Some((_, last)) => renamed(last, if last.contains('_') { Some("camelCase") } else { None }),
+            None => code
+                .split(' ')
+                .map(|w| fields.iter().find(|(rust, _)| rust == w).map_or(w, |(_, json)| json.as_str()))
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        out.push('`');
+        out.push_str(&code);
+        out.push('`');
+        rest = &after[j + 1..];
+    }
+    out.push_str(rest);
+    out.replace("[`", "`").replace("`]", "`")
+}
+
+fn wire() -> String {
+    let mut out = Vec::new();
+    for (file, rust, ts) in WIRE {
+        let (doc, serde, is_enum, members) = item(file, rust);
+        let rule = serde_value(&serde, "rename_all");
+        let json_name = |m: &Member| serde_value(&m.serde, "rename").map_or_else(|| renamed(&m.name, rule), str::to_string);
+        let fields: Vec<(String, String)> =
+            members.iter().filter(|m| !is_enum && m.name.contains('_')).map(|m| (m.name.clone(), json_name(m))).collect();
+        let doc: Vec<String> = paragraphs(&doc.iter().map(|l| js_doc(l, &fields)).collect::<Vec<_>>().join("\n"));
+        let mut text = jsdoc("", &doc);
+        if is_enum {
+            let values: Vec<String> = members.iter().map(|m| format!("'{}'", renamed(&m.name, rule))).collect();
+            text.push_str(&format!("export type {ts} = {};\n", values.join(" | ")));
+        } else {
+            text.push_str(&format!("export interface {ts} {{\n"));
+            for m in members.iter().filter(|m| !m.serde.contains("skip)") && !m.serde.contains("skip,")) {
+                let name = json_name(m);
+                let optional = m.serde.contains("skip_serializing_if") || m.serde.contains("default");
+                let fdoc = paragraphs(&m.doc.iter().map(|l| js_doc(l, &fields)).collect::<Vec<_>>().join("\n"));
+                text.push_str(&jsdoc("  ", &fdoc));
+                text.push_str(&format!("  {name}{}: {};\n", if optional { "?" } else { "" }, ts_type(&m.ty)));
+            }
+            text.push_str("}\n");
+        }
+        out.push(text);
+    }
+    out.join("\n")
 }
 
 /// The file with each part between its markers replaced; `Err` names a missing marker.

@@ -104,7 +104,7 @@ impl Calibration {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageReport {
-    /// The engine's estimate of the request (what `token_count` said).
+    /// The engine's estimate of the request.
     pub estimated_tokens: u64,
     /// What the provider counted.
     pub prompt_tokens: u64,
@@ -124,7 +124,10 @@ pub struct UsageReport {
     pub samples: u64,
     /// The trigger (`maxToken × tokenRatio`) in the estimate's units, as passes now use it.
     pub trigger_tokens: u64,
-    /// Whether the report was folded in as it came, at a bound, or not at all.
+    /// `accepted`; `clamped` when the report's ratio to the estimate was past what any tokenizer
+    /// or framing explains and only the plausible bound was folded in; `refused` when the
+    /// provider counted less than half the estimate (the usage of another call, output tokens, a
+    /// cached share) and nothing was folded in, the trigger left as it was.
     pub status: UsageStatus,
     /// Why a report was clamped or refused, for people.
     #[serde(skip_serializing_if = "Option::is_none")]

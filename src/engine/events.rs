@@ -7,11 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One change made by a strategy.
+/// One change made by a compression pass (or one summarize call that failed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompressionEvent {
-    /// The strategy's event type, e.g. `TOOL_RESULT_TRUNCATE`.
+    /// The strategy's event type, e.g. `TOOL_RESULT_TRUNCATE`, or `SUMMARIZE_FAILED`.
     #[serde(rename = "type")]
     pub event_type: String,
     /// When the pass committed, in milliseconds since the Unix epoch.

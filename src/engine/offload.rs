@@ -29,8 +29,9 @@ pub struct OffloadRecord {
     pub uuid: String,
     /// How many messages it holds.
     pub message_count: usize,
-    /// Digest of the payload written to the store, checked on reload (absent in states made
-    /// before digests were kept).
+    /// Digest of the payload written to the store: a reload whose store value differs fails with
+    /// `STORE_FAILED` instead of returning messages this session did not offload (absent in
+    /// states made before digests were kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
 }

@@ -27,7 +27,7 @@ impl Target {
     }
 }
 
-/// What `compress_if_needed` did.
+/// What [`super::AutoContextMemory::compress_if_needed`] did.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompressResult {
@@ -54,7 +54,8 @@ pub struct CompressResult {
     pub under_target: bool,
     /// Whether the pass stopped over the target because nothing more could be compressed.
     pub exhausted: bool,
-    /// Why a triggered pass could not reach the target, if it could not.
+    /// Why a triggered pass could not reach the target (tokens, or the message count), if it
+    /// could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The changes made, in order.
@@ -125,7 +126,8 @@ pub struct OverflowResult {
     /// Whether sending the working list again can succeed (it is now shorter than what was
     /// refused).
     pub retry: bool,
-    /// Who sent the error, as far as its shape tells.
+    /// Who sent the error, as far as its shape tells: `'openai'`, `'anthropic'`, `'gemini'` or
+    /// `'openai-compatible'`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
     /// The provider's input limit, when the error stated it.
@@ -134,7 +136,7 @@ pub struct OverflowResult {
     /// What the provider counted, when the error stated it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requested: Option<u64>,
-    /// Request tokens (estimated) before and after the compaction.
+    /// Request tokens (estimated) before the compaction.
     pub tokens_before: u64,
     /// Request tokens (estimated) after the compaction.
     pub tokens_after: u64,

@@ -26,7 +26,7 @@ use super::AutoContextMemory;
 use crate::error::Result;
 use crate::host::{OffloadStore, Summarizer};
 
-/// What [`AutoContextMemory::sweep_pending`] did.
+/// What a sweep deleted: the offloads this session wrote and abandoned.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SweepReport {

@@ -29,7 +29,7 @@ pub struct Plan {
 pub struct Subtask {
     /// The step.
     pub name: String,
-    /// `todo`, `in_progress`, `done` or `abandoned`.
+    /// Where the step stands.
     pub state: SubtaskState,
 }
 
