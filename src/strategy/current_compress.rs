@@ -10,12 +10,11 @@
 
 use futures_util::future::LocalBoxFuture;
 
-use super::current_large::in_place;
-use super::llm::{self, Job, Outcome};
-use super::offload::shrink;
+use super::in_place;
+use super::llm::Job;
 use super::{Ctx, Edit, Rung, Strategy};
 use crate::host::{DynSummarizer, Summarizer};
-use crate::structure::Protection;
+use crate::message::Message;
 
 /// Results shorter than this are not worth a summarize call.
 const MIN_RESULT_CHARS: usize = 600;
@@ -38,58 +37,21 @@ impl Rung for CurrentRoundCompress {
 }
 
 pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) -> Vec<Edit> {
-    let kind = Strategy::CurrentRoundCompress.event_type();
     let ratio = ctx.config.current_round_compression_ratio;
-    let mut need = ctx.excess();
-    let mut picked = Vec::new();
-    for i in ctx.st.current_start..ctx.working.len() {
-        if need == 0 {
-            break;
+    let picks = |m: &Message| m.has_results() && m.payload_chars() >= MIN_RESULT_CHARS;
+    let job = |i: usize| {
+        let unit = ctx.st.unit(i).span.clone();
+        let chars = ctx.working[i].msg.payload_chars();
+        let ids: Vec<&str> = ctx.working[i].msg.result_ids().collect();
+        Job {
+            kind: "current_round",
+            system: ctx.config.custom_prompt.current_round_compress(),
+            // The exchange's call is shown so the digest can name the tool and arguments.
+            show: unit.start..i + 1,
+            instruction: format!("Write the digest of the result of tool call {}.", ids.join(", ")),
+            replaces_chars: chars,
+            target_chars: Some(((chars as f64 * ratio) as usize).max(100)),
         }
-        let m = &ctx.working[i].msg;
-        if !m.has_results() || m.synthetic.is_some() || !ctx.st.free(i, Protection::CURRENT) || m.payload_chars() < MIN_RESULT_CHARS {
-            continue;
-        }
-        need = need.saturating_sub((ctx.working[i].tokens as f64 * (1.0 - ratio)) as u64);
-        picked.push(i);
-    }
-    let jobs: Vec<Job> = picked
-        .iter()
-        .map(|&i| {
-            let unit = ctx.st.unit(i).span.clone();
-            let chars = ctx.working[i].msg.payload_chars();
-            let ids: Vec<&str> = ctx.working[i].msg.result_ids().collect();
-            Job {
-                kind: "current_round",
-                system: ctx.config.custom_prompt.current_round_compress(),
-                // The exchange's call is shown so the digest can name the tool and arguments.
-                show: unit.start..i + 1,
-                instruction: format!("Write the digest of the result of tool call {}.", ids.join(", ")),
-                replaces_chars: chars,
-                target_chars: Some(((chars as f64 * ratio) as usize).max(100)),
-            }
-        })
-        .collect();
-    let outcomes = llm::run(ctx, summarizer, &jobs).await;
-    let mut edits = Vec::new();
-    for (i, outcome) in picked.into_iter().zip(outcomes) {
-        match outcome {
-            Outcome::Done { text, input_tokens, output_tokens, ms } => {
-                let uuid = ctx.in_place_offload(i);
-                let msg = in_place(ctx, i, &text, &uuid, kind);
-                edits.push(Edit {
-                    span: i..i + 1,
-                    replacement: vec![msg],
-                    offload: Some(uuid),
-                    usage: (input_tokens, output_tokens),
-                    ms: Some(ms),
-                });
-            }
-            Outcome::Failed { error, ms } => {
-                llm::fail(ctx, kind, &(i..i + 1), error, ms);
-                edits.push(shrink(ctx, i, kind));
-            }
-        }
-    }
-    edits
+    };
+    in_place::summarize(ctx, summarizer, Strategy::CurrentRoundCompress.event_type(), picks, job).await
 }

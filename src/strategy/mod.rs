@@ -7,13 +7,20 @@
 //! data ([`DEFAULT_LADDER`], the presets, the `strategies` option), so presets and hosts choose
 //! their own.
 //!
-//! Adding a rung: a file `src/strategy/<rung>.rs` with one `impl Rung`, its line in [`RUNGS`],
-//! and its name in [`crate::options::presets`] (the enum variant and its row of names, which the options read).
+//! Adding a rung: a file `src/strategy/<rung>.rs` with one `impl Rung`, its line in `RUNGS`,
+//! and its name in [`crate::options::presets`] (the enum variant and its row of names, which the
+//! options read and the TypeScript `StrategyName` is generated from).
+//!
+//! Besides the rungs, the folder holds what they share and nothing else: the summarize jobs of
+//! the LLM rungs (`llm`), the in-place summaries of the two current-round rungs (`in_place`),
+//! the identifier index every replacement carries (`index`) and the reader of the five-field
+//! structured summary ([`structured`]).
 
 mod current_compress;
 mod current_large;
 mod emergency;
 mod facts;
+mod in_place;
 pub(crate) mod index;
 pub(crate) mod llm;
 #[cfg(test)]
