@@ -16,6 +16,13 @@
 //! This crate is the engine; the npm package `autocontext` wraps it for browsers, Workers, Deno
 //! and Node. Everything outside `src/wasm/` is plain Rust and runs natively.
 //!
+//! The modules are layers, each importing only those before it in this list (a check of
+//! `npm test` keeps it so): [`error`], [`message`] and [`tokens`] (with the vocabularies of
+//! `bpe`) at the bottom; the wire formats ([`format`](mod@format)); the [`options`], each declared once;
+//! what the host supplies ([`host`]); the analysis of a working list ([`structure`]); the
+//! summarize calls ([`summarize`]); the ladder of rungs ([`strategy`]); the memory and its pass
+//! ([`engine`]); and the binding to JavaScript (`wasm`).
+//!
 //! ```
 //! use autocontext::{AutoContextMemory, Config, MemoryStore, NoSummarizer};
 //! use serde_json::json;

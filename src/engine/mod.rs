@@ -486,7 +486,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// Handles an error the provider returned for the working list: when it says the context
     /// is too long, calibrates the estimate with the provider's numbers (when stated), compacts
-    /// to [`crate::engine::overflow::AGGRESSIVE`] of the target, and says whether to retry. Any other
+    /// to `AGGRESSIVE` of the target, and says whether to retry. Any other
     /// error is left alone (`overflow: false, retry: false`).
     ///
     /// # Errors
@@ -532,7 +532,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// The original messages of an offload this session created, in wire format: the payload
     /// must be the one this session wrote (its digest, envelope and message count are checked,
-    /// see [`crate::reload`]).
+    /// see [`reload`]).
     pub async fn reload(&self, uuid: &str) -> Result<Vec<Value>> {
         pass::reload(self.parts(), uuid).await
     }

@@ -7,7 +7,7 @@
 //! of misbehaving later.
 //!
 //! A row of the table is the whole of an option but its behaviour: the `options!` macro
-//! ([`declare`]) makes of the rows the [`Config`] struct, its `Default`, the reading of JSON
+//! (`declare`) makes of the rows the [`Config`] struct, its `Default`, the reading of JSON
 //! options (an unknown name is refused with a hint; each type's reader, in [`read`], names the
 //! option in its errors), their writing back into a saved state, and the validation. The
 //! TypeScript declarations of the options and the README's options table are generated from the
