@@ -23,8 +23,6 @@ mod facts;
 mod in_place;
 pub(crate) mod index;
 pub(crate) mod llm;
-#[cfg(test)]
-mod multi_result_tests;
 mod offload;
 mod prefix;
 mod provider;

@@ -105,12 +105,6 @@ impl Summaries {
         Summaries { record: true, ..Summaries::for_pass(cache) }
     }
 
-    /// Nothing prepared (unit tests of single strategies).
-    #[cfg(test)]
-    pub fn none() -> Summaries {
-        Summaries::for_pass(Rc::default())
-    }
-
     /// Whether this is a preparation.
     pub fn preparing(&self) -> bool {
         self.record
