@@ -28,17 +28,6 @@ export interface WireMessage {
   [field: string]: unknown;
 }
 
-/** Which strategy asks for a summary. */
-export type SummarizeKind =
-  | 'tool_calls'
-  | 'round'
-  | 'large_message'
-  | 'current_round'
-  | 'rollup'
-  | 'prefix'
-  | 'facts'
-  | 'turns';
-
 /** What autocontext asks the host's summarizer model to do. */
 export interface SummarizeRequest<M = AnyMessage> {
   /** Which strategy asks. */
@@ -186,6 +175,17 @@ export type StrategyName =
   | 'TURN_TRIM'
   | 'TURN_TEXT_ONLY'
   | 'PROVIDER_COMPACTION_OFFLOAD';
+
+/** Which strategy asks for a summary. */
+export type SummarizeKind =
+  | 'rollup'
+  | 'tool_calls'
+  | 'round'
+  | 'large_message'
+  | 'current_round'
+  | 'prefix'
+  | 'facts'
+  | 'turns';
 
 /**
  * A built-in tokenizer: exact `o200k_base` (in `autocontext` and `autocontext/full`) or

@@ -19,8 +19,8 @@ use crate::error::HostError;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummarizeRequest {
-    /// Which strategy asks: `tool_calls`, `round`, `large_message`, `current_round`, `rollup`,
-    /// `prefix` or `facts`.
+    /// Which strategy asks (its [`crate::Strategy::summarize_kind`]: `tool_calls`, `round`,
+    /// `large_message`, `current_round`, `rollup`, `prefix`, `facts` or `turns`).
     pub kind: String,
     /// Instructions for the summarizer model.
     pub system: String,

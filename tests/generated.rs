@@ -1,9 +1,9 @@
 //! The package's vocabulary is declared once, in Rust, and the TypeScript declarations and the
 //! README's options table are generated from that declaration: the options and their defaults
-//! and docs (`src/options/mod.rs`), the strategy and preset names (`src/options/presets.rs`), the
-//! built-in tokenizers, the error codes, and the results and events the engine hands JavaScript
-//! (the serde types of [`WIRE`], read from their source: their fields, names and docs as serde
-//! writes them).
+//! and docs (`src/options/mod.rs`), the strategy and preset names and the kinds of summarize
+//! requests (`src/options/presets.rs`), the built-in tokenizers, the error codes, and the
+//! results and events the engine hands JavaScript (the serde types of [`WIRE`], read from their
+//! source: their fields, names and docs as serde writes them).
 //!
 //! Each generated part stands between two marker lines in its file (`generated:<name>` and
 //! `end generated:<name>`). This test fails when a part is stale, naming it; run
@@ -157,9 +157,11 @@ fn names() -> String {
     let mut strategies: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
     strategies.extend(Strategy::ALL.iter().map(|s| s.event_type()));
     let tokenizers: Vec<&str> = Tokenizer::BUILT_IN.iter().map(|t| t.name()).collect();
+    let kinds: Vec<&str> = Strategy::ALL.iter().filter_map(|s| s.summarize_kind()).collect();
     [
         union("PresetName", "The named ladders.", &presets),
         union("StrategyName", "A strategy of the ladder, by its documented name or its event type.", &strategies),
+        union("SummarizeKind", "Which strategy asks for a summary.", &kinds),
         union(
             "TokenizerName",
             "A built-in tokenizer: exact `o200k_base` (in `autocontext` and `autocontext/full`) or `cl100k_base` (in \

@@ -59,22 +59,23 @@ pub enum Strategy {
     ProviderCompaction,
 }
 
-/// Every strategy with its documented name and its event type, in documentation order.
-const NAMES: [(Strategy, &str, &str); 14] = [
-    (Strategy::ToolResultTruncate, "tool-result-truncate", "TOOL_RESULT_TRUNCATE"),
-    (Strategy::LargeMessageOffloadWithProtection, "large-message-offload-protected", "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION"),
-    (Strategy::LargeMessageOffload, "large-message-offload", "LARGE_MESSAGE_OFFLOAD"),
-    (Strategy::HistoryRollup, "history-rollup", "RECENT_FOCUS_WINDOW_COMPACT"),
-    (Strategy::ToolRunCompress, "tool-run-compress", "TOOL_INVOCATION_COMPRESS"),
-    (Strategy::PreviousRoundSummary, "previous-round-summary", "PREVIOUS_ROUND_CONVERSATION_SUMMARY"),
-    (Strategy::CurrentRoundLargeMessage, "current-round-large-message", "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY"),
-    (Strategy::CurrentRoundCompress, "current-round-compress", "CURRENT_ROUND_MESSAGE_COMPRESS"),
-    (Strategy::Emergency, "emergency", "EMERGENCY_OFFLOAD"),
-    (Strategy::PrefixSummary, "prefix-summary", "PREFIX_SUMMARY"),
-    (Strategy::FactRetrieval, "facts", "FACT_RETRIEVAL"),
-    (Strategy::TurnTrim, "turn-trim", "TURN_TRIM"),
-    (Strategy::TurnTextOnly, "turn-text-only", "TURN_TEXT_ONLY"),
-    (Strategy::ProviderCompaction, "provider-compaction", "PROVIDER_COMPACTION_OFFLOAD"),
+/// Every strategy with its documented name, its event type and, for a strategy that asks the
+/// host's summarizer, the `kind` of its requests; in documentation order.
+const NAMES: [(Strategy, &str, &str, Option<&str>); 14] = [
+    (Strategy::ToolResultTruncate, "tool-result-truncate", "TOOL_RESULT_TRUNCATE", None),
+    (Strategy::LargeMessageOffloadWithProtection, "large-message-offload-protected", "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION", None),
+    (Strategy::LargeMessageOffload, "large-message-offload", "LARGE_MESSAGE_OFFLOAD", None),
+    (Strategy::HistoryRollup, "history-rollup", "RECENT_FOCUS_WINDOW_COMPACT", Some("rollup")),
+    (Strategy::ToolRunCompress, "tool-run-compress", "TOOL_INVOCATION_COMPRESS", Some("tool_calls")),
+    (Strategy::PreviousRoundSummary, "previous-round-summary", "PREVIOUS_ROUND_CONVERSATION_SUMMARY", Some("round")),
+    (Strategy::CurrentRoundLargeMessage, "current-round-large-message", "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY", Some("large_message")),
+    (Strategy::CurrentRoundCompress, "current-round-compress", "CURRENT_ROUND_MESSAGE_COMPRESS", Some("current_round")),
+    (Strategy::Emergency, "emergency", "EMERGENCY_OFFLOAD", None),
+    (Strategy::PrefixSummary, "prefix-summary", "PREFIX_SUMMARY", Some("prefix")),
+    (Strategy::FactRetrieval, "facts", "FACT_RETRIEVAL", Some("facts")),
+    (Strategy::TurnTrim, "turn-trim", "TURN_TRIM", Some("turns")),
+    (Strategy::TurnTextOnly, "turn-text-only", "TURN_TEXT_ONLY", None),
+    (Strategy::ProviderCompaction, "provider-compaction", "PROVIDER_COMPACTION_OFFLOAD", None),
 ];
 
 /// The default order: the no-LLM steps first, then the reference's LLM strategies for earlier
@@ -160,8 +161,8 @@ impl Strategy {
         all
     };
 
-    fn names(self) -> (&'static str, &'static str) {
-        NAMES.iter().find(|(s, _, _)| *s == self).map_or(("", ""), |&(_, name, event)| (name, event))
+    fn names(self) -> (&'static str, &'static str, Option<&'static str>) {
+        NAMES.iter().find(|(s, ..)| *s == self).map_or(("", "", None), |&(_, name, event, kind)| (name, event, kind))
     }
 
     /// The documented name of the strategy, as `strategies` accepts it besides its event type.
@@ -174,9 +175,14 @@ impl Strategy {
         self.names().1
     }
 
+    /// The `kind` of the summarize requests this strategy sends the host, if it sends any.
+    pub fn summarize_kind(self) -> Option<&'static str> {
+        self.names().2
+    }
+
     /// The strategy with this documented name or event type.
     pub fn from_name(name: &str) -> Option<Strategy> {
-        NAMES.iter().find(|(_, n, e)| *n == name || *e == name).map(|(s, _, _)| *s)
+        NAMES.iter().find(|(_, n, e, _)| *n == name || *e == name).map(|(s, ..)| *s)
     }
 }
 
@@ -294,7 +300,7 @@ mod tests {
 
     #[test]
     fn the_names_table_lists_every_variant_once_in_order() {
-        for (i, (s, name, event)) in NAMES.iter().enumerate() {
+        for (i, (s, name, event, _)) in NAMES.iter().enumerate() {
             assert_eq!(*s as usize, i, "{name}");
             assert!(!name.is_empty() && !event.is_empty());
         }

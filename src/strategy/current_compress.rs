@@ -44,7 +44,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
         let chars = ctx.working[i].msg.payload_chars();
         let ids: Vec<&str> = ctx.working[i].msg.result_ids().collect();
         Job {
-            kind: "current_round",
+            strategy: Strategy::CurrentRoundCompress,
             system: ctx.config.custom_prompt.current_round_compress(),
             // The exchange's call is shown so the digest can name the tool and arguments.
             show: unit.start..i + 1,

@@ -40,7 +40,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
     let job = |i: usize| {
         let chars = ctx.working[i].msg.payload_chars();
         Job {
-            kind: "large_message",
+            strategy: Strategy::CurrentRoundLargeMessage,
             system: ctx.config.custom_prompt.current_round_large_message(),
             show: i..i + 1,
             instruction: "Shorten this message; the agent is still working with it.".into(),

@@ -172,7 +172,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
     let requests = concepts
         .iter()
         .map(|c| {
-            let mut req = prefix::request(ctx, &sel, "facts", SYSTEM, instruction(c), target);
+            let mut req = prefix::request(ctx, &sel, Strategy::FactRetrieval, SYSTEM, instruction(c), target);
             req.schema = Some(schema());
             (req, replaces)
         })

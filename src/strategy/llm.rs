@@ -12,15 +12,15 @@ use std::ops::Range;
 
 use futures_util::stream::{self, StreamExt};
 
-use super::{new_uuid, Ctx, Edit};
+use super::{new_uuid, Ctx, Edit, Strategy};
 use crate::error::HostError;
 use crate::host::{SummarizeRequest, Summarizer};
 use crate::message::{head_chars, offload_marker, strip_markers, transcript, Block, Message, Role, Synthetic};
 
 /// One summary a strategy needs.
 pub(crate) struct Job {
-    /// The request kind the host sees (`tool_calls`, `round`, ...).
-    pub kind: &'static str,
+    /// The strategy asking; its requests' `kind` ([`Strategy::summarize_kind`]) tells the host.
+    pub strategy: Strategy,
     /// Instructions for the summarizer.
     pub system: String,
     /// Messages shown to the summarizer (indices of the working list).
@@ -38,7 +38,7 @@ impl Job {
     /// current turn in place must see all of it; a summary of history reads long tool results
     /// as head and tail.
     fn reads_whole(&self) -> bool {
-        matches!(self.kind, "large_message" | "current_round")
+        matches!(self.strategy, Strategy::CurrentRoundLargeMessage | Strategy::CurrentRoundCompress)
     }
 }
 
@@ -141,7 +141,7 @@ pub(crate) fn request(ctx: &Ctx<'_>, job: &Job) -> SummarizeRequest {
     let ask = ask(ctx, job);
     let prompt = format!("<conversation>\n{}</conversation>\n\n{ask}", transcript(&msgs));
     let mut req = SummarizeRequest {
-        kind: job.kind.into(),
+        kind: job.strategy.summarize_kind().unwrap_or_default().into(),
         system: job.system.clone(),
         prompt,
         messages: crate::summarize::body::request_body(ctx.format, &msgs),

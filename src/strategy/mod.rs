@@ -255,6 +255,7 @@ mod tests {
     fn every_strategy_has_one_rung() {
         for s in Strategy::ALL {
             assert_eq!(RUNGS.iter().filter(|r| r.strategy() == s).count(), 1, "{}", s.name());
+            assert!(!rung(s).uses_llm() || s.summarize_kind().is_some(), "{} asks the summarizer with a kind of its own", s.name());
         }
         assert_eq!(RUNGS.len(), Strategy::ALL.len());
     }

@@ -256,7 +256,7 @@ pub(super) fn select(ctx: &Ctx<'_>, strategy: Strategy, keep_first_user: bool, s
 pub(super) fn request(
     ctx: &Ctx<'_>,
     sel: &PrefixSpan,
-    kind: &'static str,
+    strategy: Strategy,
     system: &str,
     instruction: String,
     target: usize,
@@ -268,7 +268,7 @@ pub(super) fn request(
         instruction
     };
     let job = Job {
-        kind,
+        strategy,
         system: system.to_string(),
         show: sel.show.clone(),
         instruction,
@@ -359,7 +359,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
         return Vec::new();
     };
     let replaces = chars(ctx, sel.span.clone());
-    let mut req = request(ctx, &sel, "prefix", SYSTEM, structured::instruction(), target_chars(ctx, replaces, 4));
+    let mut req = request(ctx, &sel, Strategy::PrefixSummary, SYSTEM, structured::instruction(), target_chars(ctx, replaces, 4));
     req.schema = Some(structured::schema());
     let outcome = llm::run_requests(ctx, summarizer, vec![(req, replaces)]).await.pop();
     match outcome {

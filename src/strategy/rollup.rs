@@ -77,7 +77,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
         return Vec::new();
     }
     let job = Job {
-        kind: "rollup",
+        strategy: Strategy::HistoryRollup,
         system: ctx.config.custom_prompt.history_rollup(),
         show: span.clone(),
         instruction: "Write the updated long-term summary of this part of the conversation.".into(),

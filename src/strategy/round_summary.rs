@@ -51,7 +51,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
         }
         let replaces_chars = ctx.working[span.clone()].iter().map(|e| e.msg.payload_chars() + 1).sum();
         jobs.push(Job {
-            kind: "round",
+            strategy: Strategy::PreviousRoundSummary,
             system: ctx.config.custom_prompt.previous_round_summary(),
             show: r.start..span.end,
             instruction: "Summarize what the assistant did and found to answer the user's request in this round.".into(),

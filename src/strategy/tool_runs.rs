@@ -38,7 +38,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
     let jobs: Vec<Job> = runs
         .iter()
         .map(|span| Job {
-            kind: "tool_calls",
+            strategy: Strategy::ToolRunCompress,
             system: ctx.config.custom_prompt.previous_round_tool_compress(),
             show: span.clone(),
             instruction: "Compress these tool calls and their results.".into(),

@@ -100,7 +100,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
     let mut summary = None;
     if summarizer.available() {
         let job = Job {
-            kind: "turns",
+            strategy: Strategy::TurnTrim,
             system: SYSTEM.into(),
             show: span.clone(),
             instruction: format!("Summarize these {trimmed} turns for the rest of the conversation."),

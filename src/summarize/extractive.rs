@@ -31,6 +31,7 @@ use super::facts;
 use super::transcript::{clean, cut, instruction, is_summary, parse, strip_markers, Block, Kind, MARKER};
 use crate::error::HostError;
 use crate::host::{SummarizeRequest, Summarizer, Summary};
+use crate::options::presets::Strategy;
 
 /// The default target, as a share of the span's characters.
 pub const DEFAULT_FRACTION: f64 = 0.2;
@@ -65,7 +66,7 @@ impl Summarizer for OfflineSummarizer {
 /// The extractive summary of a request's span.
 pub fn summarize(request: &SummarizeRequest) -> String {
     let (mut blocks, goal_words) = parse(&request.prompt);
-    if request.kind == "round" {
+    if Strategy::PreviousRoundSummary.summarize_kind() == Some(request.kind.as_str()) {
         // The round's request stays in place above the summary.
         if let Some(first) = blocks.first() {
             if first.kind == Kind::User && !is_summary(&first.text) {
@@ -82,7 +83,7 @@ pub fn summarize(request: &SummarizeRequest) -> String {
     let target =
         request.target_chars.unwrap_or_else(|| ((input as f64 * DEFAULT_FRACTION) as usize).clamp(MIN_TARGET_CHARS, MAX_TARGET_CHARS));
     let budget = target.min((input as f64 * MAX_SHARE) as usize).max(1);
-    if request.kind == "facts" {
+    if Strategy::FactRetrieval.summarize_kind() == Some(request.kind.as_str()) {
         if let Some(keyword) = facts::concept(instruction(&request.prompt)) {
             return facts::answer(&blocks, &keyword, budget);
         }
