@@ -4,11 +4,11 @@
 //! - `unicode_classes.rs`: the character classes the two split patterns use (letters by case,
 //!   marks, numbers, white space), taken from `regex-syntax`, the Unicode tables of the regex
 //!   engine that tiktoken's own split runs on, so both agree on every code point.
-//! - `<encoding>.lens` and `<encoding>.bytes`, for each encoding the cargo features select
-//!   (`o200k`, `cl100k`): every token's bytes in rank order, one length byte per token and the
-//!   bytes concatenated. They are embedded with `include_bytes!` and become a data segment of the
-//!   `.wasm`, so loading a vocabulary is a memory copy made by the runtime, not a parse. The
-//!   tokens come from `tiktoken-rs` (MIT, like OpenAI's vocabulary files it embeds).
+//! - `<encoding>.vocab`, for each encoding the cargo features select (`o200k`, `cl100k`): every
+//!   token in rank order, each one after the first 256 as the pair of lower-ranked tokens it
+//!   concatenates (see `vocab.rs` for why and how). It is embedded with `include_bytes!`, and
+//!   the first count decodes it. The tokens come from `tiktoken-rs` (MIT, like OpenAI's
+//!   vocabulary files it embeds).
 //!
 //! A build without either feature (the estimator-only build) generates nothing.
 

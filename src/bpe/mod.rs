@@ -6,7 +6,7 @@
 //!
 //! - `split`: the two split patterns, hand-written (no regex engine, linear on any input), over
 //!   the character classes of `unicode`;
-//! - `vocab`: the vocabulary, embedded as flat bytes and indexed on first use;
+//! - `vocab`: the vocabulary, embedded in a compact form, decoded and indexed on first use;
 //! - `merge`: byte-pair merging of the pieces that are not whole tokens, linear-logarithmic
 //!   for long ones, behind `cache`, which remembers the counts of recent such pieces.
 //!
@@ -72,23 +72,13 @@ impl Encoding {
 #[cfg(feature = "o200k")]
 fn o200k() -> &'static Vocab {
     static V: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
-    V.get_or_init(|| {
-        Vocab::new(
-            include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.lens")),
-            include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bytes")),
-        )
-    })
+    V.get_or_init(|| Vocab::new(include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"))))
 }
 
 #[cfg(feature = "cl100k")]
 fn cl100k() -> &'static Vocab {
     static V: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
-    V.get_or_init(|| {
-        Vocab::new(
-            include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.lens")),
-            include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.bytes")),
-        )
-    })
+    V.get_or_init(|| Vocab::new(include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.vocab"))))
 }
 
 #[cfg(any(feature = "o200k", feature = "cl100k"))]
