@@ -155,30 +155,29 @@ impl Vocab {
             right_mid: &encoded[264 + 3 * m..264 + 4 * m],
             high: &encoded[264 + 4 * m..264 + 5 * m],
         };
-        let mut bytes = vec![0u8; total + SLACK].into_boxed_slice();
-        bytes[..256].copy_from_slice(&encoded[8..264]);
-        let mut spans = vec![0u32; n].into_boxed_slice();
-        for (rank, span) in spans[..256].iter_mut().enumerate() {
+        let bits = (n * 2).next_power_of_two().trailing_zeros().max(8);
+        let mut v = Vocab {
+            bytes: vec![0u8; total + SLACK].into_boxed_slice(),
+            spans: vec![0u32; n].into_boxed_slice(),
+            slots: vec![0u32; 1 << bits].into_boxed_slice(),
+            shift: 64 - bits,
+            pairs: vec![0u32; 1 << 16].into_boxed_slice(),
+            max_len: 0,
+        };
+        v.bytes[..256].copy_from_slice(&encoded[8..264]);
+        for (rank, span) in v.spans[..256].iter_mut().enumerate() {
             *span = (rank as u32) << LEN_BITS | 1;
         }
+        // All decoding first, then all indexing: each loop stays small, and was measured a
+        // little faster to the first count than indexing each chunk right after decoding it.
         let mut end = 256;
         let mut at = 0;
         while at < m {
             let next = (at + CHUNK).min(m);
-            end = decode(&planes, at..next, &mut bytes, &mut spans, end);
+            end = decode(&planes, at..next, &mut v.bytes, &mut v.spans, end);
             at = next;
         }
         assert_eq!(end, total, "the vocabulary decodes to its stated size");
-
-        let bits = (n * 2).next_power_of_two().trailing_zeros().max(8);
-        let mut v = Vocab {
-            bytes,
-            spans,
-            slots: vec![0u32; 1 << bits].into_boxed_slice(),
-            shift: 64 - bits,
-            pairs: vec![NONE; 1 << 16].into_boxed_slice(),
-            max_len: 0,
-        };
         let mut rank = 0;
         while rank < n {
             let next = (rank + CHUNK).min(n);
@@ -197,7 +196,7 @@ impl Vocab {
             let token = &self.bytes[offset..offset + len];
             self.max_len = self.max_len.max(len);
             if len == 2 {
-                self.pairs[(token[0] as usize) << 8 | token[1] as usize] = rank as u32;
+                self.pairs[(token[0] as usize) << 8 | token[1] as usize] = rank as u32 + 1;
             }
             let h = hash(token);
             let mut at = (h >> self.shift) as usize;
@@ -254,7 +253,8 @@ impl Vocab {
     /// The rank of the two-byte token `a b`, or [`NONE`].
     #[inline(always)]
     pub fn pair(&self, a: u8, b: u8) -> u32 {
-        self.pairs[(a as usize) << 8 | b as usize]
+        // Rank + 1, zero for none (a table of zeros costs no pass to fill): none wraps to NONE.
+        self.pairs[(a as usize) << 8 | b as usize].wrapping_sub(1)
     }
 }
 
