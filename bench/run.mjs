@@ -11,7 +11,7 @@
 // --from writes the report again from the results a run saved, measuring nothing (for a
 // change to the report's wording).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -191,6 +191,28 @@ function sizeOf(buf, prefix) {
   };
 }
 
+// Each vocabulary as the packages ship it, gzip: ours is the build script's encoding, embedded
+// in the .wasm (read from the build's output folder); gpt-tokenizer's and js-tiktoken's are
+// JavaScript modules.
+const vocabSizes = [];
+const buildOut = join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'wasm32-unknown-unknown', 'release', 'build');
+for (const encoding of ENCODINGS) {
+  const ours = existsSync(buildOut)
+    ? readdirSync(buildOut)
+        .filter((d) => d.startsWith('autocontext-'))
+        .map((d) => join(buildOut, d, 'out', `${encoding}.vocab`))
+        .filter((f) => existsSync(f))
+        .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
+    : undefined;
+  const gzipOf = (file) => (file && existsSync(file) ? gzipSync(readFileSync(file), { level: 9 }).length : null);
+  vocabSizes.push({
+    encoding,
+    ours: gzipOf(ours),
+    'gpt-tokenizer': gzipOf(join(root, 'node_modules', 'gpt-tokenizer', 'esm', 'bpeRanks', `${encoding}.js`)),
+    'js-tiktoken': gzipOf(join(root, 'node_modules', 'js-tiktoken', 'dist', 'ranks', `${encoding}.js`)),
+  });
+}
+
 // What the estimator-only build is made of (the linker's output still has its symbol names).
 const liteLinked = join(process.env.CARGO_TARGET_DIR ?? join(root, 'target'), 'wasm32-unknown-unknown', 'lite', 'autocontext.wasm');
 const liteBreakdown = existsSync(liteLinked) ? wasmBreakdown(liteLinked) : null;
@@ -233,7 +255,7 @@ const nativePass = existsSync(nativePassFile) ? JSON.parse(readFileSync(nativePa
 machine.loadEnd = loadavg();
 machine.seconds = (Date.now() - started.getTime()) / 1000;
 
-const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, liteBreakdown, engine, native, nativePass, cost, long };
+const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, vocabSizes, liteBreakdown, engine, native, nativePass, cost, long };
 writeFileSync(join(work, 'results.json'), JSON.stringify(results, null, 2));
 mkdirSync(join(out, '..'), { recursive: true });
 writeFileSync(out, report(results));
