@@ -73,45 +73,98 @@ impl Kind {
 /// The engine's own words, which its notices and markers repeat: never an index entry.
 const OWN_WORDS: [&str; 4] = ["context_reload", "CONTEXT_OFFLOAD", "working_context_offload_uuid", "system-info"];
 
-fn is_run_byte(b: u8) -> bool {
+const fn is_run_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'\\' | b'-' | b':' | b'~' | b'@' | b'#')
 }
 
-/// The length of the run character at byte `i` of `text` (0 when it ends a run): ASCII is
-/// read as bytes, other characters decoded (letters and digits of any script continue a run).
-fn run_char_len(text: &str, i: usize) -> usize {
-    let b = text.as_bytes()[i];
-    if b < 0x80 {
-        return usize::from(is_run_byte(b));
+/// What a byte of a run is, for the scan's one lookup per ASCII byte: not part of a run (0), a
+/// lowercase or uppercase letter, a colon, or any other byte of a run (a digit, punctuation).
+const LOWER: u8 = 1;
+const UPPER: u8 = 2;
+const COLON: u8 = 4;
+const OTHER: u8 = 8;
+const CLASS: [u8; 128] = {
+    let mut table = [0; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        table[b] = if c.is_ascii_lowercase() {
+            LOWER
+        } else if c.is_ascii_uppercase() {
+            UPPER
+        } else if c == b':' {
+            COLON
+        } else if is_run_byte(c) {
+            OTHER
+        } else {
+            0
+        };
+        b += 1;
     }
+    table
+};
+
+/// Blocks without a letter or digit that hold most of a conversation's non-ASCII characters
+/// (quotes and dashes, arrows and operators, box drawing, emoji): they end a run without a look
+/// into the Unicode tables (a test checks every character of them).
+fn plainly_not_alphanumeric(c: char) -> bool {
+    matches!(c as u32, 0x2000..=0x206F | 0x2190..=0x23FF | 0x2500..=0x25FF | 0x1F300..=0x1FAFF)
+}
+
+/// The length of the character at byte `i` of `text` (not ASCII) and whether it continues a run
+/// (letters and digits of any script do).
+fn wide_char(text: &str, i: usize) -> (usize, bool) {
     match text[i..].chars().next() {
-        Some(c) if c.is_alphanumeric() => c.len_utf8(),
-        _ => 0,
+        Some(c) => (c.len_utf8(), !plainly_not_alphanumeric(c) && c.is_alphanumeric()),
+        None => (1, false),
     }
 }
 
 /// Calls `f` with every identifier of `text`, in order, as often as it occurs.
 pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
-    let n = text.len();
+    let b = text.as_bytes();
+    let n = b.len();
     let mut i = 0;
     while i < n {
-        let step = run_char_len(text, i);
-        if step == 0 {
-            // Skip a separator: one byte, or a whole non-ASCII character.
-            i += if text.as_bytes()[i] < 0x80 { 1 } else { text[i..].chars().next().map_or(1, char::len_utf8) };
-            continue;
+        // Skip a separator: one ASCII byte, or a whole non-ASCII character.
+        if b[i] < 0x80 {
+            if CLASS[b[i] as usize] == 0 {
+                i += 1;
+                continue;
+            }
+        } else {
+            let (len, continues) = wide_char(text, i);
+            if !continues {
+                i += len;
+                continue;
+            }
         }
         let start = i;
-        i += step;
+        let mut seen = 0;
         while i < n {
-            let step = run_char_len(text, i);
-            if step == 0 {
-                break;
+            if b[i] < 0x80 {
+                let class = CLASS[b[i] as usize];
+                if class == 0 {
+                    break;
+                }
+                seen |= class;
+                i += 1;
+            } else {
+                let (len, continues) = wide_char(text, i);
+                if !continues {
+                    break;
+                }
+                seen |= OTHER;
+                i += len;
             }
-            i += step;
         }
         let run = &text[start..i];
-        if run.starts_with("http://") || run.starts_with("https://") {
+        // A word of letters of one case is no kind of identifier; one shorter than the
+        // shortest is none either (a URL's scheme included).
+        if seen == LOWER || seen == UPPER || run.len() < MIN_LEN {
+            continue;
+        }
+        if b[start] == b'h' && (run.starts_with("http://") || run.starts_with("https://")) {
             // A URL runs on through its query and fragment.
             let len = text[start..]
                 .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '`' | ','))
@@ -123,7 +176,11 @@ pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
             i = i.max(start + len);
             continue;
         }
-        classify_run(run, &mut f);
+        if seen & COLON == 0 {
+            classify(run, &mut f);
+        } else {
+            classify_run(run, &mut f);
+        }
     }
 }
 
@@ -145,10 +202,13 @@ fn classify_run<'t>(run: &'t str, f: &mut impl FnMut(&'t str, Kind)) {
 }
 
 fn classify<'t>(piece: &'t str, f: &mut impl FnMut(&'t str, Kind)) {
+    if piece.len() < MIN_LEN {
+        return; // trimming only shortens it
+    }
     let core = piece.trim_end_matches(['.', '-', ':', '/', '\\', '@', '#', '~']);
     // A flag keeps its dashes, a path its leading separator or dots (`/usr`, `./src`, `~/x`).
     let flag = core.starts_with("--") && core.len() > 2 && core.as_bytes()[2].is_ascii_alphabetic();
-    let w = if flag || core.contains(['/', '\\']) {
+    let w = if flag || core.bytes().any(|c| c == b'/' || c == b'\\') {
         core.trim_start_matches(['@', '#', ':'])
     } else {
         core.trim_start_matches(['.', '-', ':', '@', '#', '~'])
@@ -157,7 +217,8 @@ fn classify<'t>(piece: &'t str, f: &mut impl FnMut(&'t str, Kind)) {
         return;
     }
     let Some(kind) = kind_of(w, flag) else { return };
-    if OWN_WORDS.iter().any(|o| w.contains(o)) || contains_uuid(w) {
+    // Every own word is 11 characters or more, with a `_` or a `-`.
+    if w.len() >= 11 && w.contains(['_', '-']) && OWN_WORDS.iter().any(|o| w.contains(o)) || contains_uuid(w) {
         return;
     }
     f(w, kind);
@@ -168,67 +229,97 @@ fn contains_uuid(w: &str) -> bool {
 }
 
 fn kind_of(w: &str, flag: bool) -> Option<Kind> {
-    let b = w.as_bytes();
-    let letters = b.iter().filter(|c| c.is_ascii_alphabetic()).count();
-    let digits = b.iter().filter(|c| c.is_ascii_digit()).count();
     if flag {
         return Some(Kind::Flag);
     }
-    if w.contains('/') || w.contains('\\') {
-        // At least one segment with a letter: not a date (`2024/01/02`) or a fraction.
-        let named = w.split(['/', '\\']).any(|s| s.bytes().any(|c| c.is_ascii_alphabetic()));
-        return (named && !w.starts_with("//")).then_some(Kind::Path);
+    let b = w.as_bytes();
+    // One look at each byte for everything the rules below ask.
+    let (mut letters, mut digits, mut lower, mut upper, mut camel, mut humps) = (0, 0, false, false, false, 0);
+    let (mut slash, mut dot, mut underscore, mut dash, mut hex) = (false, false, false, false, true);
+    let mut prev = 0u8;
+    for &c in b {
+        match c {
+            b'a'..=b'z' => {
+                letters += 1;
+                lower = true;
+                hex &= c <= b'f';
+                humps += usize::from(prev.is_ascii_uppercase());
+            }
+            b'A'..=b'Z' => {
+                letters += 1;
+                upper = true;
+                hex = false;
+                camel |= prev.is_ascii_lowercase();
+            }
+            b'0'..=b'9' => digits += 1,
+            b'/' | b'\\' => slash = true,
+            b'.' => dot = true,
+            b'_' => underscore = true,
+            b'-' => dash = true,
+            _ => {}
+        }
+        if !matches!(c, b'a'..=b'f' | b'0'..=b'9') {
+            hex = false;
+        }
+        prev = c;
     }
-    if w.contains('.') {
-        let segments: Vec<&str> = w.split('.').collect();
-        if segments.iter().any(|s| s.is_empty()) || letters == 0 {
-            return None; // `a..b`, version numbers
+    if slash {
+        // At least one segment with a letter: not a date (`2024/01/02`) or a fraction.
+        // (A letter is in some segment: separators are not letters.)
+        return (letters > 0 && !w.starts_with("//")).then_some(Kind::Path);
+    }
+    if dot {
+        if letters == 0 {
+            return None; // version numbers
         }
-        let ext = segments[segments.len() - 1];
-        let ext_like =
-            (1..=8).contains(&ext.len()) && ext.as_bytes()[0].is_ascii_alphabetic() && ext.bytes().all(|c| c.is_ascii_alphanumeric());
-        let word = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-');
-        if !segments.iter().all(|s| word(s)) {
-            return None;
+        // One walk over the segments: none empty (`a..b`), each a word, each named (a letter, or
+        // two characters or more), and the last one.
+        let (mut count, mut named, mut last) = (0, true, "");
+        for s in w.split('.') {
+            if s.is_empty() || !s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') {
+                return None;
+            }
+            named &= s.len() >= 2 || s.as_bytes()[0].is_ascii_alphabetic();
+            count += 1;
+            last = s;
         }
+        let ext_like = last.len() <= 8 && last.as_bytes()[0].is_ascii_alphabetic() && last.bytes().all(|c| c.is_ascii_alphanumeric());
         // `e.g`, `i.e` and sentences run together (`end.Next`) are not names.
-        if segments.len() == 2 && ext_like && ext.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) {
+        if count == 2 && ext_like && last.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) {
             return Some(Kind::File);
         }
-        return (segments.len() >= 2 && segments.iter().all(|s| s.bytes().any(|c| c.is_ascii_alphabetic()) || s.len() >= 2))
-            .then_some(Kind::Symbol);
+        return (count >= 2 && named).then_some(Kind::Symbol);
     }
     if letters == 0 {
         return (digits >= 4 && digits == b.len()).then_some(Kind::Number);
     }
-    if digits > 0 && b.len() >= 7 && b.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c)) {
+    if digits > 0 && b.len() >= 7 && hex {
         return Some(Kind::Hash);
     }
-    if w.contains('_') {
-        return Some(if b.iter().all(|c| !c.is_ascii_lowercase()) { Kind::Code } else { Kind::Symbol });
+    if underscore {
+        return Some(if !lower { Kind::Code } else { Kind::Symbol });
     }
-    if w.contains('-') {
+    if dash {
         let parts = w.split('-').count();
         return (digits > 0 || parts >= 3).then_some(Kind::Flag);
     }
-    let camel = b.windows(2).any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase());
-    let humps = b.windows(2).filter(|p| p[0].is_ascii_uppercase() && p[1].is_ascii_lowercase()).count();
     if camel || humps >= 2 {
         return Some(Kind::Symbol);
     }
-    if digits > 0 && b.iter().any(|c| c.is_ascii_uppercase()) && !b.iter().any(|c| c.is_ascii_lowercase()) {
+    if digits > 0 && upper && !lower {
         return Some(Kind::Code);
     }
     None
 }
 
-/// The texts of a message the model reads, each with whether a tool call's arguments hold it
-/// (a tool's name is not an identifier worth an index: the tool list names it in every request).
-fn texts(m: &Message) -> impl Iterator<Item = (&str, bool)> {
-    m.blocks.iter().filter_map(|b| match b {
-        Block::Text(t) => Some((t.as_str(), false)),
-        Block::ToolCall { arguments, .. } => Some((arguments.as_str(), true)),
-        Block::ToolResult { content, .. } => Some((content.as_str(), false)),
+/// The texts of a message the model reads, each with its block's position and whether a tool
+/// call's arguments hold it (a tool's name is not an identifier worth an index: the tool list
+/// names it in every request).
+fn texts(m: &Message) -> impl Iterator<Item = (usize, &str, bool)> {
+    m.blocks.iter().enumerate().filter_map(|(i, b)| match b {
+        Block::Text(t) => Some((i, t.as_str(), false)),
+        Block::ToolCall { arguments, .. } => Some((i, arguments.as_str(), true)),
+        Block::ToolResult { content, .. } => Some((i, content.as_str(), false)),
         Block::Thinking(_) | Block::Opaque { .. } => None,
     })
 }
@@ -263,25 +354,63 @@ type Visible = HashSet<u64, std::hash::BuildHasherDefault<Identity>>;
 
 /// Every identifier of a message, as keys.
 fn identifiers_of(m: &Message, out: &mut Visible) {
-    for (t, _) in texts(m) {
+    for (_, t, _) in texts(m) {
         scan(t, |w, _| {
             out.insert(key(w));
         });
     }
 }
 
-/// The keys of a working message's identifiers, found the first time a pass needs them and
-/// kept with the message: a message never changes, and most stay in the list pass after pass,
-/// so each is scanned once, not once per step that replaces something.
+/// One distinct identifier of a message: its first occurrence (block, byte range, kind) and
+/// whether any occurrence is in a tool call's arguments.
+#[derive(Debug, Clone, Copy)]
+struct Occurrence {
+    key: u64,
+    block: u32,
+    start: u32,
+    len: u32,
+    kind: Kind,
+    in_call: bool,
+}
+
+impl Occurrence {
+    fn text<'m>(&self, m: &'m Message) -> &'m str {
+        let t = match &m.blocks[self.block as usize] {
+            Block::Text(t) => t.as_str(),
+            Block::ToolCall { arguments, .. } => arguments.as_str(),
+            Block::ToolResult { content, .. } => content.as_str(),
+            Block::Thinking(_) | Block::Opaque { .. } => "",
+        };
+        &t[self.start as usize..(self.start + self.len) as usize]
+    }
+}
+
+/// A working message's distinct identifiers, in order of first occurrence, found the first time
+/// a pass needs them and kept with the message: a message never changes, and most stay in the
+/// list pass after pass, so each is scanned once, not once per step or pass that looks at it.
 #[derive(Debug, Clone, Default)]
-pub struct Found(std::rc::Rc<std::cell::OnceCell<Box<[u64]>>>);
+pub struct Found(std::rc::Rc<std::cell::OnceCell<Box<[Occurrence]>>>);
 
 impl Found {
-    fn of(&self, m: &Message) -> &[u64] {
+    fn of(&self, m: &Message) -> &[Occurrence] {
         self.0.get_or_init(|| {
-            let mut keys = Visible::default();
-            identifiers_of(m, &mut keys);
-            keys.into_iter().collect()
+            let mut found: Vec<Occurrence> = Vec::new();
+            let mut at: HashMap<u64, usize, std::hash::BuildHasherDefault<Identity>> = HashMap::default();
+            for (block, t, call) in texts(m) {
+                let base = t.as_ptr() as usize;
+                scan(t, |w, kind| {
+                    let k = key(w);
+                    match at.get(&k) {
+                        Some(&i) => found[i].in_call |= call,
+                        None => {
+                            at.insert(k, found.len());
+                            let start = (w.as_ptr() as usize - base) as u32;
+                            found.push(Occurrence { key: k, block: block as u32, start, len: w.len() as u32, kind, in_call: call });
+                        }
+                    }
+                });
+            }
+            found.into_boxed_slice()
         })
     }
 }
@@ -299,34 +428,29 @@ struct Seen {
 /// The identifiers of `span` (messages in order) ranked, best first, leaving out what `visible`
 /// and `shown` hold.
 fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m str> {
-    // Keyed by each identifier's hash (found once per occurrence anyway), in order of first sight.
+    // Keyed by each identifier's hash, in order of first sight.
     let mut order: Vec<(&'m str, Seen)> = Vec::new();
     let mut at: HashMap<u64, usize, std::hash::BuildHasherDefault<Identity>> = HashMap::default();
     for (k, e) in span.iter().enumerate() {
         let m = &*e.msg;
         let by_user = m.role == Role::User && m.is_real_user();
-        for (t, call) in texts(m) {
-            scan(t, |w, kind| {
-                let h = key(w);
-                if visible.contains(&h) || shown.contains(&h) {
-                    return;
+        for o in e.ids.of(m) {
+            if visible.contains(&o.key) || shown.contains(&o.key) {
+                continue;
+            }
+            match at.get(&o.key) {
+                Some(&i) => {
+                    let s = &mut order[i].1;
+                    s.messages += 1;
+                    s.last = k;
+                    s.by_user |= by_user;
+                    s.in_call |= o.in_call;
                 }
-                match at.get(&h) {
-                    Some(&i) => {
-                        let s = &mut order[i].1;
-                        if s.last != k {
-                            s.messages += 1;
-                        }
-                        s.last = k;
-                        s.by_user |= by_user;
-                        s.in_call |= call;
-                    }
-                    None => {
-                        at.insert(h, order.len());
-                        order.push((w, Seen { kind, first: k, last: k, messages: 1, by_user, in_call: call }));
-                    }
+                None => {
+                    at.insert(o.key, order.len());
+                    order.push((o.text(m), Seen { kind: o.kind, first: k, last: k, messages: 1, by_user, in_call: o.in_call }));
                 }
-            });
+            }
         }
     }
     let n = span.len().max(1) as f64;
@@ -352,14 +476,15 @@ fn line(span: &[Entry], visible: &Visible, shown: &Visible, budget: usize) -> Op
     let mut chosen: Vec<&str> = Vec::new();
     let mut used = 0;
     for w in ranked(span, visible, shown) {
-        if chosen.iter().any(|c| c.contains(w)) {
-            continue;
-        }
         let cost = w.len() + if chosen.is_empty() { 0 } else { 2 };
         if used + cost > room {
             if room - used < MIN_LEN + 2 {
                 break;
             }
+            continue;
+        }
+        // After the fit: most of a long ranking no longer fits, and this is the costly test.
+        if chosen.iter().any(|c| c.contains(w)) {
             continue;
         }
         used += cost;
@@ -390,9 +515,10 @@ pub(crate) fn annotate(format: Format, work: &[Entry], edits: Vec<Edit>, limit: 
             outside[i] = false;
         }
     }
-    let mut visible = Visible::default();
-    for (e, _) in work.iter().zip(&outside).filter(|(_, o)| **o) {
-        visible.extend(e.ids.of(&e.msg).iter().copied());
+    let kept = || work.iter().zip(&outside).filter(|(_, o)| **o).map(|(e, _)| e.ids.of(&e.msg));
+    let mut visible = Visible::with_capacity_and_hasher(kept().map(<[Occurrence]>::len).sum(), Default::default());
+    for ids in kept() {
+        visible.extend(ids.iter().map(|o| o.key));
     }
     edits
         .into_iter()
@@ -466,6 +592,13 @@ mod tests {
 
     fn words(text: &str) -> Vec<String> {
         ids(text).into_iter().map(|(w, _)| w).collect()
+    }
+
+    #[test]
+    fn the_blocks_skipped_without_a_lookup_hold_no_letter_or_digit() {
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|&c| plainly_not_alphanumeric(c)) {
+            assert!(!c.is_alphanumeric(), "U+{:04X} is alphanumeric", c as u32);
+        }
     }
 
     #[test]
