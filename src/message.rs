@@ -199,6 +199,12 @@ impl Message {
     }
 }
 
+/// The messages of any list (messages, working entries) as plain references, so that code
+/// reading lists is compiled once rather than once per kind of list.
+pub(crate) fn refs<M: AsRef<Message>>(messages: &[M]) -> Vec<&Message> {
+    messages.iter().map(AsRef::as_ref).collect()
+}
+
 /// Whether `s` has more than `n` characters, counting them only when its UTF-8 length does
 /// not already settle it.
 pub fn chars_over(s: &str, n: usize) -> bool {

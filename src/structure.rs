@@ -257,8 +257,13 @@ impl Structure {
 
     /// Analyses `messages` under `rules`; `pinned(i)` says whether the host pinned message `i`.
     pub fn analyze_with<M: AsRef<Message>>(messages: &[M], rules: &Rules<'_>, pinned: &dyn Fn(usize) -> bool) -> Structure {
+        Structure::analyze_refs(&crate::message::refs(messages), rules, pinned)
+    }
+
+    /// [`Structure::analyze_with`] over plain references: compiled once for every kind of list.
+    fn analyze_refs(messages: &[&Message], rules: &Rules<'_>, pinned: &dyn Fn(usize) -> bool) -> Structure {
         let n = messages.len();
-        let msg = |i: usize| messages[i].as_ref();
+        let msg = |i: usize| messages[i];
         let (units, unit_of) = units(rules.format, messages);
 
         // Round starts: real user messages, unless tool work before them is still unread (no

@@ -350,17 +350,19 @@ impl Format {
     /// calls of the last exchange may still wait for their results (a working list whose tools
     /// are running); [`Format::validate_request`] checks a complete request body.
     pub fn validate<M: AsRef<Message>>(self, messages: &[M]) -> Vec<Problem> {
-        self.problems(messages, false)
+        self.problems(&crate::message::refs(messages), false)
     }
 
     /// Problems a provider would reject the list for as a complete request body: the rules of
     /// [`Format::validate`], and every call answered, the last exchange's too (`MISSING_RESULT`),
     /// and, where turns alternate, the user's turn first (`FIRST_NOT_USER`).
     pub fn validate_request<M: AsRef<Message>>(self, messages: &[M]) -> Vec<Problem> {
-        self.problems(messages, true)
+        self.problems(&crate::message::refs(messages), true)
     }
 
-    fn problems<M: AsRef<Message>>(self, messages: &[M], request: bool) -> Vec<Problem> {
+    /// The checks of [`Format::validate`] over plain references: the checks are compiled once
+    /// for every kind of list.
+    fn problems(self, messages: &[&Message], request: bool) -> Vec<Problem> {
         // Gemini pairs a call turn with the turn right after it, ids or not: its own rules.
         let mut problems = if self == Format::Gemini { Vec::new() } else { pairing(self, messages, request) };
         match self {
@@ -481,6 +483,7 @@ pub struct Problem {
 /// response) stays inside the exchange; the items of one response (the Responses API, see
 /// [`Format::continues_turn`]) open one exchange together.
 pub fn validate_tool_pairing<M: AsRef<Message>>(format: Format, messages: &[M]) -> Vec<Problem> {
+    let messages = &crate::message::refs(messages);
     if format == Format::Gemini {
         let mut p = gemini::validate(messages, false, true);
         p.sort_by_key(|p| p.index);
