@@ -7,10 +7,10 @@
 
 use std::rc::Rc;
 
+use super::future_to_promise;
 use js_sys::Promise;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::convert;
 use super::error::{js_field_error, to_js};

@@ -12,3 +12,13 @@ mod error;
 mod host;
 mod reload;
 mod summarize;
+
+/// A `Promise` settled by `future`. The future is boxed first, so the promise machinery of
+/// `future_to_promise` (task, waker, callbacks) is compiled once for every asynchronous method
+/// rather than once per method.
+fn future_to_promise(
+    future: impl std::future::Future<Output = Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>> + 'static,
+) -> js_sys::Promise {
+    let boxed: futures_util::future::LocalBoxFuture<'static, _> = Box::pin(future);
+    wasm_bindgen_futures::future_to_promise(boxed)
+}

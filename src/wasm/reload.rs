@@ -1,10 +1,10 @@
 //! Reloads without a memory, as JavaScript functions: for request handlers that compressed
 //! with the stateless `compress()` and later get the model's `context_reload` call.
 
+use super::future_to_promise;
 use js_sys::Promise;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::convert;
 use super::error::{js_field_error, to_js};
