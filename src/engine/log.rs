@@ -23,6 +23,7 @@
 
 use std::rc::Rc;
 
+use futures_util::FutureExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -371,7 +372,8 @@ pub(crate) async fn walk<O: OffloadStore>(
                 batch.insert(0, &key);
             }
             read.retain(|k, _| first_of(k).is_some_and(|f| f < first));
-            let texts = futures_util::future::join_all(batch.iter().map(|k| store.get(k))).await;
+            // Boxed store calls: join_all is compiled once per result type, not once per call site.
+            let texts = futures_util::future::join_all(batch.iter().map(|k| store.get(k).boxed_local())).await;
             for (k, text) in batch.into_iter().zip(texts) {
                 let text =
                     text.map_err(|e| Error::host(ErrorCode::StoreFailed, &format!("the offload store failed to get log chunk {k}"), e))?;

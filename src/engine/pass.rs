@@ -26,6 +26,7 @@ use std::collections::HashSet;
 use std::rc::Rc;
 
 use futures_util::future::join_all;
+use futures_util::FutureExt;
 use serde_json::Value;
 
 use super::pass_log::PassLog;
@@ -433,7 +434,8 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
         };
         written.extend(payloads.iter().map(|(u, body, _)| (u.clone(), crate::engine::offload::digest(body))));
         let keys: Vec<String> = payloads.iter().map(|(u, _, _)| self.parts.key(u)).collect();
-        let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body, _))| store.put(k, body))).await;
+        // Boxed store calls: join_all is compiled once per result type, not once per call site.
+        let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body, _))| store.put(k, body).boxed_local())).await;
         if let Some(e) = results.into_iter().find_map(|r| r.err()) {
             return Err(Error::host(ErrorCode::StoreFailed, "the offload store failed to put an offload; nothing was changed", e));
         }
@@ -575,7 +577,8 @@ async fn delete_abandoned<S, O: OffloadStore>(parts: Parts<'_, S, O>) {
 /// (they stay pending and go to [`State::abandoned`], so the next pass tries again).
 async fn delete_quietly<S, O: OffloadStore>(parts: Parts<'_, S, O>, written: &[(String, String)]) -> Vec<(String, String)> {
     let keys: Vec<String> = written.iter().map(|(u, _)| parts.key(u)).collect();
-    let results = join_all(keys.iter().map(|k| parts.store.delete(k))).await;
+    // Boxed store calls: join_all is compiled once per result type, not once per call site.
+    let results = join_all(keys.iter().map(|k| parts.store.delete(k).boxed_local())).await;
     written.iter().zip(results).filter(|(_, r)| r.is_err()).map(|(w, _)| w.clone()).collect()
 }
 

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeSet;
 
+use futures_util::FutureExt;
 use serde::Serialize;
 
 use super::log::{walk, Chain};
@@ -44,7 +45,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     pub async fn sweep_pending(&self) -> SweepReport {
         let pending = std::mem::take(&mut self.state.borrow_mut().abandoned);
         let keys: Vec<String> = pending.iter().map(|u| crate::engine::reload::key(&self.config().session_id, u)).collect();
-        let results = futures_util::future::join_all(keys.iter().map(|k| self.store().delete(k))).await;
+        // Boxed store calls: join_all is compiled once per result type, not once per call site.
+        let results = futures_util::future::join_all(keys.iter().map(|k| self.store().delete(k).boxed_local())).await;
         let mut report = SweepReport::default();
         let mut again = Vec::new();
         for ((uuid, key), result) in pending.into_iter().zip(keys).zip(results) {
