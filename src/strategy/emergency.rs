@@ -11,7 +11,6 @@
 //! holds; the notice lists the user requests and tools it stands for, so the model knows what to
 //! reload.
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 use futures_util::future::LocalBoxFuture;
@@ -249,7 +248,7 @@ fn notice_edit(ctx: &Ctx<'_>, span: Range<usize>, what: &str, absorbs: bool) -> 
     }
     let uuid = new_uuid();
     let mut requests = Vec::new();
-    let mut tools: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut tools: Vec<&str> = Vec::new();
     let mut earlier = 0;
     for e in &ctx.working[span.clone()] {
         let m = &e.msg;
@@ -263,7 +262,7 @@ fn notice_edit(ctx: &Ctx<'_>, span: Range<usize>, what: &str, absorbs: bool) -> 
         }
         for b in &m.blocks {
             if let Block::ToolCall { name, .. } = b {
-                *tools.entry(name.as_str()).or_default() += 1;
+                tools.push(name.as_str());
             }
         }
     }
@@ -286,7 +285,7 @@ fn notice_edit(ctx: &Ctx<'_>, span: Range<usize>, what: &str, absorbs: bool) -> 
         text.push('.');
     }
     if !tools.is_empty() {
-        let list: Vec<String> = tools.iter().map(|(t, c)| if *c > 1 { format!("{t} ×{c}") } else { t.to_string() }).collect();
+        let list = super::tool_list(tools);
         text.push_str(&format!(" Tools called: {}.", list.join(", ")));
     }
     text.push_str(" Call context_reload with the uuid below to see it.]\n");

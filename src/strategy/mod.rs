@@ -243,6 +243,20 @@ pub(crate) struct Edit {
     pub ms: Option<f64>,
 }
 
+/// The tools `names` calls, each once, by name (byte order), with `×n` after a tool called `n > 1`
+/// times: the tool list of a notice.
+pub(crate) fn tool_list(mut names: Vec<&str>) -> Vec<String> {
+    names.sort_unstable();
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for name in names {
+        match counted.last_mut() {
+            Some((last, n)) if *last == name => *n += 1,
+            _ => counted.push((name, 1)),
+        }
+    }
+    counted.into_iter().map(|(t, c)| if c > 1 { format!("{t} ×{c}") } else { t.to_string() }).collect()
+}
+
 pub(crate) fn new_uuid() -> String {
     uuid::Uuid::new_v4().to_string()
 }

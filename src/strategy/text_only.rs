@@ -7,8 +7,6 @@
 //! was offloaded and the marker. The current turn is never touched, so nothing in flight is,
 //! nor a turn holding what the history steps respect (the last completed turn by default).
 
-use std::collections::BTreeMap;
-
 use futures_util::future::LocalBoxFuture;
 
 use super::turn_trim::MIN_TURNS_TO_TRIM;
@@ -52,15 +50,15 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
         let answer = msgs.iter().rev().find(|e| e.msg.is_final_assistant()).map(|e| {
             e.msg.blocks.iter().filter_map(|b| if let Block::Text(t) = b { Some(t.as_str()) } else { None }).collect::<Vec<_>>().join("\n")
         });
-        let mut tools: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut tools: Vec<&str> = Vec::new();
         for e in msgs {
             for b in &e.msg.blocks {
                 if let Block::ToolCall { name, .. } = b {
-                    *tools.entry(name.as_str()).or_default() += 1;
+                    tools.push(name.as_str());
                 }
             }
         }
-        let list: Vec<String> = tools.iter().map(|(t, c)| if *c > 1 { format!("{t} ×{c}") } else { t.to_string() }).collect();
+        let list = super::tool_list(tools);
         let uuid = new_uuid();
         let note = format!(
             "[The tool work of this turn ({} messages; tools: {}) was offloaded to keep the conversation within its window; call context_reload with the uuid below to see it.]\n{}",
