@@ -159,6 +159,12 @@ export function report(r) {
       `**Exact counting, ${f2(oursKb.later / gptKb.later)}× gpt-tokenizer on text it has seen** (${f2(oursKb.later / gptKb.first)}× on new text). gpt-tokenizer keeps the tokens of every piece it has counted, without bound, so a second count of the same text is mostly lookups (its throughput process peaked ${mib((o200k.find((x) => x.counter === 'gpt-tokenizer').maxRssKb - r.baselineRssKb) * 1024)} over the texts' own memory, ours ${mib((o200k.find((x) => x.counter === OURS).maxRssKb - r.baselineRssKb) * 1024)}); ours splits and looks up every piece each time, and its piece cache (4,096 short pieces that need merging) does not outlast the megabytes counted between two rounds. By kind at ~1 KB (text seen): ${kinds.map((x) => `${x.k} ${f2(x.ratio)}×`).join(', ')}; the weakest, ${worst.k}, is where most pieces are long and need merging.`,
     );
   }
+  if (def.wasmGzip > 1.1e6) {
+    const v = r.vocabSizes?.find((x) => x.encoding === 'o200k_base');
+    gaps.push(
+      `**Default build, .wasm ${mb(def.wasmGzip)} gzip.** ${v?.ours ? `The vocabulary is ${kib(v.ours)} of it (gpt-tokenizer's is ${kib(v['gpt-tokenizer'])}); ` : ''}the rest is the engine, compiled for speed (opt-level 2): opt-level "s" gave a 1.08 MB .wasm but counted 25% slower in Node, and the counter's speed stays. What is left is the engine's code, the same as the estimator-only build's (below).`,
+    );
+  }
   if (coldOurs.totalCpuMs > 25) {
     const liteCold = r.cold.find((c) => c.counter === 'autocontext/lite');
     gaps.push(
@@ -174,8 +180,8 @@ export function report(r) {
   if (pass.engineMs > 5) {
     gaps.push(
       `**One pass, ${f1(pass.engineMs)} ms.** The pass over this trace replaces ${int(pass.tokensBefore - pass.tokensAfter)} tokens in ${pass.events} steps: it writes every original it offloads as JSON (${int(pass.storeChars / 1000)} thousand characters for this trace) and hands each payload to the store as a JavaScript string, and counts every text it writes (seven truncated tool results keep about 18,000 characters each). ` +
-        (r.nativePass ? `The engine itself does this in ${f1(nativePass('no summarizer').passMs)} ms natively (benches/pass.rs). ` : '') +
-        `In Node, a CPU profile of the same pass (taken separately, with symbol names) puts about 22% in Node's \`TextDecoder\` turning the payloads' UTF-8 into JavaScript strings (Node 20's decoder: 0.8 ms for 737 KB of ASCII, 2.4 ms with a few non-ASCII characters), 28% in counting the new texts, 13% in writing the JSON, 6% in garbage collection and the rest in planning and allocation; the CPU figure is above the wall-clock one because it also counts V8's helper threads (concurrent collection of those strings and the engine's garbage). The fixes that were cheap are in: payloads written from borrowed values, XXH64 instead of a byte-at-a-time FNV-1a for their digests (a quarter of the native pass), character counts settled from the byte length. What is left would take counting a truncated text from the original's counts instead of afresh, and a store interface that takes bytes.`,
+        (r.nativePass ? `The engine itself does this in ${f1(nativePass('no summarizer').passMs)} ms natively (benches/pass.rs), about 6 ms of it the identifier index: this first pass scans every message of the trace (about 650 KB of text) for the identifiers its replacements name and those that stay in view; a message is scanned once and its identifiers kept, so later passes scan only what is new. ` : '') +
+        `In Node, a CPU profile of the pass before the index (taken separately, with symbol names) put about 22% in Node's \`TextDecoder\` turning the payloads' UTF-8 into JavaScript strings (Node 20's decoder: 0.8 ms for 737 KB of ASCII, 2.4 ms with a few non-ASCII characters), 28% in counting the new texts, 13% in writing the JSON, 6% in garbage collection and the rest in planning and allocation; the CPU figure is above the wall-clock one because it also counts V8's helper threads (concurrent collection of those strings and the engine's garbage). The fixes that were cheap are in: payloads written from borrowed values, XXH64 instead of a byte-at-a-time FNV-1a for their digests (a quarter of the native pass), character counts settled from the byte length. What is left would take counting a truncated text from the original's counts instead of afresh, and a store interface that takes bytes.`,
     );
   }
   if (trimOurs / trimTheirs > 0.35) {
