@@ -111,12 +111,17 @@ fn plainly_not_alphanumeric(c: char) -> bool {
     matches!(c as u32, 0x2000..=0x206F | 0x2190..=0x23FF | 0x2500..=0x25FF | 0x1F300..=0x1FAFF)
 }
 
-/// The length of the character at byte `i` of `text` (not ASCII) and whether it continues a run
-/// (letters and digits of any script do).
-fn wide_char(text: &str, i: usize) -> (usize, bool) {
+/// The character at byte `i` of `text`: its length in bytes and its class (0 when it ends a
+/// run; letters and digits of any script continue one, as [`OTHER`] when not ASCII).
+#[inline(always)]
+fn step(text: &str, i: usize) -> (usize, u8) {
+    let b = text.as_bytes()[i];
+    if b < 0x80 {
+        return (1, CLASS[b as usize]);
+    }
     match text[i..].chars().next() {
-        Some(c) => (c.len_utf8(), !plainly_not_alphanumeric(c) && c.is_alphanumeric()),
-        None => (1, false),
+        Some(c) => (c.len_utf8(), if !plainly_not_alphanumeric(c) && c.is_alphanumeric() { OTHER } else { 0 }),
+        None => (1, 0),
     }
 }
 
@@ -126,37 +131,21 @@ pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
     let n = b.len();
     let mut i = 0;
     while i < n {
-        // Skip a separator: one ASCII byte, or a whole non-ASCII character.
-        if b[i] < 0x80 {
-            if CLASS[b[i] as usize] == 0 {
-                i += 1;
-                continue;
-            }
-        } else {
-            let (len, continues) = wide_char(text, i);
-            if !continues {
-                i += len;
-                continue;
-            }
+        let (len, class) = step(text, i);
+        if class == 0 {
+            i += len; // a separator
+            continue;
         }
         let start = i;
-        let mut seen = 0;
+        let mut seen = class;
+        i += len;
         while i < n {
-            if b[i] < 0x80 {
-                let class = CLASS[b[i] as usize];
-                if class == 0 {
-                    break;
-                }
-                seen |= class;
-                i += 1;
-            } else {
-                let (len, continues) = wide_char(text, i);
-                if !continues {
-                    break;
-                }
-                seen |= OTHER;
-                i += len;
+            let (len, class) = step(text, i);
+            if class == 0 {
+                break;
             }
+            seen |= class;
+            i += len;
         }
         let run = &text[start..i];
         // A word of letters of one case is no kind of identifier; one shorter than the
