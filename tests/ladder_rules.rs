@@ -13,6 +13,7 @@ use autocontext::strategy::Strategy;
 use autocontext::{AutoContextMemory, Config, TokenCounter, Tokenizer};
 use common::*;
 use serde_json::{json, Value};
+use std::ops::Range;
 
 type Mem = AutoContextMemory<FakeSummarizer, FlakyStore>;
 
@@ -48,18 +49,25 @@ fn kinds(s: &FakeSummarizer) -> Vec<String> {
 // Historical tool runs
 // ---------------------------------------------------------------------------------------------
 
-#[test]
-fn a_run_below_the_token_threshold_is_skipped_and_the_next_qualifying_run_is_compressed() {
+/// The reference's cursor test conversation: a task, a run of four small exchanges, an answer, a
+/// run of `large` large exchanges, an answer and a new question; with the two runs' ranges.
+fn cursor_conversation(large: usize) -> (Vec<Value>, Range<usize>, Range<usize>) {
     let mut msgs = vec![system("agent"), user("investigate the crash")];
     let a_start = msgs.len();
     msgs.extend(exchanges("small", 4, 150));
-    let a_end = msgs.len();
+    let a = a_start..msgs.len();
     msgs.push(answer("The small files are fine; now the large ones."));
     let b_start = msgs.len();
-    msgs.extend(exchanges("large", 4, 3_000));
-    let b_end = msgs.len();
+    msgs.extend(exchanges("large", large, 3_000));
+    let b = b_start..msgs.len();
     msgs.push(answer("found it"));
     msgs.push(user("what next?"));
+    (msgs, a, b)
+}
+
+#[test]
+fn a_run_below_the_token_threshold_is_skipped_and_the_next_qualifying_run_is_compressed() {
+    let (msgs, Range { start: a_start, end: a_end }, Range { start: b_start, end: b_end }) = cursor_conversation(4);
 
     let (a_tokens, b_tokens) = (tokens_sum(&msgs[a_start..a_end]), tokens_sum(&msgs[b_start..b_end]));
     assert!(a_tokens * 4 < b_tokens);
@@ -394,16 +402,7 @@ fn the_default_ladder_reaches_tool_run_compression_before_the_prefix_summary() {
     // tool messages), the default protections and the whole default ladder: the large run is
     // summarized by its own step and the small one stays, instead of one prefix summary taking
     // both.
-    let mut msgs = vec![system("agent"), user("investigate the crash")];
-    let a_start = msgs.len();
-    msgs.extend(exchanges("small", 4, 150));
-    let a_end = msgs.len();
-    msgs.push(answer("The small files are fine; now the large ones."));
-    let b_start = msgs.len();
-    msgs.extend(exchanges("large", 6, 3_000));
-    let b_end = msgs.len();
-    msgs.push(answer("found it"));
-    msgs.push(user("what next?"));
+    let (msgs, Range { start: a_start, end: a_end }, Range { start: b_start, end: b_end }) = cursor_conversation(6);
     let (a_tokens, b_tokens) = (tokens_sum(&msgs[a_start..a_end]), tokens_sum(&msgs[b_start..b_end]));
     // A pass to the trigger, and the default deep one (to a quarter of it).
     for target_ratio in [Some(0.75), None] {
