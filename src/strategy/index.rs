@@ -207,10 +207,17 @@ fn classify<'t>(piece: &'t str, f: &mut impl FnMut(&'t str, Kind)) {
     }
     let Some(kind) = kind_of(w, flag) else { return };
     // Every own word is 11 characters or more, with a `_` or a `-`.
-    if w.len() >= 11 && w.contains(['_', '-']) && OWN_WORDS.iter().any(|o| w.contains(o)) || contains_uuid(w) {
+    if w.len() >= 11 && w.contains(['_', '-']) && OWN_WORDS.iter().any(|o| holds(w.as_bytes(), o.as_bytes())) || contains_uuid(w) {
         return;
     }
     f(w, kind);
+}
+
+/// Whether `w` holds `o`, by a plain walk: `str::contains` builds a two-way searcher per call,
+/// which costs more than the search in a word of at most [`MAX_LEN`] bytes, and the scan asks
+/// this for every long word with a `_` or a `-`, the index line for every word that fits.
+fn holds(w: &[u8], o: &[u8]) -> bool {
+    w.len() >= o.len() && w.windows(o.len()).any(|x| x[0] == o[0] && x == o)
 }
 
 fn contains_uuid(w: &str) -> bool {
@@ -473,7 +480,7 @@ fn line(span: &[Entry], visible: &Visible, shown: &Visible, budget: usize) -> Op
             continue;
         }
         // After the fit: most of a long ranking no longer fits, and this is the costly test.
-        if chosen.iter().any(|c| c.contains(w)) {
+        if chosen.iter().any(|c| holds(c.as_bytes(), w.as_bytes())) {
             continue;
         }
         used += cost;
