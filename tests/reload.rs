@@ -239,6 +239,23 @@ fn one_reload_of_a_rolled_summary_gives_every_original_it_stands_for() {
     let inner = v["expand"][0]["uuid"].as_str().unwrap().to_string();
     let inner_key = format!("chain/{inner}");
     let inner_raw = block_on(autocontext::OffloadStore::get(&store, &inner_key)).unwrap().unwrap();
+
+    // Two messages of one replacement (a summary and its reply, a call and its result) both name
+    // its offload: the originals come back once, in the place of the first. Here the folded
+    // summary's first two messages (two earlier summaries) are made to name the same offload.
+    let expand = v["expand"].as_array().unwrap();
+    assert!(expand.len() >= 2 && expand[1]["at"].as_u64() == Some(expand[0]["at"].as_u64().unwrap() + 1), "{v}");
+    let (first, second) = (expand[0]["uuid"].as_str().unwrap(), expand[1]["uuid"].as_str().unwrap());
+    let at = expand[0]["at"].as_u64().unwrap() as usize;
+    let first_back = block_on(reload(&store, "chain", first, None, None)).unwrap();
+    let second_back = block_on(reload(&store, "chain", second, None, None)).unwrap();
+    let mut doubled = v.clone();
+    doubled["expand"][1] = json!({"at": at + 1, "uuid": first, "messageCount": expand[0]["messageCount"]});
+    block_on(autocontext::OffloadStore::put(&store, &key, &doubled.to_string())).unwrap();
+    let mut once = back.clone();
+    once.drain(at + first_back.len()..at + first_back.len() + second_back.len());
+    assert_eq!(block_on(reload(&store, "chain", &markers[0], None, None)).unwrap(), once);
+    block_on(autocontext::OffloadStore::put(&store, &key, &raw)).unwrap();
     let mut looped: Value = serde_json::from_str(&inner_raw).unwrap();
     looped["expand"] = json!([{"at": 0, "uuid": markers[0], "messageCount": v["messages"].as_array().unwrap().len()}]);
     block_on(autocontext::OffloadStore::put(&store, &inner_key, &looped.to_string())).unwrap();

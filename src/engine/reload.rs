@@ -61,8 +61,12 @@ async fn fetch_one<O: OffloadStore>(
 /// that stands for an earlier offload replaced by that offload's originals, checked with the
 /// count and digest the payload recorded for it, and so on down (see [`crate::offload`]). The
 /// walk keeps one reader per level, not one future per level, so a chain of thousands of
-/// rolling summaries expands without deep recursion; an offload met twice on the way is a
-/// loop in the store, refused.
+/// rolling summaries expands without deep recursion. An offload named again inside its own
+/// expansion is a loop in the store, refused. One named again elsewhere is expanded once, where
+/// it first appears: the messages of one replacement (a summary and the reply that keeps turns
+/// alternating, a call and its result) each name its offload, and a later span may take them in
+/// together, or one in an earlier span and the rest in a later one; the originals come back
+/// once, in their place.
 pub(crate) async fn fetch<O: OffloadStore>(
     store: &O,
     session_id: &str,
@@ -83,25 +87,32 @@ pub(crate) async fn fetch<O: OffloadStore>(
     }
     let level = |o: Opened| Level { messages: o.messages.into_iter().enumerate(), expand: o.expand.into_iter().peekable() };
     let mut seen = std::collections::HashSet::from([uuid.to_string()]);
+    // The offload each level of the stack expands, outermost first.
+    let mut path = vec![uuid.to_string()];
     let mut out = Vec::new();
     let mut stack = vec![level(top)];
     while let Some(top) = stack.last_mut() {
         let Some((i, m)) = top.messages.next() else {
             stack.pop();
+            path.pop();
             continue;
         };
         let Some(x) = top.expand.next_if(|x| x.at == i) else {
             out.push(m);
             continue;
         };
-        if !seen.insert(x.uuid.clone()) {
+        if path.contains(&x.uuid) {
             return Err(Error::new(
                 ErrorCode::StoreFailed,
-                format!("offload {uuid} expands offload {} twice (a loop in the store); it was not reloaded", x.uuid),
+                format!("offload {uuid} expands offload {} inside itself (a loop in the store); it was not reloaded", x.uuid),
             ));
+        }
+        if !seen.insert(x.uuid.clone()) {
+            continue; // another message of a replacement whose originals are in `out` already
         }
         let inner = fetch_one(store, session_id, &x.uuid, Some(format), x.message_count, x.digest.as_deref()).await?;
         stack.push(level(inner));
+        path.push(x.uuid);
     }
     Ok(out)
 }
