@@ -162,7 +162,7 @@ export function report(r) {
   if (def.wasmGzip > 1.1e6) {
     const v = r.vocabSizes?.find((x) => x.encoding === 'o200k_base');
     gaps.push(
-      `**Default build, .wasm ${mb(def.wasmGzip)} gzip.** ${v?.ours ? `The vocabulary is ${kib(v.ours)} of it (gpt-tokenizer's is ${kib(v['gpt-tokenizer'])}); ` : ''}the rest is the engine, compiled for speed (opt-level 2): opt-level "s" gave a 1.08 MB .wasm but counted 25% slower in Node, and the counter's speed stays. What is left is the engine's code, the same as the estimator-only build's (below).`,
+      `**Default build, .wasm ${mb(def.wasmGzip)} gzip.** ${v?.ours ? `The vocabulary is ${kib(v.ours)} of it (gpt-tokenizer's is ${kib(v['gpt-tokenizer'])}); ` : ''}the rest is the engine, compiled for size (opt-level "s"; the counter keeps opt-level 2). What is left is the engine's code, the same as the estimator-only build's (below).`,
     );
   }
   if (coldOurs.totalCpuMs > 25) {
@@ -301,7 +301,7 @@ export function report(r) {
   );
   out.push('');
   out.push(
-    'The JavaScript is what a bundler ships with the module (the Worker entry, its wrapper and the wasm-bindgen glue, minified by esbuild). Each vocabulary is embedded as its 256 single bytes and, for every later token, the two lower-ranked tokens it concatenates (byte-pair encoding builds every token from two earlier ones), as byte planes of the two ranks; the first count decodes it into one buffer of token bytes and indexes that.',
+    'The JavaScript is what a bundler ships with the module (the Worker entry, its wrapper and the wasm-bindgen glue, minified by esbuild). Each vocabulary is embedded as its 256 single bytes and, for every later token, the two lower-ranked tokens it concatenates (byte-pair encoding builds every token from two earlier ones), as byte planes of the two ranks; the first count decodes it into one buffer of token bytes and indexes that. The engine is compiled for size (opt-level "s"; "z" for the estimator-only build) and the exact counter, a crate of its own, for speed (opt-level 2): every byte of the engine is downloaded before the first count, while the counter runs on every message added (at "s" it counted about 40% slower in Node).',
   );
   out.push('');
 

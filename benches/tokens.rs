@@ -41,7 +41,7 @@ fn generated(size: usize, total: usize) -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
     let mut code = String::new();
-    for dir in ["src", "src/strategy", "src/format", "src/bpe"] {
+    for dir in ["src", "src/strategy", "src/format", "crates/bpe/src"] {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
         let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "rs")).collect();
         files.sort();

@@ -10,11 +10,11 @@ node --test bench/cost/
 echo "== the source tree (imports form a tree; the README's Layout names every folder)" >&2
 node scripts/check-tree.mjs
 echo "== cargo fmt --check, cargo clippy -D warnings" >&2
-cargo fmt --check
+cargo fmt --all --check
 cargo fmt --check --manifest-path fuzz/Cargo.toml
-cargo clippy --quiet --all-targets --features cl100k -- -D warnings
-echo "== cargo test (native core; tests/generated.rs: the generated TypeScript and README table are fresh)" >&2
-cargo test --quiet --features cl100k
+cargo clippy --quiet --workspace --all-targets --features cl100k -- -D warnings
+echo "== cargo test (native core and counter; tests/generated.rs: the generated TypeScript and README table are fresh)" >&2
+cargo test --quiet --workspace --features cl100k
 echo "== fuzz (the kept corpus, then a fixed set of new inputs per target)" >&2
 bash scripts/fuzz.sh --fixed
 echo "== build" >&2

@@ -17,8 +17,8 @@
 //! and Node. Everything outside `src/wasm/` is plain Rust and runs natively.
 //!
 //! The modules are layers, each importing only those before it in this list (a check of
-//! `npm test` keeps it so): [`error`], [`message`] and [`tokens`] (with the vocabularies of
-//! `bpe`) at the bottom; the wire formats ([`format`](mod@format)); the [`options`], each declared once;
+//! `npm test` keeps it so): [`error`], [`message`] and [`tokens`] (over the exact counter,
+//! the crate `autocontext-bpe`) at the bottom; the wire formats ([`format`](mod@format)); the [`options`], each declared once;
 //! what the host supplies ([`host`]); the analysis of a working list ([`structure`]); the
 //! summarize calls ([`summarize`]); the ladder of rungs ([`strategy`]); the memory and its pass
 //! ([`engine`]); and the binding to JavaScript (`wasm`).
@@ -33,7 +33,6 @@
 //! ```
 #![deny(missing_docs)]
 
-mod bpe;
 pub mod engine;
 pub mod error;
 pub mod format;

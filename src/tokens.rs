@@ -2,15 +2,15 @@
 //!
 //! The engine counts each message once, when it is added or created, and keeps the count beside
 //! it; the total is a running sum. That makes `add` plus the trigger check O(1) amortized
-//! whatever the length of the conversation. The exact counts come from `src/bpe`; which
+//! whatever the length of the conversation. The exact counts come from `crates/bpe`; which
 //! vocabularies a build carries is chosen at compile time (cargo features `o200k`, the default,
 //! and `cl100k`), and asking a build for one it lacks is a configuration error that names the
 //! build to use instead. A vocabulary is indexed on the first count that needs it, so a host
 //! that never counts with it never pays for it.
 
-use crate::bpe::Encoding;
 use crate::error::{Error, ErrorCode, HostError, Result};
 use crate::message::{Block, Message};
+use autocontext_bpe::Encoding;
 
 /// Tokens every message costs besides its content (OpenAI's accounting: 3 per message plus the
 /// role).

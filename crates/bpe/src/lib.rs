@@ -15,6 +15,8 @@
 //! `tiktoken-rs` on the shared corpus and on generated adversarial text. Which vocabularies
 //! are compiled in is chosen by the cargo features `o200k` and `cl100k`.
 
+#![deny(missing_docs)]
+
 // A build with one encoding leaves the other's split rules unused.
 #[cfg(any(feature = "o200k", feature = "cl100k"))]
 mod cache;

@@ -13,7 +13,7 @@
 //! Layout (little-endian): token count `n` (u32), total bytes of all tokens (u32), the 256
 //! single-byte tokens of ranks 0..256, then for the ranks 256..n, `m = n - 256` bytes each:
 //! left rank bits 0..8, left rank bits 8..16, right rank bits 0..8, right rank bits 8..16,
-//! and `left >> 16 | (right >> 16) << 2`. `src/bpe/vocab.rs` decodes it; the build decodes it
+//! and `left >> 16 | (right >> 16) << 2`. `src/vocab.rs` decodes it; the build decodes it
 //! too and compares every token with tiktoken-rs's before writing it.
 
 use std::collections::{HashMap, HashSet};
@@ -22,7 +22,7 @@ use std::path::Path;
 
 use tiktoken_rs::CoreBPE;
 
-/// Ranks must fit in 18 bits (the planes' layout, and `src/bpe/vocab.rs`'s index slots).
+/// Ranks must fit in 18 bits (the planes' layout, and `src/vocab.rs`'s index slots).
 const MAX_TOKENS: usize = 1 << 18;
 
 pub fn generate(bpe: &CoreBPE, out: &Path, name: &str) {

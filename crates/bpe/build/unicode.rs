@@ -12,7 +12,7 @@ use std::path::Path;
 
 use regex_syntax::hir::{Class, HirKind};
 
-/// Class numbers; `src/bpe/unicode.rs` names them.
+/// Class numbers; `src/unicode.rs` names them.
 const CLASSES: [(u8, &str); 6] = [(1, r"[\p{Lu}\p{Lt}]"), (2, r"\p{Ll}"), (3, r"[\p{Lm}\p{Lo}]"), (4, r"\p{M}"), (5, r"\p{N}"), (6, r"\s")];
 const SHIFT: u32 = 7;
 
