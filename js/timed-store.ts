@@ -9,9 +9,14 @@
  * given up and deleted its other offloads, so it is deleted as soon as it lands, leaving no
  * orphan. Whatever the store throws or rejects with passes through unchanged.
  *
+ * The engine hands each value over as UTF-8 bytes: a store that says it takes them
+ * ({@link OffloadStore.acceptsBytes}) gets a copy of those bytes, any other store the text decoded from
+ * them, as before.
+ *
  * @module
  */
 
+import { text } from './bytes.js';
 import { AutoContextError } from './errors.js';
 import type { OffloadStore } from './types.js';
 import type { WasmStore } from './wasm/autocontext.js';
@@ -27,13 +32,17 @@ export type StoreFailure = (operation: 'get' | 'put' | 'delete', key: string, er
  * that fails or times out is reported to `onFailure` as well.
  */
 export function timedStore(store: OffloadStore, timeoutMs: () => number, onFailure?: StoreFailure): WasmStore {
+  const acceptsBytes = store.acceptsBytes === true;
   return {
     get: (key: string) => bounded('get', key, () => store.get(key), timeoutMs(), onFailure),
-    put: (key: string, value: string) =>
-      bounded('put', key, () => store.put(key, value), timeoutMs(), onFailure, () => {
+    // `view` lives in the engine's memory only during this call: copied or decoded right away.
+    put: (key: string, view: Uint8Array) => {
+      const value = acceptsBytes ? view.slice() : text(view);
+      return bounded('put', key, () => store.put(key, value), timeoutMs(), onFailure, () => {
         // The pass gave up on this key before it landed; take it back out.
         void settle(() => store.delete(key)).catch(() => undefined);
-      }),
+      });
+    },
     delete: (key: string) => bounded('delete', key, () => store.delete(key), timeoutMs(), onFailure),
   };
 }

@@ -84,10 +84,21 @@ export type SummarizeFn<M = AnyMessage> = (request: SummarizeRequest<M>) => Awai
  * answer synchronously or with a promise. See `autocontext/stores/memory` for the simplest one.
  */
 export interface OffloadStore {
+  /**
+   * `true` when `put` takes values as bytes: the engine then hands over each value as a
+   * `Uint8Array` of its UTF-8 text (the store's own copy) instead of a string, and skips turning
+   * megabytes of offloaded messages into JavaScript strings a store would only encode again
+   * (a file, KV or IndexedDB write). `get` still answers with the text (a `Uint8Array` of it is
+   * read too). Every store this package ships says `true`.
+   */
+  readonly acceptsBytes?: boolean;
   /** The value under `key`, or `null`/`undefined` when there is none. */
   get(key: string): Awaitable<string | null | undefined>;
-  /** Stores `value` under `key`. */
-  put(key: string, value: string): Awaitable<unknown>;
+  /**
+   * Stores `value` under `key`: a string, or the UTF-8 bytes of one when the store says
+   * {@link OffloadStore.acceptsBytes}.
+   */
+  put(key: string, value: string | Uint8Array): Awaitable<unknown>;
   /** Removes `key` (no error when absent). */
   delete(key: string): Awaitable<unknown>;
 }

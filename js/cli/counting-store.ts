@@ -14,15 +14,20 @@ export class CountingStore implements OffloadStore {
   /** UTF-8 bytes of each key's value. */
   readonly sizes = new Map<string, number>();
 
-  constructor(readonly inner: OffloadStore) {}
+  /** Takes bytes when `inner` does. */
+  readonly acceptsBytes: boolean;
+
+  constructor(readonly inner: OffloadStore) {
+    this.acceptsBytes = inner.acceptsBytes === true;
+  }
 
   async get(key: string): Promise<string | null> {
     return (await this.inner.get(key)) ?? null;
   }
 
-  async put(key: string, value: string): Promise<void> {
+  async put(key: string, value: string | Uint8Array): Promise<void> {
     await this.inner.put(key, value);
-    this.sizes.set(key, encoder.encode(value).length);
+    this.sizes.set(key, typeof value === 'string' ? encoder.encode(value).length : value.length);
   }
 
   async delete(key: string): Promise<void> {

@@ -17,7 +17,8 @@
  * The engine's key `<sessionId>/<uuid>` becomes the KV key `<prefix><sessionId>/<uuid>`, so
  * several memories, and other data under other prefixes, can share one namespace. Values are
  * stored as text (UTF-8), so any string without lone surrogates comes back exactly; the engine
- * only writes such strings.
+ * only writes such strings, and hands them over as their UTF-8 bytes, which KV stores as they
+ * are.
  *
  * Workers KV is eventually consistent across locations: a value written in one location is
  * visible there at once, and elsewhere within about a minute. A conversation whose requests
@@ -26,6 +27,7 @@
  * @module
  */
 
+import { isValue } from '../bytes.js';
 import { AutoContextError, describe, invalidArgument } from '../errors.js';
 import type { OffloadStore } from '../types.js';
 
@@ -35,7 +37,7 @@ import type { OffloadStore } from '../types.js';
  */
 export interface KVNamespaceLike {
   get(key: string, type: 'text'): Promise<string | null>;
-  put(key: string, value: string, options?: { expirationTtl?: number }): Promise<unknown>;
+  put(key: string, value: string | Uint8Array, options?: { expirationTtl?: number }): Promise<unknown>;
   delete(key: string): Promise<unknown>;
   list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<{
     keys: { name: string }[];
@@ -71,6 +73,8 @@ function configError(field: string, message: string): AutoContextError {
  * An {@link OffloadStore} keeping each value under its own key in a Workers KV namespace.
  */
 export class CloudflareKVStore implements OffloadStore {
+  /** Values come as UTF-8 bytes; see {@link OffloadStore.acceptsBytes}. */
+  readonly acceptsBytes = true;
   /** The namespace binding. */
   readonly namespace: KVNamespaceLike;
   /** What every key starts with. */
@@ -132,9 +136,9 @@ export class CloudflareKVStore implements OffloadStore {
   }
 
   /** Stores `value` under `key` (with the store's time to live, if it has one). */
-  async put(key: string, value: string): Promise<void> {
+  async put(key: string, value: string | Uint8Array): Promise<void> {
     const full = this.keyOf(key);
-    if (typeof value !== 'string') throw invalidArgument('value', `a store value must be a string, got ${describe(value)}`);
+    if (!isValue(value)) throw invalidArgument('value', `a store value must be a string or a Uint8Array, got ${describe(value)}`);
     await this.namespace.put(full, value, this.expirationTtl === undefined ? undefined : { expirationTtl: this.expirationTtl });
   }
 

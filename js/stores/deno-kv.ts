@@ -38,6 +38,7 @@
  * @module
  */
 
+import { isValue, text } from '../bytes.js';
 import { AutoContextError, describe, invalidArgument } from '../errors.js';
 import { checkSaved, checkSessionId, conflict, storedRevision } from '../session-store.js';
 import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
@@ -203,6 +204,8 @@ function apply(op: AtomicOperationLike, group: { key: KvKey; value?: Uint8Array 
  * An {@link OffloadStore} in a Deno KV database, chunking values over Deno KV's 64 KiB limit.
  */
 export class DenoKVStore implements OffloadStore {
+  /** Values come as UTF-8 bytes; see {@link OffloadStore.acceptsBytes}. */
+  readonly acceptsBytes = true;
   /** The database. */
   readonly kv: DenoKvLike;
   /** First part of every key. */
@@ -273,15 +276,20 @@ export class DenoKVStore implements OffloadStore {
     throw failed(`could not read ${JSON.stringify(key)}: it kept changing while being read`);
   }
 
-  /** Stores `value` under `key`, chunked when it is long, replacing any value there whole. */
-  async put(key: string, value: string): Promise<void> {
+  /**
+   * Stores `value` under `key`, chunked when it is long, replacing any value there whole. The
+   * UTF-8 bytes of a long value are chunked as they are; a short one is stored as its text.
+   */
+  async put(key: string, value: string | Uint8Array): Promise<void> {
     const base = this.keyOf(key);
-    if (typeof value !== 'string') throw invalidArgument('value', `a store value must be a string, got ${describe(value)}`);
+    if (!isValue(value)) throw invalidArgument('value', `a store value must be a string or a Uint8Array, got ${describe(value)}`);
+    // At most INLINE_UNITS bytes of UTF-8 are at most as many code units.
+    if (typeof value !== 'string' && value.length <= INLINE_UNITS) value = text(value);
 
-    let stored: string | Header = value;
+    let stored: string | Header = typeof value === 'string' ? value : '';
     let chunks: { key: KvKey; value: Uint8Array }[] = [];
     if (value.length > INLINE_UNITS) {
-      const { bytes, encoding } = encode(value);
+      const { bytes, encoding } = typeof value === 'string' ? encode(value) : { bytes: value, encoding: 'utf-8' as const };
       const generation = crypto.randomUUID();
       const count = Math.ceil(bytes.length / CHUNK_BYTES);
       stored = { autocontext: 'chunked', generation, chunks: count, bytes: bytes.length, encoding };

@@ -33,6 +33,7 @@ import { hostname } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { isValue } from '../bytes.js';
 import { AutoContextError, describe } from '../errors.js';
 import { checkSaved, checkSessionId, conflict, storedRevision } from '../session-store.js';
 import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
@@ -111,11 +112,11 @@ function errno(e: unknown): string | undefined {
 }
 
 /** Writes `value` to `temp`, flushes it, and renames it over `path`; removes `temp` on failure. */
-async function writeAtomically(temp: string, path: string, value: string): Promise<void> {
+async function writeAtomically(temp: string, path: string, value: string | Uint8Array): Promise<void> {
   const file = await open(temp, 'wx', 0o644);
   try {
     try {
-      await file.writeFile(value, 'utf8');
+      await (typeof value === 'string' ? file.writeFile(value, 'utf8') : file.writeFile(value));
       await file.sync();
     } finally {
       await file.close();
@@ -137,6 +138,8 @@ async function writeAtomically(temp: string, path: string, value: string): Promi
 export class FsStore implements OffloadStore {
   /** The directory holding the files, as an absolute path. */
   readonly directory: string;
+  /** Values come as UTF-8 bytes, written as they are; see {@link OffloadStore.acceptsBytes}. */
+  readonly acceptsBytes = true;
   /** The temporary files of this store's writes in flight. */
   readonly #writing = new Set<string>();
 
@@ -179,11 +182,14 @@ export class FsStore implements OffloadStore {
     }
   }
 
-  /** Stores `value` under `key`, atomically (temporary file, flush, rename). */
-  async put(key: string, value: string): Promise<void> {
+  /**
+   * Stores `value` under `key`, atomically (temporary file, flush, rename): a string as UTF-8,
+   * a `Uint8Array` as it is.
+   */
+  async put(key: string, value: string | Uint8Array): Promise<void> {
     const path = this.pathOf(key);
-    if (typeof value !== 'string') {
-      throw new AutoContextError('INVALID_ARGUMENT', `a store value must be a string, got ${describe(value)}`, { field: 'value' });
+    if (!isValue(value)) {
+      throw new AutoContextError('INVALID_ARGUMENT', `a store value must be a string or a Uint8Array, got ${describe(value)}`, { field: 'value' });
     }
     await mkdir(dirname(path), { recursive: true });
     const temp = `${path}${TEMP_MARK}${randomBytes(6).toString('hex')}.tmp`;

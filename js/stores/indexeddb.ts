@@ -29,6 +29,7 @@
  * @module
  */
 
+import { isValue, text } from '../bytes.js';
 import { AutoContextError, describe, invalidArgument } from '../errors.js';
 import { checkSaved, checkSessionId, conflict, storedRevision } from '../session-store.js';
 import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
@@ -101,6 +102,8 @@ function settle<T>(request: IDBRequest<T>): Promise<T> {
  * Keys are the engine's `<sessionId>/<uuid>`; values are strings, stored and returned exactly.
  */
 export class IndexedDBStore implements OffloadStore {
+  /** Values come as UTF-8 bytes, kept as they are; see {@link OffloadStore.acceptsBytes}. */
+  readonly acceptsBytes = true;
   /** Name of the database. */
   readonly databaseName: string;
   /** Name of the object store. */
@@ -145,16 +148,16 @@ export class IndexedDBStore implements OffloadStore {
     checkKey(key);
     const value = await this.#run('readonly', 'read', (store) => store.get(key));
     if (value === undefined) return null;
-    if (typeof value !== 'string') {
-      throw new AutoContextError('STORE_FAILED', `IndexedDB holds ${describe(value)} under ${JSON.stringify(key)}, not a string`);
+    if (!isValue(value)) {
+      throw new AutoContextError('STORE_FAILED', `IndexedDB holds ${describe(value)} under ${JSON.stringify(key)}, not a string or bytes`);
     }
-    return value;
+    return text(value);
   }
 
-  /** Stores `value` under `key`; resolves once the write has committed. */
-  async put(key: string, value: string): Promise<void> {
+  /** Stores `value` under `key` (a string or its UTF-8 bytes); resolves once the write has committed. */
+  async put(key: string, value: string | Uint8Array): Promise<void> {
     checkKey(key);
-    if (typeof value !== 'string') throw invalidArgument('value', `a store value must be a string, got ${describe(value)}`);
+    if (!isValue(value)) throw invalidArgument('value', `a store value must be a string or a Uint8Array, got ${describe(value)}`);
     await this.#run('readwrite', 'write', (store) => store.put(value, key));
   }
 

@@ -10,20 +10,29 @@
  * @module
  */
 
+import { text } from '../bytes.js';
 import { checkSaved, checkSessionId, conflict } from '../session-store.js';
 import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
 
-/** A Map-backed {@link OffloadStore}. */
+/**
+ * A Map-backed {@link OffloadStore}. It takes the engine's values as bytes and keeps them so
+ * (mostly-ASCII text takes a byte a character, where a JavaScript string with any other
+ * character takes two); `get` turns them back into text, which only a reload asks for.
+ */
 export class MemoryStore implements OffloadStore {
-  readonly #map = new Map<string, string>();
+  readonly #map = new Map<string, string | Uint8Array>();
+
+  /** Values come as UTF-8 bytes; see {@link OffloadStore.acceptsBytes}. */
+  readonly acceptsBytes = true;
 
   /** The value under `key`, or `null`. */
   async get(key: string): Promise<string | null> {
-    return this.#map.get(key) ?? null;
+    const value = this.#map.get(key);
+    return value === undefined ? null : text(value);
   }
 
-  /** Stores `value` under `key`. */
-  async put(key: string, value: string): Promise<void> {
+  /** Stores `value` under `key` (a `Uint8Array` is kept as it is, not copied). */
+  async put(key: string, value: string | Uint8Array): Promise<void> {
     this.#map.set(key, value);
   }
 

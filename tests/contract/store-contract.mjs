@@ -8,7 +8,7 @@
 // case or run uses, and closes the store afterwards when `close` is given. A case fails by
 // throwing an Error whose message says what differed.
 
-/** @typedef {{ get(key: string): unknown, put(key: string, value: string): unknown, delete(key: string): unknown, keys?: (prefix?: string) => unknown }} Store */
+/** @typedef {{ acceptsBytes?: boolean, get(key: string): unknown, put(key: string, value: string | Uint8Array): unknown, delete(key: string): unknown, keys?: (prefix?: string) => unknown }} Store */
 
 /** Throws unless `actual === expected`; for strings, names the first differing position. */
 export function equal(actual, expected, what) {
@@ -86,9 +86,11 @@ export const UNICODE_VALUES = [
  * @param {boolean} [options.checksKeys] - the store refuses malformed keys with an error whose
  *   `code` is `INVALID_ARGUMENT` (every store but the memory one).
  * @param {number} [options.bigBytes] - size of the big value, in UTF-8 bytes (default 1 MiB).
+ * @param {boolean} [options.acceptsBytes] - the store says `acceptsBytes: true` and takes values as the UTF-8
+ *   bytes of their text (every shipped store; default true).
  * @returns {{ name: string, run: () => Promise<void> }[]}
  */
-export function storeContract(open, { close, checksKeys = false, bigBytes = 1_048_576 } = {}) {
+export function storeContract(open, { close, checksKeys = false, bigBytes = 1_048_576, acceptsBytes = true } = {}) {
   const run = (fn) => async () => {
     const store = await open();
     try {
@@ -187,6 +189,35 @@ export function storeContract(open, { close, checksKeys = false, bigBytes = 1_04
       }),
     },
   ];
+
+  if (acceptsBytes) {
+    cases.push({
+      name: 'values given as UTF-8 bytes come back as their text',
+      run: run(async (store, s) => {
+        equal(store.acceptsBytes, true, 'store.acceptsBytes');
+        const utf8 = (t) => new TextEncoder().encode(t);
+        for (const [i, value] of UNICODE_VALUES.entries()) await store.put(`${s}/u${i}`, utf8(value));
+        for (const [i, value] of UNICODE_VALUES.entries()) equal(await store.get(`${s}/u${i}`), value, `unicode value ${i}, put as bytes`);
+        await store.put(`${s}/empty`, new Uint8Array(0));
+        equal(await store.get(`${s}/empty`), '', 'no bytes');
+        // Sizes around the limits stores chunk at (64 KiB), and the big value.
+        for (const size of [32_000, 65_536, bigBytes]) {
+          const value = bigValue(size);
+          await store.put(`${s}/big`, utf8(value));
+          const back = await store.get(`${s}/big`);
+          equal(typeof back, 'string', `type of the ${size}-byte value read`);
+          equal(back, value, `the ${size}-byte value, put as bytes`);
+        }
+        // Bytes and strings replace each other whole.
+        await store.put(`${s}/big`, 'short');
+        equal(await store.get(`${s}/big`), 'short', 'bytes overwritten by a string');
+        await store.put(`${s}/big`, utf8('x'));
+        equal(await store.get(`${s}/big`), 'x', 'a string overwritten by bytes');
+        await store.delete(`${s}/big`);
+        equal(await store.get(`${s}/big`), null, 'deleted');
+      }),
+    });
+  }
 
   if (checksKeys) {
     cases.push({

@@ -48,7 +48,7 @@ try {
 declare const binding: {
   get(key: string, type: 'text'): Promise<string | null>;
   get(key: string, type: 'json'): Promise<unknown>;
-  put(key: string, value: string | ArrayBuffer, options?: { expiration?: number; expirationTtl?: number; metadata?: unknown }): Promise<void>;
+  put(key: string, value: string | ArrayBuffer | ArrayBufferView | ReadableStream, options?: { expiration?: number; expirationTtl?: number; metadata?: unknown }): Promise<void>;
   delete(key: string): Promise<void>;
   list(options?: { prefix?: string | null; limit?: number; cursor?: string | null }): Promise<
     { list_complete: false; keys: { name: string; expiration?: number }[]; cursor: string } | { list_complete: true; keys: { name: string }[] }

@@ -266,3 +266,44 @@ test('messages() follows every add and pass, and each call is a fresh copy', asy
   assert.ok(memory.events().length > 0, 'passes rewrote the list');
   assert.deepStrictEqual(memory.messages().length, seen.at(-1));
 });
+
+test('a store that says acceptsBytes gets each offload as its UTF-8 bytes, any other store as text; both reload the same', async () => {
+  /** A Map-backed store recording what type each value came as. */
+  const recording = (acceptsBytes) => {
+    const map = new Map();
+    const types = [];
+    return {
+      types,
+      ...(acceptsBytes ? { acceptsBytes: true } : {}),
+      get: (key) => map.get(key) ?? null,
+      put: (key, value) => {
+        types.push(value instanceof Uint8Array ? 'bytes' : typeof value);
+        map.set(key, typeof value === 'string' ? value : new TextDecoder().decode(value));
+      },
+      delete: (key) => map.delete(key),
+    };
+  };
+  // Non-ASCII text in what is offloaded: the bytes must be UTF-8, not one byte per code unit.
+  const conversation = [
+    { role: 'system', content: 'agent' },
+    { role: 'user', content: 'Résumé: lis le journal — 日本語, 𝄞.' },
+    ...bigToolResult(30_000).slice(1).map((m) => (m.role === 'tool' ? { ...m, content: `ünïcödé 𝄞 ${m.content}` } : m)),
+    { role: 'assistant', content: 'Read it: “done”.' },
+  ];
+  const reloaded = [];
+  for (const acceptsBytes of [false, true]) {
+    const store = recording(acceptsBytes);
+    const memory = new AutoContextMemory({ maxToken: 4000, store, sessionId: 'bytes' });
+    memory.add(conversation);
+    const result = await memory.compressIfNeeded();
+    assert.ok(result.compressed && store.types.length > 0, JSON.stringify(result));
+    assert.deepEqual(new Set(store.types), new Set([acceptsBytes ? 'bytes' : 'string']));
+    const uuids = markers(JSON.stringify(memory.messages()));
+    assert.ok(uuids.length > 0);
+    const back = [];
+    for (const uuid of uuids) back.push(...(await memory.reload(uuid)));
+    assert.ok(back.some((m) => typeof m.content === 'string' && m.content.startsWith('ünïcödé 𝄞')), 'the original tool result comes back');
+    reloaded.push(back);
+  }
+  assert.deepEqual(reloaded[1], reloaded[0]);
+});
