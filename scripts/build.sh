@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the npm package into dist/: the Rust core for wasm32 in three builds, their JavaScript
 # bindings (wasm-bindgen, web target: one binding for browsers, Workers, Deno and Node), then
-# the TypeScript wrapper, laid out once per build:
+# the TypeScript wrapper, laid out once per build and bundled (one file per entry point, shared
+# chunks in dist/chunks/):
 #
 #   dist/            autocontext        o200k_base (the default)
 #   dist/full/       autocontext/full   o200k_base and cl100k_base
@@ -33,4 +34,5 @@ cp -R "$stage/." dist/
 node_modules/.bin/tsc -p tsconfig.json
 node scripts/build-variants.mjs full
 node scripts/build-variants.mjs lite
+node scripts/bundle.mjs
 chmod +x dist/cli.js

@@ -6,7 +6,7 @@
 
 # Exits with a message naming the calling script when dist/ is not built.
 require_dist() { # <script name>
-  if [ ! -f dist/index.js ] || [ ! -f dist/wasm/autocontext_bg.wasm ]; then
+  if [ ! -f dist/entrypoints/node.js ] || [ ! -f dist/wasm/autocontext_bg.wasm ]; then
     echo "$1: dist/ is incomplete; run 'npm run build' first" >&2
     exit 1
   fi

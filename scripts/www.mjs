@@ -72,7 +72,7 @@ export function inside(dir, rest) {
 export async function startServer({ port = 0, host = '127.0.0.1', packageDir = ROOT, wwwDir = join(ROOT, 'www'), sample = join(ROOT, 'examples', 'long-conversation.json') } = {}) {
   const pkgDir = resolve(packageDir);
   const www = resolve(wwwDir);
-  if (!existsSync(join(pkgDir, 'dist', 'index.js'))) {
+  if (!existsSync(join(pkgDir, 'dist', 'entrypoints', 'web.js'))) {
     throw new Error(`${join(pkgDir, 'dist')} is not built: run \`npm run build\` first`);
   }
   const server = createServer(async (req, res) => {
