@@ -5,6 +5,7 @@
  * @module
  */
 
+import { describe, invalidArgument } from './errors.js';
 import type { OffloadStore } from './types.js';
 
 /** Decodes a stored value's bytes; they are the engine's own UTF-8, so a bad byte is a defect. */
@@ -23,4 +24,9 @@ export function isBytes(value: unknown): value is Uint8Array {
 /** Whether `value` is what {@link OffloadStore.put} may be given. */
 export function isValue(value: unknown): value is Parameters<OffloadStore['put']>[1] {
   return typeof value === 'string' || isBytes(value);
+}
+
+/** Throws `INVALID_ARGUMENT` unless `value` is what {@link OffloadStore.put} may be given. */
+export function checkValue(value: unknown): asserts value is Parameters<OffloadStore['put']>[1] {
+  if (!isValue(value)) throw invalidArgument('value', `a store value must be a string or a Uint8Array, got ${describe(value)}`);
 }

@@ -27,7 +27,7 @@
  * @module
  */
 
-import { isValue } from '../bytes.js';
+import { checkValue } from '../bytes.js';
 import { AutoContextError, describe, invalidArgument } from '../errors.js';
 import type { OffloadStore } from '../types.js';
 
@@ -138,7 +138,7 @@ export class CloudflareKVStore implements OffloadStore {
   /** Stores `value` under `key` (with the store's time to live, if it has one). */
   async put(key: string, value: string | Uint8Array): Promise<void> {
     const full = this.keyOf(key);
-    if (!isValue(value)) throw invalidArgument('value', `a store value must be a string or a Uint8Array, got ${describe(value)}`);
+    checkValue(value);
     await this.namespace.put(full, value, this.expirationTtl === undefined ? undefined : { expirationTtl: this.expirationTtl });
   }
 

@@ -38,7 +38,7 @@
  * @module
  */
 
-import { isValue, text } from '../bytes.js';
+import { checkValue, text } from '../bytes.js';
 import { AutoContextError, describe, invalidArgument } from '../errors.js';
 import { checkSaved, checkSessionId, conflict, storedRevision } from '../session-store.js';
 import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
@@ -282,13 +282,14 @@ export class DenoKVStore implements OffloadStore {
    */
   async put(key: string, value: string | Uint8Array): Promise<void> {
     const base = this.keyOf(key);
-    if (!isValue(value)) throw invalidArgument('value', `a store value must be a string or a Uint8Array, got ${describe(value)}`);
-    // At most INLINE_UNITS bytes of UTF-8 are at most as many code units.
-    if (typeof value !== 'string' && value.length <= INLINE_UNITS) value = text(value);
+    checkValue(value);
 
-    let stored: string | Header = typeof value === 'string' ? value : '';
+    let stored: string | Header;
     let chunks: { key: KvKey; value: Uint8Array }[] = [];
-    if (value.length > INLINE_UNITS) {
+    // At most INLINE_UNITS bytes of UTF-8 are at most as many code units.
+    if (value.length <= INLINE_UNITS) {
+      stored = text(value);
+    } else {
       const { bytes, encoding } = typeof value === 'string' ? encode(value) : { bytes: value, encoding: 'utf-8' as const };
       const generation = crypto.randomUUID();
       const count = Math.ceil(bytes.length / CHUNK_BYTES);

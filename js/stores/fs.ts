@@ -33,7 +33,7 @@ import { hostname } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { isValue } from '../bytes.js';
+import { checkValue } from '../bytes.js';
 import { AutoContextError, describe } from '../errors.js';
 import { checkSaved, checkSessionId, conflict, storedRevision } from '../session-store.js';
 import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
@@ -188,9 +188,7 @@ export class FsStore implements OffloadStore {
    */
   async put(key: string, value: string | Uint8Array): Promise<void> {
     const path = this.pathOf(key);
-    if (!isValue(value)) {
-      throw new AutoContextError('INVALID_ARGUMENT', `a store value must be a string or a Uint8Array, got ${describe(value)}`, { field: 'value' });
-    }
+    checkValue(value);
     await mkdir(dirname(path), { recursive: true });
     const temp = `${path}${TEMP_MARK}${randomBytes(6).toString('hex')}.tmp`;
     this.#writing.add(temp);

@@ -29,7 +29,7 @@
  * @module
  */
 
-import { isValue, text } from '../bytes.js';
+import { checkValue, isValue, text } from '../bytes.js';
 import { AutoContextError, describe, invalidArgument } from '../errors.js';
 import { checkSaved, checkSessionId, conflict, storedRevision } from '../session-store.js';
 import type { OffloadStore, SavedSession, SessionStore } from '../types.js';
@@ -157,7 +157,7 @@ export class IndexedDBStore implements OffloadStore {
   /** Stores `value` under `key` (a string or its UTF-8 bytes); resolves once the write has committed. */
   async put(key: string, value: string | Uint8Array): Promise<void> {
     checkKey(key);
-    if (!isValue(value)) throw invalidArgument('value', `a store value must be a string or a Uint8Array, got ${describe(value)}`);
+    checkValue(value);
     await this.#run('readwrite', 'write', (store) => store.put(value, key));
   }
 
