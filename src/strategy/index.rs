@@ -78,11 +78,15 @@ const fn is_run_byte(b: u8) -> bool {
 }
 
 /// What a byte of a run is, for the scan's one lookup per ASCII byte: not part of a run (0), a
-/// lowercase or uppercase letter, a colon, or any other byte of a run (a digit, punctuation).
+/// lowercase or uppercase letter, a colon, a digit, a path separator or other punctuation of a
+/// run; [`WIDE`] is a letter or digit of another script.
 const LOWER: u8 = 1;
 const UPPER: u8 = 2;
 const COLON: u8 = 4;
-const OTHER: u8 = 8;
+const DIGIT: u8 = 8;
+const PUNCT: u8 = 16;
+const WIDE: u8 = 32;
+const SEP: u8 = 64;
 const CLASS: [u8; 128] = {
     let mut table = [0; 128];
     let mut b = 0;
@@ -94,8 +98,12 @@ const CLASS: [u8; 128] = {
             UPPER
         } else if c == b':' {
             COLON
+        } else if c.is_ascii_digit() {
+            DIGIT
+        } else if c == b'/' || c == b'\\' {
+            SEP
         } else if is_run_byte(c) {
-            OTHER
+            PUNCT
         } else {
             0
         };
@@ -111,46 +119,68 @@ fn plainly_not_alphanumeric(c: char) -> bool {
     matches!(c as u32, 0x2000..=0x206F | 0x2190..=0x23FF | 0x2500..=0x25FF | 0x1F300..=0x1FAFF)
 }
 
-/// The character at byte `i` of `text`: its length in bytes and its class (0 when it ends a
-/// run; letters and digits of any script continue one, as [`OTHER`] when not ASCII).
-#[inline(always)]
-fn step(text: &str, i: usize) -> (usize, u8) {
-    let b = text.as_bytes()[i];
-    if b < 0x80 {
-        return (1, CLASS[b as usize]);
-    }
+/// The character at byte `i` of `text`, which is not ASCII: its length in bytes and its class
+/// (0 when it ends a run; letters and digits of any script continue one, as [`WIDE`]).
+#[cold]
+fn wide(text: &str, i: usize) -> (usize, u8) {
     match text[i..].chars().next() {
-        Some(c) => (c.len_utf8(), if !plainly_not_alphanumeric(c) && c.is_alphanumeric() { OTHER } else { 0 }),
+        Some(c) => (c.len_utf8(), if !plainly_not_alphanumeric(c) && c.is_alphanumeric() { WIDE } else { 0 }),
         None => (1, 0),
     }
 }
 
 /// Calls `f` with every identifier of `text`, in order, as often as it occurs.
+///
+/// Most runs are words of prose or code; the kinds that need only the classes the walk saw
+/// (a word of one case, a number, letters of both cases) are settled here, the rest by
+/// [`classify`].
 pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
     let b = text.as_bytes();
     let n = b.len();
     let mut i = 0;
     while i < n {
-        let (len, class) = step(text, i);
-        if class == 0 {
-            i += len; // a separator
-            continue;
-        }
         let start = i;
-        let mut seen = class;
+        let (len, class) = if b[i] < 0x80 { (1, CLASS[b[i] as usize]) } else { wide(text, i) };
         i += len;
+        if class == 0 {
+            continue; // a separator
+        }
+        let mut seen = class;
         while i < n {
-            let (len, class) = step(text, i);
-            if class == 0 {
-                break;
+            let c = b[i];
+            if c < 0x80 {
+                let class = CLASS[c as usize];
+                if class == 0 {
+                    break;
+                }
+                seen |= class;
+                i += 1;
+            } else {
+                let (len, class) = wide(text, i);
+                if class == 0 {
+                    break;
+                }
+                seen |= class;
+                i += len;
             }
-            seen |= class;
-            i += len;
         }
         let run = &text[start..i];
         // A word of letters of one case is no kind of identifier; one shorter than the
         // shortest is none either (a URL's scheme included).
         if seen == LOWER || seen == UPPER || run.len() < MIN_LEN {
+            continue;
+        }
+        if seen == LOWER | UPPER {
+            // Letters alone: a name only when its case says so (`getUserName`, `HttpServer`).
+            if run.len() <= MAX_LEN && cased_name(run.as_bytes()) {
+                f(run, Kind::Symbol);
+            }
+            continue;
+        }
+        if seen == DIGIT {
+            if run.len() <= MAX_LEN {
+                f(run, Kind::Number);
+            }
             continue;
         }
         if b[start] == b'h' && (run.starts_with("http://") || run.starts_with("https://")) {
@@ -165,16 +195,30 @@ pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
             i = i.max(start + len);
             continue;
         }
+        let path = seen & SEP != 0;
         if seen & COLON == 0 {
-            classify(run, &mut f);
+            classify(run, path, &mut f);
         } else {
-            classify_run(run, &mut f);
+            classify_run(run, path, &mut f);
         }
     }
 }
 
+/// Whether a word's case makes it a name: a lowercase letter followed by an uppercase one
+/// (`getUser`), or two uppercase letters each followed by a lowercase one (`HttpServer`).
+fn cased_name(w: &[u8]) -> bool {
+    let mut humps = 0;
+    for p in w.windows(2) {
+        if p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase() {
+            return true;
+        }
+        humps += usize::from(p[0].is_ascii_uppercase() && p[1].is_ascii_lowercase());
+    }
+    humps >= 2
+}
+
 /// Splits a run at single colons (`file.py:120`, `error:` …; `a::b` stays) and classifies the pieces.
-fn classify_run<'t>(run: &'t str, f: &mut impl FnMut(&'t str, Kind)) {
+fn classify_run<'t>(run: &'t str, path: bool, f: &mut impl FnMut(&'t str, Kind)) {
     let b = run.as_bytes();
     let mut piece_start = 0;
     let mut k = 0;
@@ -183,31 +227,52 @@ fn classify_run<'t>(run: &'t str, f: &mut impl FnMut(&'t str, Kind)) {
         // A drive letter (`C:\`) is not a split.
         let drive = single_colon && k == piece_start + 1 && k + 1 < b.len() && b[k + 1] == b'\\';
         if k == b.len() || (single_colon && !drive) {
-            classify(&run[piece_start..k], f);
+            classify(&run[piece_start..k], path, f);
             piece_start = k + 1;
         }
         k += 1;
     }
 }
 
-fn classify<'t>(piece: &'t str, f: &mut impl FnMut(&'t str, Kind)) {
+/// The bytes a piece's ends lose: punctuation that closes a sentence or opens a mention.
+const fn trailing(c: u8) -> bool {
+    matches!(c, b'.' | b'-' | b':' | b'/' | b'\\' | b'@' | b'#' | b'~')
+}
+
+/// Classifies one piece of a run; `path` says whether the run has a separator (`/` or `\\`).
+fn classify<'t>(piece: &'t str, path: bool, f: &mut impl FnMut(&'t str, Kind)) {
     if piece.len() < MIN_LEN {
         return; // trimming only shortens it
     }
-    let core = piece.trim_end_matches(['.', '-', ':', '/', '\\', '@', '#', '~']);
+    // Every byte trimmed is ASCII, so each cut is at a character's boundary.
+    let b = piece.as_bytes();
+    let mut end = b.len();
+    while end > 0 && trailing(b[end - 1]) {
+        end -= 1;
+    }
+    let core = &b[..end];
     // A flag keeps its dashes, a path its leading separator or dots (`/usr`, `./src`, `~/x`).
-    let flag = core.starts_with("--") && core.len() > 2 && core.as_bytes()[2].is_ascii_alphabetic();
-    let w = if flag || core.bytes().any(|c| c == b'/' || c == b'\\') {
-        core.trim_start_matches(['@', '#', ':'])
+    let flag = core.len() > 2 && core.starts_with(b"--") && core[2].is_ascii_alphabetic();
+    let mut start = 0;
+    if flag || path && core.iter().any(|&c| c == b'/' || c == b'\\') {
+        while start < end && matches!(b[start], b'@' | b'#' | b':') {
+            start += 1;
+        }
     } else {
-        core.trim_start_matches(['.', '-', ':', '@', '#', '~'])
-    };
+        while start < end && trailing(b[start]) && b[start] != b'/' && b[start] != b'\\' {
+            start += 1;
+        }
+    }
+    let w = &piece[start..end];
     if w.len() < MIN_LEN || w.len() > MAX_LEN {
         return;
     }
     let Some(kind) = kind_of(w, flag) else { return };
-    // Every own word is 11 characters or more, with a `_` or a `-`.
-    if w.len() >= 11 && w.contains(['_', '-']) && OWN_WORDS.iter().any(|o| holds(w.as_bytes(), o.as_bytes())) || contains_uuid(w) {
+    // Every own word is 11 characters or more, with a `_` or a `-`; a uuid has four `-`.
+    let dash = w.as_bytes().contains(&b'-');
+    if w.len() >= 11 && (dash || w.as_bytes().contains(&b'_')) && OWN_WORDS.iter().any(|o| holds(w.as_bytes(), o.as_bytes()))
+        || dash && contains_uuid(w)
+    {
         return;
     }
     f(w, kind);
@@ -221,51 +286,67 @@ fn holds(w: &[u8], o: &[u8]) -> bool {
 }
 
 fn contains_uuid(w: &str) -> bool {
-    w.len() >= 36 && (0..=w.len() - 36).any(|i| w.is_char_boundary(i) && is_uuid(&w[i..i + 36]))
+    let b = w.as_bytes();
+    // A hyphenated uuid has its four `-` at these offsets: only there is it worth parsing.
+    w.len() >= 36
+        && (0..=w.len() - 36).any(|i| {
+            b[i + 8] == b'-'
+                && b[i + 13] == b'-'
+                && b[i + 18] == b'-'
+                && b[i + 23] == b'-'
+                && w.is_char_boundary(i)
+                && is_uuid(&w[i..i + 36])
+        })
 }
+
+/// What a word holds, one table lookup per byte: [`kind_of`] asks only which of these occur
+/// (and, last, where the case changes).
+const HEX_LOWER: u16 = 1 << 0; // a-f
+const LOWER_REST: u16 = 1 << 1; // g-z
+const W_UPPER: u16 = 1 << 2;
+const W_DIGIT: u16 = 1 << 3;
+const W_SLASH: u16 = 1 << 4; // either separator
+const W_DOT: u16 = 1 << 5;
+const W_UNDERSCORE: u16 = 1 << 6;
+const W_DASH: u16 = 1 << 7;
+const W_OTHER: u16 = 1 << 8; // any other byte, non-ASCII included
+const W_LOWER: u16 = HEX_LOWER | LOWER_REST;
+const W_LETTER: u16 = W_LOWER | W_UPPER;
+const HOLDS: [u16; 256] = {
+    let mut table = [W_OTHER; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = match c {
+            b'a'..=b'f' => HEX_LOWER,
+            b'g'..=b'z' => LOWER_REST,
+            b'A'..=b'Z' => W_UPPER,
+            b'0'..=b'9' => W_DIGIT,
+            b'/' | b'\\' => W_SLASH,
+            b'.' => W_DOT,
+            b'_' => W_UNDERSCORE,
+            b'-' => W_DASH,
+            _ => W_OTHER,
+        };
+        b += 1;
+    }
+    table
+};
 
 fn kind_of(w: &str, flag: bool) -> Option<Kind> {
     if flag {
         return Some(Kind::Flag);
     }
     let b = w.as_bytes();
-    // One look at each byte for everything the rules below ask.
-    let (mut letters, mut digits, mut lower, mut upper, mut camel, mut humps) = (0, 0, false, false, false, 0);
-    let (mut slash, mut dot, mut underscore, mut dash, mut hex) = (false, false, false, false, true);
-    let mut prev = 0u8;
-    for &c in b {
-        match c {
-            b'a'..=b'z' => {
-                letters += 1;
-                lower = true;
-                hex &= c <= b'f';
-                humps += usize::from(prev.is_ascii_uppercase());
-            }
-            b'A'..=b'Z' => {
-                letters += 1;
-                upper = true;
-                hex = false;
-                camel |= prev.is_ascii_lowercase();
-            }
-            b'0'..=b'9' => digits += 1,
-            b'/' | b'\\' => slash = true,
-            b'.' => dot = true,
-            b'_' => underscore = true,
-            b'-' => dash = true,
-            _ => {}
-        }
-        if !matches!(c, b'a'..=b'f' | b'0'..=b'9') {
-            hex = false;
-        }
-        prev = c;
-    }
+    let holds = b.iter().fold(0, |h, &c| h | HOLDS[c as usize]);
+    let (slash, dot, letters, digits) = (holds & W_SLASH != 0, holds & W_DOT != 0, holds & W_LETTER != 0, holds & W_DIGIT != 0);
     if slash {
         // At least one segment with a letter: not a date (`2024/01/02`) or a fraction.
         // (A letter is in some segment: separators are not letters.)
-        return (letters > 0 && !w.starts_with("//")).then_some(Kind::Path);
+        return (letters && !w.starts_with("//")).then_some(Kind::Path);
     }
     if dot {
-        if letters == 0 {
+        if !letters {
             return None; // version numbers
         }
         // One walk over the segments: none empty (`a..b`), each a word, each named (a letter, or
@@ -286,23 +367,22 @@ fn kind_of(w: &str, flag: bool) -> Option<Kind> {
         }
         return (count >= 2 && named).then_some(Kind::Symbol);
     }
-    if letters == 0 {
-        return (digits >= 4 && digits == b.len()).then_some(Kind::Number);
+    if !letters {
+        return (holds == W_DIGIT).then_some(Kind::Number);
     }
-    if digits > 0 && b.len() >= 7 && hex {
+    if digits && b.len() >= 7 && holds & !(HEX_LOWER | W_DIGIT) == 0 {
         return Some(Kind::Hash);
     }
-    if underscore {
-        return Some(if !lower { Kind::Code } else { Kind::Symbol });
+    if holds & W_UNDERSCORE != 0 {
+        return Some(if holds & W_LOWER == 0 { Kind::Code } else { Kind::Symbol });
     }
-    if dash {
-        let parts = w.split('-').count();
-        return (digits > 0 || parts >= 3).then_some(Kind::Flag);
+    if holds & W_DASH != 0 {
+        return (digits || b.iter().filter(|&&c| c == b'-').count() >= 2).then_some(Kind::Flag);
     }
-    if camel || humps >= 2 {
+    if cased_name(b) {
         return Some(Kind::Symbol);
     }
-    if digits > 0 && upper && !lower {
+    if digits && holds & W_LOWER == 0 {
         return Some(Kind::Code);
     }
     None
@@ -620,6 +700,24 @@ mod tests {
         ];
         assert_eq!(found, want.iter().map(|(w, k)| (w.to_string(), *k)).collect::<Vec<_>>());
         assert!(words("The quick brown fox jumps over the lazy dog, e.g. twice; i.e. well-known. Python 3.11 in 2 ms.").is_empty());
+    }
+
+    #[test]
+    fn words_of_letters_or_digits_alone_are_kinds_by_case_and_length() {
+        // Settled in the walk, without `classify`; the same answers as through it (`kind_of`).
+        let text = "Hello HttpServer getUser HTTPServer ABCD abcd 1234 123 x1234567 HttpServer.";
+        assert_eq!(
+            ids(text),
+            [
+                ("HttpServer".to_string(), Kind::Symbol),
+                ("getUser".to_string(), Kind::Symbol),
+                ("1234".to_string(), Kind::Number),
+                ("HttpServer".to_string(), Kind::Symbol),
+            ]
+        );
+        for w in ["Hello", "HttpServer", "getUser", "HTTPServer", "1234", "x1234567"] {
+            assert_eq!(ids(w).first().map(|x| x.1), kind_of(w, false), "{w}");
+        }
     }
 
     #[test]
