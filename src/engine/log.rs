@@ -38,6 +38,23 @@ pub(crate) const FLUSH_TOKENS: u64 = 32_768;
 /// several chunks).
 const CHUNK_MESSAGES: usize = 256;
 
+/// A chunk's text: `{"autocontextLog":1,"first":…,"prev":…,"writer":…,"messages":[…]}`, written
+/// from the messages in place (no copy of them into a JSON tree first).
+fn chunk_text<'v>(first: u64, prev: Option<&str>, writer: &str, messages: impl IntoIterator<Item = &'v Value>) -> String {
+    use crate::json::{write_array, write_str};
+    let mut out = format!(r#"{{"autocontextLog":1,"first":{first},"prev":"#);
+    match prev {
+        Some(p) => write_str(&mut out, p),
+        None => out.push_str("null"),
+    }
+    out.push_str(r#","writer":"#);
+    write_str(&mut out, writer);
+    out.push_str(r#","messages":"#);
+    write_array(&mut out, messages);
+    out.push('}');
+    out
+}
+
 /// Which chain of chunks a [`Log`] is: the messages added, or the offload records retired from
 /// the state's offload index (see [`super::state`]).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -170,11 +187,7 @@ impl Log {
         let mut first = self.len - self.tail.len() as u64;
         let mut prev = self.head.clone();
         for part in self.tail[..n].chunks(CHUNK_MESSAGES) {
-            let messages: Vec<&Value> = part.iter().map(|(v, _)| &**v).collect();
-            let text = serde_json::to_string(
-                &json!({"autocontextLog": 1, "first": first, "prev": prev, "writer": &*self.writer, "messages": messages}),
-            )
-            .expect("JSON values always serialize");
+            let text = chunk_text(first, prev.as_deref(), &self.writer, part.iter().map(|(v, _)| &**v));
             let key = format!("{session_id}/{}-{first}-{}", self.chain.name(), crate::engine::offload::digest(&text));
             let tokens = part.iter().map(|(_, t)| t).sum();
             out.push(Write { key: key.clone(), text, count: part.len(), tokens });
@@ -386,4 +399,19 @@ pub(crate) async fn walk<O: OffloadStore>(
         at = prev;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_reads_as_the_object_it_names() {
+        let messages = [json!({"role": "user", "content": "a \"quoted\"\nline"}), json!({"role": "assistant", "content": null})];
+        for prev in [None, Some("s/log-0-0123456789abcdef")] {
+            let text = chunk_text(7, prev, "w1", &messages);
+            let want = json!({"autocontextLog": 1, "first": 7, "prev": prev, "writer": "w1", "messages": messages});
+            assert_eq!(text, want.to_string());
+        }
+    }
 }

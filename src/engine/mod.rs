@@ -228,6 +228,11 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         self.state.borrow().working.iter().map(|e| e.msg.wire.clone()).collect()
     }
 
+    /// The working list as the text of a JSON array, written from the messages in place.
+    pub fn messages_text(&self) -> String {
+        crate::json::array_to_string(self.state.borrow().working.iter().map(|e| &e.msg.wire))
+    }
+
     /// The working list's version: it changes whenever the list does (an add, a pass that
     /// rewrote something), never otherwise.
     pub fn list_version(&self) -> u64 {

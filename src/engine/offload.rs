@@ -56,19 +56,21 @@ pub(crate) struct Expansion {
 /// for: written straight from the messages (no copy of them into a new JSON tree), in the field
 /// order readers see; without expansions the text is what versions before them wrote.
 pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[&Value], expand: &[Expansion]) -> String {
-    #[derive(serde::Serialize)]
-    struct Payload<'a> {
-        autocontext: u8,
-        #[serde(rename = "sessionId")]
-        session_id: &'a str,
-        uuid: &'a str,
-        format: &'a str,
-        messages: &'a [&'a Value],
-        #[serde(skip_serializing_if = "<[Expansion]>::is_empty")]
-        expand: &'a [Expansion],
+    use crate::json::{write_array, write_str};
+    let mut out = String::from(r#"{"autocontext":1,"sessionId":"#);
+    write_str(&mut out, session_id);
+    out.push_str(r#","uuid":"#);
+    write_str(&mut out, uuid);
+    out.push_str(r#","format":"#);
+    write_str(&mut out, format.name());
+    out.push_str(r#","messages":"#);
+    write_array(&mut out, messages.iter().copied());
+    if !expand.is_empty() {
+        out.push_str(r#","expand":"#);
+        out.push_str(&serde_json::to_string(expand).expect("expansions always serialize"));
     }
-    let body = Payload { autocontext: 1, session_id, uuid, format: format.name(), messages, expand };
-    serde_json::to_string(&body).expect("JSON values and strings always serialize")
+    out.push('}');
+    out
 }
 
 /// A digest of a stored payload: XXH64 (seed 0) of its UTF-8 bytes, 16 lowercase hex digits.

@@ -91,7 +91,7 @@ impl WasmMemory {
 
     /// The working list (JSON text of an array), ready to send.
     pub fn messages(&self) -> String {
-        Value::Array(self.inner.messages()).to_string()
+        self.inner.messages_text()
     }
 
     /// The working list's version: it changes whenever the list does, never otherwise.
@@ -107,7 +107,7 @@ impl WasmMemory {
     pub fn messages_since(&self, version: f64) -> String {
         let known = (version >= 0.0 && version.is_finite()).then_some(version as u64);
         let (now, from, tail) = self.inner.messages_since(known);
-        format!(r#"{{"version":{now},"from":{from},"messages":{}}}"#, Value::Array(tail))
+        format!(r#"{{"version":{now},"from":{from},"messages":{}}}"#, crate::json::array_to_string(&tail))
     }
 
     /// The log of everything added: JSON text of `{ head, tail }`, the key of the newest chunk
@@ -197,7 +197,7 @@ impl WasmMemory {
     /// The whole memory as versioned JSON text.
     #[wasm_bindgen(js_name = toJson)]
     pub fn to_json(&self) -> String {
-        self.inner.to_json().to_string()
+        crate::json::to_string(&self.inner.to_json())
     }
 
     /// Sets the agent's plan (JSON text of `{goal, subtasks?, expectedOutcome?}`), or clears it
@@ -237,7 +237,7 @@ impl WasmMemory {
         let inner = self.inner.clone();
         future_to_promise(async move {
             let messages = inner.reload(&uuid).await.map_err(to_js)?;
-            Ok(JsValue::from_str(&Value::Array(messages).to_string()))
+            Ok(JsValue::from_str(&crate::json::array_to_string(&messages)))
         })
     }
 

@@ -50,7 +50,7 @@ pub fn reload_offload(store: JsStore, session_id: String, uuid: String, options_
     future_to_promise(async move {
         let o = options?;
         let messages = crate::engine::reload::reload(&store, &session_id, &uuid, o.format, o.offloads.as_deref()).await.map_err(to_js)?;
-        Ok(JsValue::from_str(&Value::Array(messages).to_string()))
+        Ok(JsValue::from_str(&crate::json::array_to_string(&messages)))
     })
 }
 

@@ -1,0 +1,162 @@
+//! JSON text written from [`Value`]s, eight bytes of a string at a time.
+//!
+//! Most of what the engine writes is the text of strings: the originals an offload keeps (a
+//! pass writes every byte it replaces) and the working list it hands back before each request.
+//! serde_json looks up each byte of a string in its escape table; here a string is read a word
+//! at a time, and a word without a quote, a backslash or a control character (nearly all of
+//! them) is copied whole, which makes writing a payload several times faster, natively and
+//! in WebAssembly alike. The text is byte for byte what `serde_json::to_string` writes (a test
+//! compares them), so payloads and their digests read as before.
+
+use serde_json::Value;
+
+/// `v` as JSON text (the binding's state; natively, `AutoContextMemory::to_json` gives the value).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn to_string(v: &Value) -> String {
+    let mut out = String::new();
+    write(&mut out, v);
+    out
+}
+
+/// The values of `items` as the text of one JSON array.
+pub(crate) fn array_to_string<'v>(items: impl IntoIterator<Item = &'v Value>) -> String {
+    let mut out = String::new();
+    write_array(&mut out, items);
+    out
+}
+
+/// The values of `items` as one JSON array, appended to `out`.
+pub(crate) fn write_array<'v>(out: &mut String, items: impl IntoIterator<Item = &'v Value>) {
+    out.push('[');
+    for (i, v) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write(out, v);
+    }
+    out.push(']');
+}
+
+/// `v` as JSON text, appended to `out`.
+pub(crate) fn write(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) => out.push_str(&serde_json::to_string(n).expect("a number always serializes")),
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => write_array(out, items),
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_str(out, k);
+                out.push(':');
+                write(out, v);
+            }
+            out.push('}');
+        }
+    }
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of the lowest byte of `w` (little-endian) that JSON must escape is set, and no
+/// bit below it: a byte below 0x20, `"` or `\`. (Bits above the first such byte may be set or
+/// not; only the lowest is read.)
+#[inline(always)]
+fn escapes(w: u64) -> u64 {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    control | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64))
+}
+
+/// `s` as a JSON string, with serde_json's escapes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`
+/// and `\u00XX` for the other control characters; everything else as it is.
+pub(crate) fn write_str(out: &mut String, s: &str) {
+    let b = s.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push('"');
+    let mut start = 0; // the first byte not yet copied
+    let mut i = 0;
+    while i < b.len() {
+        if i + 8 <= b.len() {
+            let mut word = [0; 8];
+            word.copy_from_slice(&b[i..i + 8]);
+            let found = escapes(u64::from_le_bytes(word));
+            if found == 0 {
+                i += 8;
+                continue;
+            }
+            i += (found.trailing_zeros() / 8) as usize;
+        } else if !matches!(b[i], 0..=0x1f | b'"' | b'\\') {
+            i += 1;
+            continue;
+        }
+        // An escaped byte is ASCII, so `start` and `i` are character boundaries.
+        out.push_str(&s[start..i]);
+        escape(out, b[i]);
+        i += 1;
+        start = i;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+#[cold]
+fn escape(out: &mut String, c: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match c {
+        b'"' => out.push_str("\\\""),
+        b'\\' => out.push_str("\\\\"),
+        b'\n' => out.push_str("\\n"),
+        b'\r' => out.push_str("\\r"),
+        b'\t' => out.push_str("\\t"),
+        0x08 => out.push_str("\\b"),
+        0x0c => out.push_str("\\f"),
+        _ => {
+            out.push_str("\\u00");
+            out.push(HEX[(c >> 4) as usize] as char);
+            out.push(HEX[(c & 15) as usize] as char);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_string_is_written_as_serde_json_writes_it() {
+        // Each escaped byte at each offset of a word, between plain ASCII and multi-byte text.
+        let specials: Vec<char> = (0u8..0x20).map(char::from).chain(['"', '\\', '\u{7f}', 'é', '€', '😀', '/', 'a']).collect();
+        for &c in &specials {
+            for before in 0..17 {
+                for after in [0, 1, 7, 8, 9] {
+                    let s = format!("{}{c}{}", "x".repeat(before), "é".repeat(after));
+                    let v = Value::String(s);
+                    assert_eq!(to_string(&v), serde_json::to_string(&v).unwrap(), "{v:?}");
+                }
+            }
+        }
+        let all: String = (0..0x300u32).filter_map(char::from_u32).collect();
+        let v = Value::String(all.repeat(3));
+        assert_eq!(to_string(&v), serde_json::to_string(&v).unwrap());
+    }
+
+    #[test]
+    fn values_of_every_kind_are_written_as_serde_json_writes_them() {
+        let v = json!({
+            "role": "tool", "content": [{"type": "text", "text": "a\n\"b\"\\c\u{1}"}], "n": [0, -1, 1.5, 1e300, 2.5e-8,
+            u64::MAX, i64::MIN], "ok": [true, false, null], "empty": {}, "list": [], "k\"ey\n": "v"
+        });
+        assert_eq!(to_string(&v), serde_json::to_string(&v).unwrap());
+        let items = [json!(1), json!("x"), json!({"a": [1, {"b": null}]})];
+        assert_eq!(array_to_string(&items), serde_json::to_string(&items).unwrap());
+        assert_eq!(array_to_string(&[]), "[]");
+    }
+}
