@@ -87,8 +87,10 @@ const DIGIT: u8 = 8;
 const PUNCT: u8 = 16;
 const WIDE: u8 = 32;
 const SEP: u8 = 64;
-const CLASS: [u8; 128] = {
-    let mut table = [0; 128];
+/// A byte that is not ASCII: its character decides (see [`wide`]).
+const LEAD: u8 = 128;
+const CLASS: [u8; 256] = {
+    let mut table = [LEAD; 256];
     let mut b = 0;
     while b < 128 {
         let c = b as u8;
@@ -140,29 +142,29 @@ pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
     let mut i = 0;
     while i < n {
         let start = i;
-        let (len, class) = if b[i] < 0x80 { (1, CLASS[b[i] as usize]) } else { wide(text, i) };
+        let (len, class) = match CLASS[b[i] as usize] {
+            LEAD => wide(text, i),
+            class => (1, class),
+        };
         i += len;
         if class == 0 {
             continue; // a separator
         }
         let mut seen = class;
         while i < n {
-            let c = b[i];
-            if c < 0x80 {
-                let class = CLASS[c as usize];
-                if class == 0 {
-                    break;
-                }
+            let class = CLASS[b[i] as usize];
+            // One test for the common case: an ASCII byte of a run.
+            if class.wrapping_sub(1) < LEAD - 1 {
                 seen |= class;
                 i += 1;
-            } else {
-                let (len, class) = wide(text, i);
-                if class == 0 {
-                    break;
-                }
-                seen |= class;
-                i += len;
+                continue;
             }
+            let (len, class) = if class == LEAD { wide(text, i) } else { (1, 0) };
+            if class == 0 {
+                break;
+            }
+            seen |= class;
+            i += len;
         }
         let run = &text[start..i];
         // A word of letters of one case is no kind of identifier; one shorter than the
@@ -267,15 +269,18 @@ fn classify<'t>(piece: &'t str, path: bool, f: &mut impl FnMut(&'t str, Kind)) {
     if w.len() < MIN_LEN || w.len() > MAX_LEN {
         return;
     }
-    let Some(kind) = kind_of(w, flag) else { return };
+    if let Some(kind) = kind_of(w, flag) {
+        f(w, kind);
+    }
+}
+
+/// Whether `w` is or holds one of the engine's own words or a uuid: never an index entry (the
+/// line asks this of the words it takes, not the scan of every word).
+fn unlisted(w: &str) -> bool {
     // Every own word is 11 characters or more, with a `_` or a `-`; a uuid has four `-`.
     let dash = w.as_bytes().contains(&b'-');
-    if w.len() >= 11 && (dash || w.as_bytes().contains(&b'_')) && OWN_WORDS.iter().any(|o| holds(w.as_bytes(), o.as_bytes()))
+    w.len() >= 11 && (dash || w.as_bytes().contains(&b'_')) && OWN_WORDS.iter().any(|o| holds(w.as_bytes(), o.as_bytes()))
         || dash && contains_uuid(w)
-    {
-        return;
-    }
-    f(w, kind);
 }
 
 /// Whether `w` holds `o`, by a plain walk: `str::contains` builds a two-way searcher per call,
@@ -559,8 +564,8 @@ fn line(span: &[Entry], visible: &Visible, shown: &Visible, budget: usize) -> Op
             }
             continue;
         }
-        // After the fit: most of a long ranking no longer fits, and this is the costly test.
-        if chosen.iter().any(|c| holds(c.as_bytes(), w.as_bytes())) {
+        // After the fit: most of a long ranking no longer fits, and these are the costly tests.
+        if unlisted(w) || chosen.iter().any(|c| holds(c.as_bytes(), w.as_bytes())) {
             continue;
         }
         used += cost;
@@ -725,9 +730,12 @@ mod tests {
         assert_eq!(words("tests/test_x.py:120: AssertionError"), ["tests/test_x.py", "AssertionError"]);
         assert_eq!(words("std::collections::HashMap"), ["std::collections::HashMap"]);
         assert_eq!(words(r"C:\temp\build.log"), [r"C:\temp\build.log"]);
+        // Found by the scan (they can be in view), never listed.
         let uuid = "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
-        assert!(words(&format!("{} and id {uuid} and s/{uuid}", offload_marker(uuid))).is_empty());
-        assert!(words("call context_reload with working_context_offload_uuid").is_empty());
+        let own = format!("{} and id {uuid} and s/{uuid}; call context_reload with working_context_offload_uuid", offload_marker(uuid));
+        assert!(!words(&own).is_empty() && words(&own).iter().all(|w| unlisted(w)), "{:?}", words(&own));
+        let span = [entry(serde_json::json!({"role": "user", "content": format!("{own}; fix parse_args")}))];
+        assert_eq!(line(&span, &Visible::default(), &Visible::default(), 1000).unwrap(), format!("{OPENING}parse_args]"));
         // Non-ASCII text around an identifier.
         assert_eq!(words("voir «parse_args» — fichier café/main.rs"), ["parse_args", "café/main.rs"]);
     }
