@@ -213,16 +213,37 @@ pub fn chars_over(s: &str, n: usize) -> bool {
 
 /// The first `n` characters of `s` (never splits a character).
 pub fn head_chars(s: &str, n: usize) -> &str {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => &s[..i],
-        None => s,
+    let b = s.as_bytes();
+    if b.len() <= n {
+        return s; // at most one character per byte
     }
+    if b[..n].is_ascii() {
+        return &s[..n]; // n ASCII bytes are n characters (most tool output)
+    }
+    // The byte where character `n` starts: the `n`-th byte that is not a continuation byte.
+    let mut seen = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if (c as i8) >= -0x40 {
+            if seen == n {
+                return &s[..i];
+            }
+            seen += 1;
+        }
+    }
+    s
 }
 
 /// The last `n` characters of `s` (never splits a character).
 pub fn tail_chars(s: &str, n: usize) -> &str {
     if n == 0 {
         return "";
+    }
+    let b = s.as_bytes();
+    if b.len() <= n {
+        return s;
+    }
+    if b[b.len() - n..].is_ascii() {
+        return &s[b.len() - n..];
     }
     match s.char_indices().rev().nth(n - 1) {
         Some((i, _)) => &s[i..],
@@ -416,6 +437,19 @@ pub(crate) fn is_uuid(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heads_and_tails_are_whole_characters_counted_as_characters() {
+        let texts = ["", "abc", "héllo wörld", "日本語のテキスト", "a😀b😀c", "plain ascii then é at the end", "é then plain ascii"];
+        for s in texts {
+            for n in 0..s.len() + 2 {
+                let head: String = s.chars().take(n).collect();
+                let tail: String = s.chars().skip(s.chars().count().saturating_sub(n)).collect();
+                assert_eq!(head_chars(s, n), head, "{s:?} {n}");
+                assert_eq!(tail_chars(s, n), tail, "{s:?} {n}");
+            }
+        }
+    }
 
     #[test]
     fn content_cannot_forge_transcript_tags() {

@@ -79,17 +79,29 @@ pub(crate) fn worth_cutting(content: &str, limit: usize) -> bool {
     if !chars_over(content, limit) {
         return false;
     }
-    let cut = shorten(content, limit, "00000000-0000-4000-8000-000000000000").chars().count();
-    content.chars().count() >= cut + MIN_CUT_CHARS
+    // What `shorten` keeps, counted without writing it: the head's and tail's characters (the
+    // content is longer than both) and the notice's.
+    let total = content.chars().count();
+    let (head, tail) = (limit * 6 / 10, limit * 3 / 10);
+    let cut = head + tail + notice(total - head - tail, total, "00000000-0000-4000-8000-000000000000").chars().count();
+    total >= cut + MIN_CUT_CHARS
 }
 
+/// `content` cut to its first and last characters (six and three tenths of `limit`) around a
+/// notice of what was omitted and the marker of the offload `uuid`; `content` has more than
+/// `limit` characters.
 pub(super) fn shorten(content: &str, limit: usize, uuid: &str) -> String {
     let total = content.chars().count();
-    let head = head_chars(content, limit * 6 / 10);
-    let tail = tail_chars(content, limit * 3 / 10);
-    let omitted = total - head.chars().count() - tail.chars().count();
+    let (head, tail) = (head_chars(content, limit * 6 / 10), tail_chars(content, limit * 3 / 10));
+    // Each has as many characters as asked: the content has more than both together.
+    let omitted = total.saturating_sub(limit * 6 / 10 + limit * 3 / 10);
+    [head, &notice(omitted, total, uuid), tail].concat()
+}
+
+/// The lines `shorten` puts between the head and the tail.
+fn notice(omitted: usize, total: usize, uuid: &str) -> String {
     format!(
-        "{head}\n[... {omitted} of {total} characters omitted; call context_reload with the uuid below for the full output ...]\n{}\n{tail}",
+        "\n[... {omitted} of {total} characters omitted; call context_reload with the uuid below for the full output ...]\n{}\n",
         offload_marker(uuid)
     )
 }
