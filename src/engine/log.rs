@@ -40,9 +40,10 @@ const CHUNK_MESSAGES: usize = 256;
 
 /// A chunk's text: `{"autocontextLog":1,"first":…,"prev":…,"writer":…,"messages":[…]}`, written
 /// from the messages in place (no copy of them into a JSON tree first).
-fn chunk_text<'v>(first: u64, prev: Option<&str>, writer: &str, messages: impl IntoIterator<Item = &'v Value>) -> String {
+fn chunk_text<'v>(first: u64, prev: Option<&str>, writer: &str, messages: impl IntoIterator<Item = &'v Value>, size: usize) -> String {
     use crate::json::{write_array, write_str};
-    let mut out = format!(r#"{{"autocontextLog":1,"first":{first},"prev":"#);
+    let mut out = String::with_capacity(size + 256);
+    out.push_str(&format!(r#"{{"autocontextLog":1,"first":{first},"prev":"#));
     match prev {
         Some(p) => write_str(&mut out, p),
         None => out.push_str("null"),
@@ -187,7 +188,9 @@ impl Log {
         let mut first = self.len - self.tail.len() as u64;
         let mut prev = self.head.clone();
         for part in self.tail[..n].chunks(CHUNK_MESSAGES) {
-            let text = chunk_text(first, prev.as_deref(), &self.writer, part.iter().map(|(v, _)| &**v));
+            // About four bytes a token, and room for each message's fields.
+            let size = part.iter().map(|(_, t)| *t as usize * 9 / 2 + 128).sum();
+            let text = chunk_text(first, prev.as_deref(), &self.writer, part.iter().map(|(v, _)| &**v), size);
             let key = format!("{session_id}/{}-{first}-{}", self.chain.name(), crate::engine::offload::digest(&text));
             let tokens = part.iter().map(|(_, t)| t).sum();
             out.push(Write { key: key.clone(), text, count: part.len(), tokens });
@@ -409,7 +412,7 @@ mod tests {
     fn a_chunk_reads_as_the_object_it_names() {
         let messages = [json!({"role": "user", "content": "a \"quoted\"\nline"}), json!({"role": "assistant", "content": null})];
         for prev in [None, Some("s/log-0-0123456789abcdef")] {
-            let text = chunk_text(7, prev, "w1", &messages);
+            let text = chunk_text(7, prev, "w1", &messages, 0);
             let want = json!({"autocontextLog": 1, "first": 7, "prev": prev, "writer": "w1", "messages": messages});
             assert_eq!(text, want.to_string());
         }

@@ -55,9 +55,11 @@ pub(crate) struct Expansion {
 /// The text stored for an offload of `messages`, with the earlier offloads some of them stand
 /// for: written straight from the messages (no copy of them into a new JSON tree), in the field
 /// order readers see; without expansions the text is what versions before them wrote.
-pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[&Value], expand: &[Expansion]) -> String {
+/// `size` is about how long it will be (room is made for it at once).
+pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[&Value], expand: &[Expansion], size: usize) -> String {
     use crate::json::{write_array, write_str};
-    let mut out = String::from(r#"{"autocontext":1,"sessionId":"#);
+    let mut out = String::with_capacity(size + 256);
+    out.push_str(r#"{"autocontext":1,"sessionId":"#);
     write_str(&mut out, session_id);
     out.push_str(r#","uuid":"#);
     write_str(&mut out, uuid);
@@ -212,14 +214,14 @@ mod tests {
             "messages": [&m, &other],
         })
         .to_string();
-        assert_eq!(payload("s/é", "u", Format::Anthropic, &[&m, &other], &[]), want);
+        assert_eq!(payload("s/é", "u", Format::Anthropic, &[&m, &other], &[], 0), want);
     }
 
     #[test]
     fn only_the_payload_written_opens() {
         let m = json!({"role": "user", "content": "hi"});
         let uuid = "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
-        let raw = payload("s", uuid, Format::OpenAi, &[&m], &[]);
+        let raw = payload("s", uuid, Format::OpenAi, &[&m], &[], 0);
         let d = digest(&raw);
         let want = |digest| Expected { session_id: "s", uuid, format: Some(Format::OpenAi), message_count: 1, digest };
         assert_eq!(open(&raw, &want(Some(&d))).unwrap().messages, vec![m.clone()]);
@@ -230,7 +232,7 @@ mod tests {
         assert_eq!(open(&unknown, &Expected { digest: None, ..any_format }).unwrap_err().code(), ErrorCode::StoreFailed);
         let legacy = legacy_digest(&raw);
         assert_eq!(open(&raw, &want(Some(&legacy))).unwrap().messages, vec![m.clone()], "states with FNV-1a digests still reload");
-        let other = |s: &str, u: &str, f: Format, ms: &[&Value]| payload(s, u, f, ms, &[]);
+        let other = |s: &str, u: &str, f: Format, ms: &[&Value]| payload(s, u, f, ms, &[], 0);
         let cases = [
             raw.replace("hi", "ho"),
             raw[..raw.len() - 3].to_string(),
@@ -259,7 +261,7 @@ mod tests {
         let earlier = "1b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
         let x = |at: usize, u: &str| Expansion { at, uuid: u.into(), message_count: 3, digest: Some("0123456789abcdef".into()) };
         let want = Expected { session_id: "s", uuid, format: Some(Format::OpenAi), message_count: 2, digest: None };
-        let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &[x(0, earlier)]);
+        let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &[x(0, earlier)], 0);
         assert!(
             raw.ends_with(
                 r#""expand":[{"at":0,"uuid":"1b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a","messageCount":3,"digest":"0123456789abcdef"}]}"#
@@ -270,7 +272,7 @@ mod tests {
         assert_eq!((opened.messages, opened.expand), (vec![m.clone(), n.clone()], vec![x(0, earlier)]));
         // An expansion outside the list, out of order, of the offload itself or of no uuid.
         for bad in [vec![x(2, earlier)], vec![x(1, earlier), x(0, earlier)], vec![x(0, uuid)], vec![x(0, "../other")]] {
-            let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &bad);
+            let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &bad, 0);
             assert_eq!(open(&raw, &want).unwrap_err().code(), ErrorCode::StoreFailed, "{raw}");
         }
         let garbled = raw.replace(r#""at":0"#, r#""at":"first""#);

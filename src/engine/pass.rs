@@ -427,7 +427,9 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     let entries = &snapshot[range.clone()];
                     let messages: Vec<&Value> = entries.iter().map(|e| &e.msg.wire).collect();
                     let expand: Vec<Expansion> = entries.iter().enumerate().filter_map(|(k, e)| expansion(k, e)).collect();
-                    let body = crate::engine::offload::payload(&config.session_id, uuid, config.format, &messages, &expand);
+                    // The texts, and room for each message's fields and escapes.
+                    let size = entries.iter().map(|e| e.msg.payload_len() * 9 / 8 + 128).sum();
+                    let body = crate::engine::offload::payload(&config.session_id, uuid, config.format, &messages, &expand, size);
                     (uuid.to_string(), body, messages.len())
                 })
                 .collect()
