@@ -516,21 +516,16 @@ fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m 
         let m = &*e.msg;
         let by_user = m.role == Role::User && m.is_real_user();
         for o in e.ids.of(m) {
-            if visible.contains(&o.key) || shown.contains(&o.key) {
-                continue;
-            }
-            match at.get(&o.key) {
-                Some(&i) => {
-                    let s = &mut order[i].1;
-                    s.messages += 1;
-                    s.last = k;
-                    s.by_user |= by_user;
-                    s.in_call |= o.in_call;
-                }
-                None => {
-                    at.insert(o.key, order.len());
-                    order.push((o.text(m), Seen { kind: o.kind, first: k, last: k, messages: 1, by_user, in_call: o.in_call }));
-                }
+            // Seen before in the span (so not in view), or new to it.
+            if let Some(&i) = at.get(&o.key) {
+                let s = &mut order[i].1;
+                s.messages += 1;
+                s.last = k;
+                s.by_user |= by_user;
+                s.in_call |= o.in_call;
+            } else if !visible.contains(&o.key) && !shown.contains(&o.key) {
+                at.insert(o.key, order.len());
+                order.push((o.text(m), Seen { kind: o.kind, first: k, last: k, messages: 1, by_user, in_call: o.in_call }));
             }
         }
     }
