@@ -301,7 +301,7 @@ export function report(r) {
   );
   out.push('');
   out.push(
-    'The JavaScript is what a bundler ships with the module (the Worker entry, its wrapper and the wasm-bindgen glue, minified by esbuild). Each vocabulary is embedded as its 256 single bytes and, for every later token, the two lower-ranked tokens it concatenates (byte-pair encoding builds every token from two earlier ones), as byte planes of the two ranks; the first count decodes it into one buffer of token bytes and indexes that. The default and full builds are compiled at opt-level 2, the estimator-only build at "z"; the exact counter is a crate of its own, so its level can differ from the engine\'s (at "s" it counts about 40% slower in Node).',
+    'The JavaScript is what a bundler ships with the module (the Worker entry, its wrapper and the wasm-bindgen glue, minified by esbuild). Each vocabulary is embedded as its 256 single bytes and, for every later token, the two lower-ranked tokens it concatenates (byte-pair encoding builds every token from two earlier ones), each rank as a byte naming its order of magnitude and the bits below it; the first count decodes it into one buffer of token bytes and indexes that. The default and full builds are compiled at opt-level 2, the estimator-only build at "z"; the exact counter is a crate of its own, so its level can differ from the engine\'s (at "s" it counts about 40% slower in Node).',
   );
   out.push('');
 

@@ -2,7 +2,7 @@
 //!
 //! The module embeds each vocabulary in its compact form (see the build script): the 256
 //! single-byte tokens, then every later token as the pair of lower-ranked tokens it
-//! concatenates, which ships in about 0.27 MB less than the tokens' bytes and lengths for
+//! concatenates, which ships in about 0.31 MB less than the tokens' bytes and lengths for
 //! `o200k_base` once compressed. The first count decodes it once, in rank order, into one
 //! buffer holding every token's bytes (decoding a token copies the bytes of two tokens decoded
 //! before it): the only copy of the vocabulary's text, which the index below points into. No
@@ -148,12 +148,12 @@ impl Vocab {
         let n = u32::from_le_bytes([encoded[0], encoded[1], encoded[2], encoded[3]]) as usize;
         let total = u32::from_le_bytes([encoded[4], encoded[5], encoded[6], encoded[7]]) as usize;
         let m = n - 256;
-        let planes = Planes {
-            left_lo: &encoded[264..264 + m],
-            left_mid: &encoded[264 + m..264 + 2 * m],
-            right_lo: &encoded[264 + 2 * m..264 + 3 * m],
-            right_mid: &encoded[264 + 3 * m..264 + 4 * m],
-            high: &encoded[264 + 4 * m..264 + 5 * m],
+        let mut pairs = Pairs {
+            left: &encoded[264..264 + m],
+            right: &encoded[264 + m..264 + 2 * m],
+            stream: &encoded[264 + 2 * m..],
+            bit: 0,
+            magnitudes: std::array::from_fn(magnitude),
         };
         let bits = (n * 2).next_power_of_two().trailing_zeros().max(8);
         let mut v = Vocab {
@@ -174,7 +174,7 @@ impl Vocab {
         let mut at = 0;
         while at < m {
             let next = (at + CHUNK).min(m);
-            end = decode(&planes, at..next, &mut v.bytes, &mut v.spans, end);
+            end = pairs.decode(at..next, &mut v.bytes, &mut v.spans, end);
             at = next;
         }
         assert_eq!(end, total, "the vocabulary decodes to its stated size");
@@ -258,32 +258,60 @@ impl Vocab {
     }
 }
 
-/// The byte planes of the pairs (ranks 256 and up), as the build script lays them out.
-struct Planes<'a> {
-    left_lo: &'a [u8],
-    left_mid: &'a [u8],
-    right_lo: &'a [u8],
-    right_mid: &'a [u8],
-    high: &'a [u8],
+/// The pairs (ranks 256 and up) as the build script lays them out: per pair the magnitude
+/// symbols of the left and right ranks, and the bit stream of the bits below them.
+struct Pairs<'a> {
+    left: &'a [u8],
+    right: &'a [u8],
+    stream: &'a [u8],
+    /// The next bit of `stream` to read.
+    bit: usize,
+    /// Per symbol, its rank's bits above those in the stream (`>> 5`) and their count (`& 31`):
+    /// a table lookup decodes `o200k_base` 0.2 ms sooner natively than computing them without
+    /// a branch (which doubles what the symbols add to the byte planes' decoding).
+    magnitudes: [u32; 256],
 }
 
-/// Decodes the tokens of the pairs `pairs` (ranks `256 + pairs`) into `bytes` from `end`,
-/// recording their spans; returns the end of the last one.
-#[inline(never)]
-fn decode(planes: &Planes, pairs: std::ops::Range<usize>, bytes: &mut [u8], spans: &mut [u32], mut end: usize) -> usize {
-    for i in pairs {
-        let high = planes.high[i] as usize;
-        let left = planes.left_lo[i] as usize | (planes.left_mid[i] as usize) << 8 | (high & 3) << 16;
-        let right = planes.right_lo[i] as usize | (planes.right_mid[i] as usize) << 8 | (high >> 2) << 16;
-        let (l, r) = (spans[left], spans[right]);
-        let (left_len, right_len) = ((l & LEN_MASK) as usize, (r & LEN_MASK) as usize);
-        copy_token(bytes, (l >> LEN_BITS) as usize, left_len, end);
-        copy_token(bytes, (r >> LEN_BITS) as usize, right_len, end + left_len);
-        let len = left_len + right_len;
-        spans[256 + i] = (end as u32) << LEN_BITS | len as u32;
-        end += len;
+/// A magnitude symbol's entry of `Pairs::magnitudes`: below 64 the rank itself; above, the
+/// top five bits of a rank of `s / 16 + 3` bits, with `s / 16 - 2` bits below them.
+fn magnitude(s: usize) -> u32 {
+    if s < 64 {
+        return (s as u32) << 5;
     }
-    end
+    let k = s / 16 - 2;
+    (((16 + s % 16) << k) as u32) << 5 | k as u32
+}
+
+impl Pairs<'_> {
+    /// Decodes the tokens of the pairs `pairs` (ranks `256 + pairs`) into `bytes` from `end`,
+    /// recording their spans; returns the end of the last one.
+    #[inline(never)]
+    fn decode(&mut self, pairs: std::ops::Range<usize>, bytes: &mut [u8], spans: &mut [u32], mut end: usize) -> usize {
+        // The bit position in a local, which stays in a register: through `self`, decoding took
+        // 3% longer.
+        let (stream, magnitudes) = (self.stream, &self.magnitudes);
+        let mut bit = self.bit;
+        let mut rank = |symbol: u8| {
+            let m = magnitudes[symbol as usize] as usize;
+            let k = m & 31;
+            let low = (read_u64(stream, bit >> 3) >> (bit & 7)) as usize & ((1 << k) - 1);
+            bit += k;
+            m >> 5 | low
+        };
+        for i in pairs {
+            let left = rank(self.left[i]);
+            let right = rank(self.right[i]);
+            let (l, r) = (spans[left], spans[right]);
+            let (left_len, right_len) = ((l & LEN_MASK) as usize, (r & LEN_MASK) as usize);
+            copy_token(bytes, (l >> LEN_BITS) as usize, left_len, end);
+            copy_token(bytes, (r >> LEN_BITS) as usize, right_len, end + left_len);
+            let len = left_len + right_len;
+            spans[256 + i] = (end as u32) << LEN_BITS | len as u32;
+            end += len;
+        }
+        self.bit = bit;
+        end
+    }
 }
 
 #[cfg(test)]
