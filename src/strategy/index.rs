@@ -77,9 +77,10 @@ const fn is_run_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'\\' | b'-' | b':' | b'~' | b'@' | b'#')
 }
 
-/// What a byte of a run is, for the scan's one lookup per ASCII byte: not part of a run (0), a
-/// lowercase or uppercase letter, a colon, a digit, a path separator or other punctuation of a
-/// run; [`WIDE`] is a letter or digit of another script.
+/// What a byte is, for the scan's one lookup per byte: not part of a run (0), a lowercase or
+/// uppercase letter, a colon, a digit, a path separator or other punctuation of a run, or the
+/// first byte of a character that is not ASCII ([`LEAD`]); such a character that continues a
+/// run (a letter or digit of another script) is [`WIDE`].
 const LOWER: u8 = 1;
 const UPPER: u8 = 2;
 const COLON: u8 = 4;
