@@ -4,13 +4,12 @@
 //! pass writes every byte it replaces) and the working list it hands back before each request.
 //! serde_json looks up each byte of a string in its escape table; here a string is read a word
 //! at a time, and a word without a quote, a backslash or a control character (nearly all of
-//! them) is copied whole, which makes writing a payload several times faster, natively and
-//! in WebAssembly alike. The text is byte for byte what `serde_json::to_string` writes (a test
+//! them) is copied whole. The text is byte for byte what `serde_json::to_string` writes (a test
 //! compares them), so payloads and their digests read as before.
 
 use serde_json::Value;
 
-/// `v` as JSON text (the binding's state; natively, `AutoContextMemory::to_json` gives the value).
+/// `v` as JSON text (the binding writes the memory's state with it).
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn to_string(v: &Value) -> String {
     let mut out = String::new();
