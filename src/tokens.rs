@@ -10,7 +10,7 @@
 
 use crate::error::{Error, ErrorCode, HostError, Result};
 use crate::message::{Block, Message};
-use autocontext_bpe::Encoding;
+use autocontext_bpe::{Encoding, Marks};
 
 /// Tokens every message costs besides its content (OpenAI's accounting: 3 per message plus the
 /// role).
@@ -94,6 +94,55 @@ pub trait TextCounter {
 pub struct TokenCounter {
     kind: Tokenizer,
     custom: Option<Box<dyn TextCounter>>,
+    cuts: std::cell::RefCell<Cuts>,
+}
+
+/// Texts shorter than this are counted whole, marks or not.
+const MARKED_MIN: usize = 4096;
+/// The text the kept marks may cover (about 1.6% of it in marks).
+const MARKED_BYTES: usize = 64 << 20;
+
+/// What makes a cut text's count cheap: the [`Marks`] of the long texts counted lately, and the
+/// cut texts made from them, waiting to be counted.
+///
+/// A truncated tool result is its original's head, then a notice and the original's tail:
+/// byte-pair counts are not additive across a cut, but with the original's count at piece
+/// boundaries along it ([`Marks`]) the head is counted only from its last usable mark
+/// ([`Encoding::count_cut`]). The marks are taken as the original is counted (when it is
+/// added), so nothing is counted twice for them.
+#[derive(Default)]
+struct Cuts {
+    marks: std::collections::HashMap<(u64, usize), std::rc::Rc<Marks>>,
+    /// Marked texts in the order they came, to forget the oldest first.
+    order: std::collections::VecDeque<(u64, usize)>,
+    bytes: usize,
+    /// Cut texts not counted yet, by their key: how long a head they share with their original,
+    /// and its marks.
+    pending: std::collections::HashMap<(u64, usize), (usize, std::rc::Rc<Marks>)>,
+}
+
+/// Whether `a` and `b` share their first `head` bytes, `head` being a character boundary of both.
+fn same_head(a: &str, b: &str, head: usize) -> bool {
+    a.is_char_boundary(head) && b.is_char_boundary(head) && a.as_bytes()[..head] == b.as_bytes()[..head]
+}
+
+/// A long text's key: its hash and length.
+fn text_key(text: &str) -> (u64, usize) {
+    (xxhash_rust::xxh64::xxh64(text.as_bytes(), 0), text.len())
+}
+
+impl Cuts {
+    fn keep(&mut self, key: (u64, usize), marks: Marks) {
+        if self.marks.insert(key, std::rc::Rc::new(marks)).is_none() {
+            self.order.push_back(key);
+            self.bytes += key.1;
+        }
+        while self.bytes > MARKED_BYTES {
+            let Some(old) = self.order.pop_front() else { break };
+            self.marks.remove(&old);
+            self.bytes -= old.1;
+        }
+    }
 }
 
 impl std::fmt::Debug for TokenCounter {
@@ -112,12 +161,12 @@ impl TokenCounter {
         if !kind.available() {
             return Err(unavailable(kind));
         }
-        Ok(TokenCounter { kind, custom: None })
+        Ok(TokenCounter { kind, custom: None, cuts: Default::default() })
     }
 
     /// A counter that asks the host.
     pub fn custom(counter: Box<dyn TextCounter>) -> TokenCounter {
-        TokenCounter { kind: Tokenizer::Custom, custom: Some(counter) }
+        TokenCounter { kind: Tokenizer::Custom, custom: Some(counter), cuts: Default::default() }
     }
 
     /// Which tokenizer this is.
@@ -131,16 +180,55 @@ impl TokenCounter {
             return Ok(0);
         }
         Ok(match self.kind {
-            Tokenizer::O200kBase | Tokenizer::Cl100kBase => match self.kind.encoding().and_then(|e| e.count(text)) {
-                Some(n) => clamp(n),
-                None => return Err(unavailable(self.kind)),
-            },
+            Tokenizer::O200kBase | Tokenizer::Cl100kBase => {
+                let Some(encoding) = self.kind.encoding().filter(|e| e.available()) else { return Err(unavailable(self.kind)) };
+                if text.len() < MARKED_MIN {
+                    return Ok(clamp(encoding.count(text).unwrap_or(0)));
+                }
+                let key = text_key(text);
+                let mut cuts = self.cuts.borrow_mut();
+                if let Some((head, marks)) = cuts.pending.remove(&key) {
+                    return Ok(clamp(encoding.count_cut(text, &marks, head).unwrap_or(0)));
+                }
+                let marks = encoding.count_marked(text).unwrap_or_default();
+                let n = clamp(marks.total);
+                cuts.keep(key, marks);
+                n
+            }
             Tokenizer::Estimate => estimate(text, &O200K_WEIGHTS),
             Tokenizer::Custom => match &self.custom {
                 Some(c) => c.count(text).map_err(|e| Error::host(ErrorCode::TokenizerFailed, "the tokenizer function failed", e))?,
                 None => return Err(Error::new(ErrorCode::TokenizerFailed, "no tokenizer function was given")),
             },
         })
+    }
+
+    /// Tells the counter that `text` is a cut of `original`: their first `head` bytes are the
+    /// same, and what follows in `text` is new. When `original` was counted lately, counting
+    /// `text` then counts its head only from the last of the original's marks before the cut.
+    /// Nothing changes for another kind of counter, an original not counted lately, or a text
+    /// that is not such a cut; the count is the same either way.
+    pub fn prepare_cut(&self, original: &str, text: &str, head: usize) {
+        if self.kind.encoding().is_none() || text.len() < MARKED_MIN || head > original.len() || !same_head(original, text, head) {
+            return;
+        }
+        let mut cuts = self.cuts.borrow_mut();
+        let Some(marks) = cuts.marks.get(&text_key(original)).cloned() else { return };
+        if cuts.pending.len() >= 1024 {
+            cuts.pending.clear(); // cuts prepared and never counted
+        }
+        cuts.pending.insert(text_key(text), (head, marks));
+    }
+
+    /// Tells the counter that `text` is `before` with something inserted after its cut head (an
+    /// identifier index before the marker of a truncated result): a cut prepared for `before`
+    /// holds for `text`.
+    pub fn recut(&self, before: &str, text: &str) {
+        let mut cuts = self.cuts.borrow_mut();
+        let Some((head, marks)) = cuts.pending.get(&text_key(before)).cloned() else { return };
+        if text.len() >= MARKED_MIN && same_head(before, text, head) {
+            cuts.pending.insert(text_key(text), (head, marks));
+        }
     }
 
     /// Tokens a message costs in a request: its text, thinking, tool calls (name and

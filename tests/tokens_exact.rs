@@ -66,6 +66,72 @@ fn every_corpus_text_counts_exactly() {
     assert_eq!(mismatches(&texts), Vec::<String>::new());
 }
 
+/// The corpus texts of at least `min` bytes.
+fn long_corpus_texts(min: usize) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(corpus_dir()) else { return Vec::new() };
+    let mut texts = Vec::new();
+    for path in dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")) {
+        let trace: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for m in trace["messages"].as_array().into_iter().flatten() {
+            texts.extend(m["content"].as_str().filter(|t| t.len() >= min).map(str::to_owned));
+        }
+    }
+    texts
+}
+
+#[test]
+fn cut_texts_count_exactly_from_their_originals_marks() {
+    // A truncated tool result: the original's head, a notice, its tail. The counter that
+    // counted the original is told about the cut and counts it from the original's marks.
+    let texts = long_corpus_texts(8192);
+    if texts.is_empty() {
+        eprintln!("SKIPPED: no corpus at {} (set AUTOCONTEXT_CORPUS)", corpus_dir().display());
+        return;
+    }
+    let mut kinds = vec![(Tokenizer::O200kBase, tiktoken_rs::o200k_base_singleton())];
+    if cfg!(feature = "cl100k") {
+        kinds.push((Tokenizer::Cl100kBase, tiktoken_rs::cl100k_base_singleton()));
+    }
+    let mut rng = Rng(0x0bad_cafe_1234_5678);
+    let mut compared = 0;
+    for (kind, reference) in kinds {
+        let counter = TokenCounter::new(kind).unwrap();
+        for original in &texts {
+            counter.count_text(original).unwrap();
+            for _ in 0..4 {
+                let boundary = |mut at: usize| {
+                    while !original.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    at
+                };
+                let head = boundary(rng.index(original.len()));
+                let tail = boundary(head + rng.index(original.len() - head + 1));
+                let notice = "\n[... 1234 of 56789 characters omitted; call context_reload with the uuid below ...]\n<!-- CONTEXT_OFFLOAD: uuid=0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a -->\n";
+                let cut = [&original[..head], notice, &original[tail..]].concat();
+                counter.prepare_cut(original, &cut, head);
+                // Half of them get an identifier index inserted after the head, as a pass does.
+                let cut = if rng.index(2) == 0 {
+                    let indexed = [&cut[..head], "\n[Identifiers in what was offloaded: src/lib.rs, parse_args]", &cut[head..]].concat();
+                    counter.recut(&cut, &indexed);
+                    indexed
+                } else {
+                    cut
+                };
+                let want = reference.encode_ordinary(&cut).len();
+                assert_eq!(
+                    counter.count_text(&cut).unwrap() as usize,
+                    want,
+                    "{kind:?}: cut at {head}..{tail} of a {}-byte text",
+                    original.len()
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} cuts compared");
+}
+
 #[test]
 fn texts_of_every_kind_count_exactly() {
     let texts: Vec<String> = [

@@ -312,6 +312,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                         clock: self.parts.clock,
                         snapshot: &self.snapshot,
                         origins: &origins,
+                        counter: self.parts.counter,
                     };
                     let summarizer: &dyn DynSummarizer = match self.parts.summarizer {
                         Some(s) => s,
@@ -321,7 +322,13 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     // The engine's own messages must keep the format's turns valid (Anthropic).
                     let edits = crate::engine::turns::fit(config.format, &self.work, &st, edits);
                     // What each replacement offloads, named exactly, where the model sees it.
-                    let edits = crate::strategy::index::annotate(config.format, &self.work, edits, index_budget(config, self.target.aim));
+                    let edits = crate::strategy::index::annotate(
+                        config.format,
+                        self.parts.counter,
+                        &self.work,
+                        edits,
+                        index_budget(config, self.target.aim),
+                    );
                     let edits = self.keep_useful(edits)?;
                     let yieldable =
                         st.last_round.is_some() && rules.protect_last_round || st.latest_answer.is_some() && rules.protect_latest_answer;

@@ -25,6 +25,7 @@ use super::Edit;
 use crate::format::Format;
 use crate::message::{is_uuid, offload_marker, Block, Message, Role};
 use crate::strategy::Entry;
+use crate::tokens::TokenCounter;
 
 /// How the index opens; the model reads it as a list of exact strings.
 pub(crate) const OPENING: &str = "[Identifiers in what was offloaded: ";
@@ -573,7 +574,7 @@ fn line(span: &[Entry], visible: &Visible, shown: &Visible, budget: usize) -> Op
 /// Adds its index to each edit that offloads: before its marker, in the block that holds it.
 /// `work` is the list the edits apply to; what stays of it outside every edit, and what the
 /// replacement shows, is in view and left out of the index.
-pub(crate) fn annotate(format: Format, work: &[Entry], edits: Vec<Edit>, limit: usize) -> Vec<Edit> {
+pub(crate) fn annotate(format: Format, counter: &TokenCounter, work: &[Entry], edits: Vec<Edit>, limit: usize) -> Vec<Edit> {
     if limit == 0 || edits.iter().all(|e| e.offload.is_none()) {
         return edits;
     }
@@ -612,7 +613,7 @@ pub(crate) fn annotate(format: Format, work: &[Entry], edits: Vec<Edit>, limit: 
             let Some(index) = line(&work[e.span.clone()], &visible, &shown, budget) else { return e };
             let marker = offload_marker(&uuid);
             for m in &mut e.replacement {
-                if let Some(rebuilt) = with_index(format, m, &marker, &index) {
+                if let Some(rebuilt) = with_index(format, counter, m, &marker, &index) {
                     *m = rebuilt;
                     break;
                 }
@@ -623,7 +624,8 @@ pub(crate) fn annotate(format: Format, work: &[Entry], edits: Vec<Edit>, limit: 
 }
 
 /// `m` with `index` on its own line before `marker`, in the block that holds the marker.
-fn with_index(format: Format, m: &Message, marker: &str, index: &str) -> Option<Message> {
+/// A cut text keeps its cut (the counter is told: see [`TokenCounter::recut`]).
+fn with_index(format: Format, counter: &TokenCounter, m: &Message, marker: &str, index: &str) -> Option<Message> {
     let synthetic = m.synthetic.clone()?;
     let mut found = false;
     let blocks = m
@@ -633,7 +635,9 @@ fn with_index(format: Format, m: &Message, marker: &str, index: &str) -> Option<
             let insert = |t: &str| -> Option<String> {
                 let at = t.find(marker)?;
                 let sep = if at == 0 || t[..at].ends_with('\n') { "" } else { "\n" };
-                Some(format!("{}{sep}{index}\n{}", &t[..at], &t[at..]))
+                let text = format!("{}{sep}{index}\n{}", &t[..at], &t[at..]);
+                counter.recut(t, &text);
+                Some(text)
             };
             match b {
                 Block::Text(t) if !found => match insert(t) {

@@ -174,6 +174,9 @@ pub(crate) struct Ctx<'a> {
     /// request shared with the agent's prompt cache names its span in the snapshot.
     pub snapshot: &'a [Entry],
     pub origins: &'a [Range<usize>],
+    /// The memory's counter: a rung that cuts a text tells it how (see
+    /// [`TokenCounter::prepare_cut`]), so the pass counts the cut text cheaply.
+    pub counter: &'a crate::tokens::TokenCounter,
 }
 
 impl Ctx<'_> {

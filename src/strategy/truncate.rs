@@ -53,7 +53,9 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
             .iter()
             .map(|b| match b {
                 Block::ToolResult { call_id, content, is_error } if cut(call_id, content) => {
-                    Block::ToolResult { call_id: call_id.clone(), content: shorten(content, limit, &uuid), is_error: *is_error }
+                    let (text, head) = cut_at(content, limit, &uuid);
+                    ctx.counter.prepare_cut(content, &text, head);
+                    Block::ToolResult { call_id: call_id.clone(), content: text, is_error: *is_error }
                 }
                 other => other.clone(),
             })
@@ -91,11 +93,16 @@ pub(crate) fn worth_cutting(content: &str, limit: usize) -> bool {
 /// notice of what was omitted and the marker of the offload `uuid`; `content` has more than
 /// `limit` characters.
 pub(super) fn shorten(content: &str, limit: usize, uuid: &str) -> String {
+    cut_at(content, limit, uuid).0
+}
+
+/// [`shorten`]'s text, with the length of the head it keeps.
+fn cut_at(content: &str, limit: usize, uuid: &str) -> (String, usize) {
     let total = content.chars().count();
     let (head, tail) = (head_chars(content, limit * 6 / 10), tail_chars(content, limit * 3 / 10));
     // Each has as many characters as asked: the content has more than both together.
     let omitted = total.saturating_sub(limit * 6 / 10 + limit * 3 / 10);
-    [head, &notice(omitted, total, uuid), tail].concat()
+    ([head, &notice(omitted, total, uuid), tail].concat(), head.len())
 }
 
 /// The lines `shorten` puts between the head and the tail.
