@@ -121,7 +121,8 @@ struct Cuts {
     pending: std::collections::HashMap<(u64, usize), (usize, std::rc::Rc<Marks>)>,
 }
 
-/// Whether `a` and `b` share their first `head` bytes, `head` being a character boundary of both.
+/// Whether `a` and `b` share their first `head` bytes, `head` being a character boundary of both
+/// (so false when `head` is past the end of either).
 fn same_head(a: &str, b: &str, head: usize) -> bool {
     a.is_char_boundary(head) && b.is_char_boundary(head) && a.as_bytes()[..head] == b.as_bytes()[..head]
 }
@@ -209,7 +210,7 @@ impl TokenCounter {
     /// Nothing changes for another kind of counter, an original not counted lately, or a text
     /// that is not such a cut; the count is the same either way.
     pub fn prepare_cut(&self, original: &str, text: &str, head: usize) {
-        if self.kind.encoding().is_none() || text.len() < MARKED_MIN || head > original.len() || !same_head(original, text, head) {
+        if self.kind.encoding().is_none() || text.len() < MARKED_MIN || !same_head(original, text, head) {
             return;
         }
         let mut cuts = self.cuts.borrow_mut();
@@ -220,12 +221,12 @@ impl TokenCounter {
         cuts.pending.insert(text_key(text), (head, marks));
     }
 
-    /// Tells the counter that `text` is `before` with something inserted after its cut head (an
-    /// identifier index before the marker of a truncated result): a cut prepared for `before`
-    /// holds for `text`.
+    /// Tells the counter that `text` replaces `before`, with something inserted after its cut
+    /// head (an identifier index before the marker of a truncated result): a cut prepared for
+    /// `before` moves to `text`.
     pub fn recut(&self, before: &str, text: &str) {
         let mut cuts = self.cuts.borrow_mut();
-        let Some((head, marks)) = cuts.pending.get(&text_key(before)).cloned() else { return };
+        let Some((head, marks)) = cuts.pending.remove(&text_key(before)) else { return };
         if text.len() >= MARKED_MIN && same_head(before, text, head) {
             cuts.pending.insert(text_key(text), (head, marks));
         }
