@@ -6,7 +6,9 @@
 //! vocabularies a build carries is chosen at compile time (cargo features `o200k`, the default,
 //! and `cl100k`), and asking a build for one it lacks is a configuration error that names the
 //! build to use instead. A vocabulary is indexed on the first count that needs it, so a host
-//! that never counts with it never pays for it.
+//! that never counts with it never pays for it. The exact counters of a thread also remember
+//! the counts of the texts they counted lately, so a host that hands the stateless `compress()`
+//! its whole conversation before every call pays only for what is new.
 
 use crate::error::{Error, ErrorCode, HostError, Result};
 use crate::message::{Block, Message};
@@ -94,24 +96,35 @@ pub trait TextCounter {
 pub struct TokenCounter {
     kind: Tokenizer,
     custom: Option<Box<dyn TextCounter>>,
-    cuts: std::cell::RefCell<Cuts>,
 }
 
+/// Texts shorter than this are counted every time: counting them costs about what looking
+/// them up would.
+const REMEMBERED_MIN: usize = 128;
+/// Slots of the table of remembered counts, per encoding (16 bytes each: 256 KiB).
+const REMEMBERED_SLOTS: usize = 1 << 14;
 /// Texts shorter than this are counted whole, marks or not.
 const MARKED_MIN: usize = 4096;
 /// The text the kept marks may cover (about 1.6% of it in marks).
 const MARKED_BYTES: usize = 64 << 20;
 
-/// What makes a cut text's count cheap: the [`Marks`] of the long texts counted lately, and the
-/// cut texts made from them, waiting to be counted.
+/// What a thread's exact counters remember of the texts they counted lately, per encoding.
 ///
-/// A truncated tool result is its original's head, then a notice and the original's tail:
-/// byte-pair counts are not additive across a cut, but with the original's count at piece
-/// boundaries along it ([`Marks`]) the head is counted only from its last usable mark
-/// ([`Encoding::count_cut`]). The marks are taken as the original is counted (when it is
+/// **Counts.** A host that calls the stateless `compress()` before every model call hands it
+/// the whole conversation each time, and two memories of one process (two sessions, a restored
+/// one) hold the same texts: counting a text it counted lately again is a lookup. A
+/// direct-mapped table of the last text seen per slot, keyed by the text's 64-bit hash and
+/// length, a newer text taking an older one's slot.
+///
+/// **Marks and cuts.** A truncated tool result is its original's head, then a notice and the
+/// original's tail: byte-pair counts are not additive across a cut, but with the original's
+/// count at piece boundaries along it ([`Marks`]) the head is counted only from its last usable
+/// mark ([`Encoding::count_cut`]). The marks are taken as the original is counted (when it is
 /// added), so nothing is counted twice for them.
 #[derive(Default)]
-struct Cuts {
+struct Recent {
+    /// Remembered counts, empty until the first text long enough to remember.
+    counts: Vec<Remembered>,
     marks: std::collections::HashMap<(u64, usize), std::rc::Rc<Marks>>,
     /// Marked texts in the order they came, to forget the oldest first.
     order: std::collections::VecDeque<(u64, usize)>,
@@ -121,18 +134,54 @@ struct Cuts {
     pending: std::collections::HashMap<(u64, usize), (usize, std::rc::Rc<Marks>)>,
 }
 
+/// One slot of [`Recent::counts`]: a text's hash and length, and its count (length 0: empty).
+#[derive(Clone, Copy, Default)]
+struct Remembered {
+    hash: u64,
+    len: u32,
+    count: u32,
+}
+
+thread_local! {
+    /// One [`Recent`] per [`Encoding`], shared by every counter of the thread.
+    static RECENT: [std::cell::RefCell<Recent>; 2] = Default::default();
+}
+
 /// Whether `a` and `b` share their first `head` bytes, `head` being a character boundary of both
 /// (so false when `head` is past the end of either).
 fn same_head(a: &str, b: &str, head: usize) -> bool {
     a.is_char_boundary(head) && b.is_char_boundary(head) && a.as_bytes()[..head] == b.as_bytes()[..head]
 }
 
-/// A long text's key: its hash and length.
+/// A text's key: its hash and length.
 fn text_key(text: &str) -> (u64, usize) {
     (xxhash_rust::xxh64::xxh64(text.as_bytes(), 0), text.len())
 }
 
-impl Cuts {
+/// Runs `f` on the thread's [`Recent`] for `encoding`.
+fn recent<T>(encoding: Encoding, f: impl FnOnce(&mut Recent) -> T) -> T {
+    RECENT.with(|all| f(&mut all[encoding as usize].borrow_mut()))
+}
+
+impl Recent {
+    fn slot(key: (u64, usize)) -> usize {
+        (key.0 as usize ^ (key.0 >> 32) as usize) & (REMEMBERED_SLOTS - 1)
+    }
+
+    /// The remembered count of the text with this key.
+    fn count_of(&self, key: (u64, usize)) -> Option<u32> {
+        let r = self.counts.get(Self::slot(key))?;
+        (r.len != 0 && r.hash == key.0 && r.len as usize == key.1).then_some(r.count)
+    }
+
+    fn remember(&mut self, key: (u64, usize), count: u32) {
+        let Ok(len) = u32::try_from(key.1) else { return };
+        if self.counts.is_empty() {
+            self.counts = vec![Remembered::default(); REMEMBERED_SLOTS];
+        }
+        self.counts[Self::slot(key)] = Remembered { hash: key.0, len, count };
+    }
+
     fn keep(&mut self, key: (u64, usize), marks: Marks) {
         if self.marks.insert(key, std::rc::Rc::new(marks)).is_none() {
             self.order.push_back(key);
@@ -143,6 +192,21 @@ impl Cuts {
             self.marks.remove(&old);
             self.bytes -= old.1;
         }
+    }
+
+    /// Counts `text` (of `key`) afresh: from the marks of the text it was cut from when a cut
+    /// was prepared, else whole, leaving its marks when it is long.
+    fn count(&mut self, encoding: Encoding, text: &str, key: (u64, usize)) -> u32 {
+        if text.len() < MARKED_MIN {
+            return clamp(encoding.count(text).unwrap_or(0));
+        }
+        if let Some((head, marks)) = self.pending.remove(&key) {
+            return clamp(encoding.count_cut(text, &marks, head).unwrap_or(0));
+        }
+        let marks = encoding.count_marked(text).unwrap_or_default();
+        let n = clamp(marks.total);
+        self.keep(key, marks);
+        n
     }
 }
 
@@ -162,12 +226,12 @@ impl TokenCounter {
         if !kind.available() {
             return Err(unavailable(kind));
         }
-        Ok(TokenCounter { kind, custom: None, cuts: Default::default() })
+        Ok(TokenCounter { kind, custom: None })
     }
 
     /// A counter that asks the host.
     pub fn custom(counter: Box<dyn TextCounter>) -> TokenCounter {
-        TokenCounter { kind: Tokenizer::Custom, custom: Some(counter), cuts: Default::default() }
+        TokenCounter { kind: Tokenizer::Custom, custom: Some(counter) }
     }
 
     /// Which tokenizer this is.
@@ -183,18 +247,19 @@ impl TokenCounter {
         Ok(match self.kind {
             Tokenizer::O200kBase | Tokenizer::Cl100kBase => {
                 let Some(encoding) = self.kind.encoding().filter(|e| e.available()) else { return Err(unavailable(self.kind)) };
-                if text.len() < MARKED_MIN {
+                if text.len() < REMEMBERED_MIN {
                     return Ok(clamp(encoding.count(text).unwrap_or(0)));
                 }
                 let key = text_key(text);
-                let mut cuts = self.cuts.borrow_mut();
-                if let Some((head, marks)) = cuts.pending.remove(&key) {
-                    return Ok(clamp(encoding.count_cut(text, &marks, head).unwrap_or(0)));
-                }
-                let marks = encoding.count_marked(text).unwrap_or_default();
-                let n = clamp(marks.total);
-                cuts.keep(key, marks);
-                n
+                recent(encoding, |recent| {
+                    if let Some(n) = recent.count_of(key) {
+                        recent.pending.remove(&key);
+                        return n;
+                    }
+                    let n = recent.count(encoding, text, key);
+                    recent.remember(key, n);
+                    n
+                })
             }
             Tokenizer::Estimate => estimate(text, &O200K_WEIGHTS),
             Tokenizer::Custom => match &self.custom {
@@ -210,26 +275,30 @@ impl TokenCounter {
     /// Nothing changes for another kind of counter, an original not counted lately, or a text
     /// that is not such a cut; the count is the same either way.
     pub fn prepare_cut(&self, original: &str, text: &str, head: usize) {
-        if self.kind.encoding().is_none() || text.len() < MARKED_MIN || !same_head(original, text, head) {
+        let Some(encoding) = self.kind.encoding() else { return };
+        if text.len() < MARKED_MIN || !same_head(original, text, head) {
             return;
         }
-        let mut cuts = self.cuts.borrow_mut();
-        let Some(marks) = cuts.marks.get(&text_key(original)).cloned() else { return };
-        if cuts.pending.len() >= 1024 {
-            cuts.pending.clear(); // cuts prepared and never counted
-        }
-        cuts.pending.insert(text_key(text), (head, marks));
+        recent(encoding, |recent| {
+            let Some(marks) = recent.marks.get(&text_key(original)).cloned() else { return };
+            if recent.pending.len() >= 1024 {
+                recent.pending.clear(); // cuts prepared and never counted
+            }
+            recent.pending.insert(text_key(text), (head, marks));
+        })
     }
 
     /// Tells the counter that `text` replaces `before`, with something inserted after its cut
     /// head (an identifier index before the marker of a truncated result): a cut prepared for
     /// `before` moves to `text`.
     pub fn recut(&self, before: &str, text: &str) {
-        let mut cuts = self.cuts.borrow_mut();
-        let Some((head, marks)) = cuts.pending.remove(&text_key(before)) else { return };
-        if text.len() >= MARKED_MIN && same_head(before, text, head) {
-            cuts.pending.insert(text_key(text), (head, marks));
-        }
+        let Some(encoding) = self.kind.encoding() else { return };
+        recent(encoding, |recent| {
+            let Some((head, marks)) = recent.pending.remove(&text_key(before)) else { return };
+            if text.len() >= MARKED_MIN && same_head(before, text, head) {
+                recent.pending.insert(text_key(text), (head, marks));
+            }
+        })
     }
 
     /// Tokens a message costs in a request: its text, thinking, tool calls (name and
@@ -365,6 +434,23 @@ mod tests {
         let est = estimate(&prose, &O200K_WEIGHTS) as f64;
         assert!((est - exact).abs() / exact < 0.35, "exact {exact} estimate {est}");
         assert!(estimate("日本語のテキスト", &O200K_WEIGHTS) >= 5);
+    }
+
+    #[test]
+    fn a_remembered_count_answers_only_its_own_text() {
+        let mut recent = Recent::default();
+        let key = text_key(&"remember me ".repeat(20));
+        assert_eq!(recent.count_of(key), None);
+        recent.remember(key, 41);
+        assert_eq!(recent.count_of(key), Some(41));
+        // The same hash with another length, and another hash in the same slot, are not it.
+        assert_eq!(recent.count_of((key.0, key.1 + 1)), None);
+        let rival = (key.0 ^ 1 << 60, key.1);
+        assert_eq!(Recent::slot(rival), Recent::slot(key));
+        assert_eq!(recent.count_of(rival), None);
+        // A newer text takes the slot.
+        recent.remember(rival, 9);
+        assert_eq!((recent.count_of(rival), recent.count_of(key)), (Some(9), None));
     }
 
     #[test]
