@@ -67,6 +67,8 @@ let restoring: { wasm: WasmMemory; store: OffloadStore; diag: Diagnostics; revis
 
 /** Frees a memory's WebAssembly side at once (for `compress()`, whose memory nobody else sees). */
 export let release: (memory: AutoContextMemory<FormatName, never>) => void;
+/** Marks a memory as living for one pass (for `compress()`): nobody reads its log back, so none is written. */
+export let oneShot: (memory: AutoContextMemory<FormatName, never>) => void;
 
 /**
  * The context memory of one conversation: the working list the model sees, the append-only log
@@ -96,6 +98,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
 
   static {
     release = (memory) => memory.#wasm.free();
+    oneShot = (memory) => memory.#wasm.oneShot();
   }
 
   /**

@@ -9,7 +9,7 @@ import { countTokens as wasmCountTokens, handleReloadCallIn, reloadOffload, vali
 import type { WasmStore } from './wasm/autocontext.js';
 import { AutoContextError, call, callAsync, describe } from './errors.js';
 import { isCount, makeHost, splitOptions, toJson } from './host.js';
-import { AutoContextMemory, release } from './memory.js';
+import { AutoContextMemory, oneShot, release } from './memory.js';
 import { DEFAULT_STORE_TIMEOUT_MS } from './timed-store.js';
 import { wireReplacer } from './wire.js';
 import type {
@@ -29,7 +29,9 @@ import type {
 /**
  * Compresses a list of messages in one call, for request handlers that keep no memory between
  * requests. Returns the compressed list, what the pass did, and the store holding the
- * originals of whatever was replaced.
+ * originals of whatever was replaced: the offloads the compressed list names, and nothing else
+ * (the log of everything added, which a memory keeps in its store, would be out of reach once
+ * the call returns, so it is not written).
  */
 export async function compress<F extends FormatName = 'openai', M extends object = MessageFor<F>>(
   messages: readonly NoInfer<M>[],
@@ -37,6 +39,7 @@ export async function compress<F extends FormatName = 'openai', M extends object
 ): Promise<CompressOutput<M>> {
   const memory = new AutoContextMemory<F, M>(options);
   try {
+    oneShot(memory as unknown as AutoContextMemory<FormatName, never>);
     memory.add(messages);
     const result = await memory.compressIfNeeded();
     return { ...result, messages: memory.messages(), store: memory.store, sessionId: memory.sessionId, offloads: memory.offloads() };

@@ -169,6 +169,38 @@ fn a_failed_flush_keeps_the_tail_and_the_next_one_writes_it() {
 }
 
 #[test]
+fn a_one_shot_pass_writes_its_offloads_and_none_of_the_log() {
+    // The same conversation and pass in a memory and in a one-shot one (the stateless
+    // `compress()`): the pass is the same, only the memory's log goes to the store.
+    let msgs = conversation(80);
+    let run = |one_shot: bool| {
+        let store = FlakyStore::new();
+        let m = default_policy("once", 8_000, None, &store);
+        if one_shot {
+            m.one_shot();
+        }
+        m.add(&Value::Array(msgs.clone())).unwrap();
+        let r = block_on(m.compress_if_needed()).unwrap();
+        assert!(r.compressed);
+        (store, m, (r.messages_after, r.events.iter().map(|e| (e.event_type.clone(), e.index, e.message_count)).collect::<Vec<_>>()))
+    };
+    let (kept, _, pass) = run(false);
+    assert!(!log_keys(&kept).is_empty(), "a memory's pass flushes its log");
+    let (store, m, once) = run(true);
+    assert_eq!(once, pass, "the same pass");
+    assert!(log_keys(&store).is_empty(), "{:?}", log_keys(&store));
+    let offloads: Vec<String> = m.offloads().iter().map(|o| format!("once/{}", o.uuid)).collect();
+    assert!(!offloads.is_empty());
+    let mut keys = store.keys();
+    keys.sort();
+    let mut want = offloads.clone();
+    want.sort();
+    assert_eq!(keys, want);
+    // Its history is still whole (from the tail in memory).
+    assert_eq!(originals(&m), msgs);
+}
+
+#[test]
 fn a_lost_or_changed_chunk_is_an_error_not_a_shorter_history() {
     let store = FlakyStore::new();
     let m = memory("lost", &store);

@@ -99,6 +99,8 @@ pub struct AutoContextMemory<S, O> {
     preparing: Cell<bool>,
     /// The generation and request tokens of the last preparation.
     last_prepare: Cell<Option<(u64, u64)>>,
+    /// The memory lives for one pass (see [`AutoContextMemory::one_shot`]).
+    one_shot: Cell<bool>,
 }
 
 impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
@@ -124,7 +126,16 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             prepared: Rc::default(),
             preparing: Cell::new(false),
             last_prepare: Cell::new(None),
+            one_shot: Cell::new(false),
         })
+    }
+
+    /// Marks a memory that lives for one pass and is then dropped (the stateless
+    /// `compress()`): nobody can read its log back, as nobody gets its state, so a pass writes
+    /// none of the log to the store. Its offloads are written as always: they are what the
+    /// compressed list names. An explicit [`AutoContextMemory::flush`] still writes the log.
+    pub fn one_shot(&self) {
+        self.one_shot.set(true);
     }
 
     /// Replaces the ladder: the strategies a pass runs, in order.
@@ -408,7 +419,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         // The log's tail goes to the store once enough waits; a failure keeps it in memory (and
         // in the state) for the next flush: nothing is lost, and the pass's result stands.
-        let _ = self.flush(false).await;
+        if !self.one_shot.get() {
+            let _ = self.flush(false).await;
+        }
         result
     }
 

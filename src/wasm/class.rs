@@ -218,6 +218,13 @@ impl WasmMemory {
         convert::to_text(&self.inner.plan())
     }
 
+    /// Marks this memory as living for one pass (the stateless `compress()`): a pass writes
+    /// none of its log to the store.
+    #[wasm_bindgen(js_name = oneShot)]
+    pub fn one_shot(&self) {
+        self.inner.one_shot();
+    }
+
     /// Runs a compression pass if needed; resolves to `{ result, errors }`: JSON text of the
     /// result, and one `AutoContextError` per failed summarize call, in the order of the
     /// `SUMMARIZE_FAILED` events, each with what the host threw as its `cause`.

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AutoContextMemory, compress, validate, countTokens, AutoContextError, reload, handleReloadCall } from 'autocontext';
 import { MemoryStore } from 'autocontext/stores/memory';
-import { bigToolResult, call, markers, rejected, thrown } from './helpers.mjs';
+import { bigToolResult, call, markers, rejected, round, thrown } from './helpers.mjs';
 
 test('compress() compresses a list in one call and returns the store holding the originals', async () => {
   const input = bigToolResult();
@@ -26,6 +26,22 @@ test('compress() compresses a list in one call and returns the store holding the
   assert.equal(untouched.compressed, false);
   assert.deepStrictEqual(untouched.messages, small);
   assert.equal(untouched.store.size, 0);
+});
+
+test('compress() writes the offloads its list names to the store, and no log', async () => {
+  // Long enough that a memory's pass flushes its log to the store.
+  const input = Array.from({ length: 30 }, (_, n) => round(n, { resultChars: 1500 })).flat();
+  const options = { maxToken: 16_000, toolResultLimit: 1000 };
+  const memory = new AutoContextMemory({ ...options, sessionId: 'kept' });
+  memory.add(input);
+  await memory.compressIfNeeded();
+  assert.ok(memory.store.keys('kept/log-').length > 0, 'a memory keeps its log in its store');
+
+  const store = new MemoryStore();
+  const out = await compress(input, { ...options, sessionId: 'once', store });
+  assert.ok(out.offloads.length > 0);
+  assert.deepStrictEqual(store.keys().sort(), out.offloads.map((o) => `once/${o.uuid}`).sort());
+  for (const o of out.offloads) assert.ok((await reload(store, 'once', o.uuid)).length > 0);
 });
 
 test('compress() reports invalid input as AutoContextError', async () => {
