@@ -468,6 +468,77 @@ impl Occurrence {
     }
 }
 
+/// One distinct identifier of a text: its key, its first occurrence's byte range, and its kind.
+#[derive(Debug, Clone, Copy)]
+struct Id {
+    key: u64,
+    start: u32,
+    len: u32,
+    kind: Kind,
+}
+
+/// The distinct identifiers of `text`, in order of first occurrence.
+fn scan_distinct(text: &str) -> Vec<Id> {
+    let mut ids: Vec<Id> = Vec::new();
+    let mut seen: HashSet<u64, std::hash::BuildHasherDefault<Identity>> = HashSet::default();
+    let base = text.as_ptr() as usize;
+    scan(text, |w, kind| {
+        let key = key(w);
+        if seen.insert(key) {
+            ids.push(Id { key, start: (w.as_ptr() as usize - base) as u32, len: w.len() as u32, kind });
+        }
+    });
+    ids
+}
+
+/// Texts shorter than this are scanned every time: scanning them costs about what looking them
+/// up would.
+const REMEMBERED_MIN: usize = 128;
+/// How many identifiers the texts remembered may hold together (24 bytes each: 3 MiB).
+const REMEMBERED_IDS: usize = 1 << 17;
+
+/// The identifiers of the texts scanned lately, by the text's hash and length, shared by every
+/// memory of the thread. A memory keeps each message's identifiers while the message is in its
+/// list ([`Found`]); this is for the lists that are new each time with the same texts in them:
+/// the stateless `compress()` handed the whole conversation before every model call, a memory
+/// restored from its state for every request. Oldest forgotten first.
+#[derive(Default)]
+struct Recent {
+    texts: HashMap<(u64, usize), std::rc::Rc<[Id]>>,
+    order: std::collections::VecDeque<(u64, usize)>,
+    ids: usize,
+}
+
+thread_local! {
+    static RECENT: std::cell::RefCell<Recent> = std::cell::RefCell::default();
+}
+
+/// [`scan_distinct`] of `text`, remembered.
+fn ids_of_text(text: &str) -> std::rc::Rc<[Id]> {
+    if text.len() < REMEMBERED_MIN {
+        return scan_distinct(text).into();
+    }
+    let k = (xxhash_rust::xxh64::xxh64(text.as_bytes(), 0), text.len());
+    if let Some(ids) = RECENT.with(|r| r.borrow().texts.get(&k).cloned()) {
+        return ids;
+    }
+    let ids: std::rc::Rc<[Id]> = scan_distinct(text).into();
+    RECENT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.texts.insert(k, ids.clone()).is_none() {
+            r.order.push_back(k);
+            r.ids += ids.len();
+        }
+        while r.ids > REMEMBERED_IDS {
+            let Some(old) = r.order.pop_front() else { break };
+            if let Some(gone) = r.texts.remove(&old) {
+                r.ids -= gone.len();
+            }
+        }
+    });
+    ids
+}
+
 /// A working message's distinct identifiers, in order of first occurrence, found the first time
 /// a pass needs them and kept with the message: a message never changes, and most stay in the
 /// list pass after pass, so each is scanned once, not once per step or pass that looks at it.
@@ -477,23 +548,33 @@ pub struct Found(std::rc::Rc<std::cell::OnceCell<Box<[Occurrence]>>>);
 impl Found {
     fn of(&self, m: &Message) -> &[Occurrence] {
         self.0.get_or_init(|| {
-            let mut found: Vec<Occurrence> = Vec::new();
-            let mut at: HashMap<u64, usize, std::hash::BuildHasherDefault<Identity>> = HashMap::default();
-            for (block, t, call) in texts(m) {
-                let base = t.as_ptr() as usize;
-                scan(t, |w, kind| {
-                    let k = key(w);
-                    match at.get(&k) {
-                        Some(&i) => found[i].in_call |= call,
-                        None => {
-                            at.insert(k, found.len());
-                            let start = (w.as_ptr() as usize - base) as u32;
-                            found.push(Occurrence { key: k, block: block as u32, start, len: w.len() as u32, kind, in_call: call });
+            let occurrence = |block: usize, id: &Id, call: bool| Occurrence {
+                key: id.key,
+                block: block as u32,
+                start: id.start,
+                len: id.len,
+                kind: id.kind,
+                in_call: call,
+            };
+            let mut texts = texts(m);
+            let (Some((block, t, call)), None) = (texts.next(), texts.next()) else {
+                // Several texts: an identifier is the first occurrence over all of them.
+                let mut found: Vec<Occurrence> = Vec::new();
+                let mut at: HashMap<u64, usize, std::hash::BuildHasherDefault<Identity>> = HashMap::default();
+                for (block, t, call) in self::texts(m) {
+                    for id in ids_of_text(t).iter() {
+                        match at.get(&id.key) {
+                            Some(&i) => found[i].in_call |= call,
+                            None => {
+                                at.insert(id.key, found.len());
+                                found.push(occurrence(block, id, call));
+                            }
                         }
                     }
-                });
-            }
-            found.into_boxed_slice()
+                }
+                return found.into_boxed_slice();
+            };
+            ids_of_text(t).iter().map(|id| occurrence(block, id, call)).collect()
         })
     }
 }
@@ -742,6 +823,57 @@ mod tests {
 
     fn entry(m: serde_json::Value) -> Entry {
         Entry::new(std::rc::Rc::new(Format::OpenAi.parse(0, &m).unwrap()), 1)
+    }
+
+    /// What [`Found::of`] gives for `m`, as (identifier, kind, in a call), computed afresh.
+    fn scanned(m: &Message) -> Vec<(String, Kind, bool)> {
+        let mut out: Vec<(String, Kind, bool)> = Vec::new();
+        for (_, t, call) in texts(m) {
+            scan(t, |w, k| match out.iter_mut().find(|o| o.0 == w) {
+                Some(o) => o.2 |= call,
+                None => out.push((w.to_string(), k, call)),
+            });
+        }
+        out
+    }
+
+    fn found(m: &Message) -> Vec<(String, Kind, bool)> {
+        Found::default().of(m).iter().map(|o| (o.text(m).to_string(), o.kind, o.in_call)).collect()
+    }
+
+    #[test]
+    fn a_messages_identifiers_are_the_same_scanned_or_remembered() {
+        let long = "See src/engine/pass.rs and parse_args; E0425 at line 40412 in handle_request. ".repeat(3);
+        let args = serde_json::json!({"path": "src/engine/pass.rs", "note": long}).to_string();
+        let messages = [
+            serde_json::json!({"role": "tool", "tool_call_id": "c", "content": long}),
+            serde_json::json!({"role": "assistant", "content": long, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "read_file", "arguments": args}},
+                {"id": "b", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\": \"parse_args\"}"}}]}),
+        ];
+        for m in messages {
+            let m = Format::OpenAi.parse(0, &m).unwrap();
+            let want = scanned(&m);
+            assert!(want.len() >= 4, "{want:?}");
+            assert_eq!(found(&m), want, "scanned");
+            let k = (xxhash_rust::xxh64::xxh64(long.as_bytes(), 0), long.len());
+            assert!(RECENT.with(|r| r.borrow().texts.contains_key(&k)), "the long text is remembered");
+            assert_eq!(found(&m), want, "remembered");
+        }
+    }
+
+    #[test]
+    fn the_remembered_texts_hold_a_bounded_number_of_identifiers() {
+        for t in 0..80 {
+            let text: String = (0..2000).map(|i| format!("ident_{t}_{i} ")).collect();
+            assert_eq!(ids_of_text(&text).len(), 2000);
+        }
+        RECENT.with(|r| {
+            let r = r.borrow();
+            assert!(r.ids <= REMEMBERED_IDS && r.ids > REMEMBERED_IDS - 2000, "{}", r.ids);
+            assert_eq!(r.ids, r.texts.values().map(|ids| ids.len()).sum::<usize>());
+            assert_eq!(r.order.len(), r.texts.len());
+        });
     }
 
     #[test]
