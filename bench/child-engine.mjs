@@ -47,7 +47,9 @@ function growth() {
   const texts = all.flatMap((t) => t.messages).map((m) => (typeof m.content === 'string' ? m.content : '')).filter((s) => s.length >= 700 && s.length <= 1400);
   const pool = texts.slice(0, 100);
   const total = quick ? 2_000 : 10_000;
-  const messages = Array.from({ length: total }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: pool[i % pool.length] }));
+  // Each text new (numbered): the engine remembers the counts of texts it met lately, and a
+  // conversation does not repeat its messages.
+  const messages = Array.from({ length: total }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${pool[i % pool.length]} (${i})` }));
   const memory = new AutoContextMemory({ maxToken: 1_000_000_000, msgThreshold: 10_000_000 });
   const perMessage = new Float64Array(total);
   for (let i = 0; i < total; i++) {
@@ -110,14 +112,31 @@ class TimedStore {
   }
 }
 
+/**
+ * `messages` with every text new to this process: the run's number at the end of each content,
+ * a space per run at the end of each tool call's arguments (still the same JSON). The engine
+ * remembers the counts and identifiers of the texts it met lately (a new memory of a
+ * conversation the process has seen, such as one restored for every request, finds them); a
+ * run here measures a conversation it has not met.
+ */
+function unseen(messages, run) {
+  const pad = ' '.repeat(run + 1);
+  return messages.map((m) => ({
+    ...m,
+    ...(typeof m.content === 'string' && m.content !== '' ? { content: `${m.content} ${run}` } : {}),
+    ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: c.function.arguments + pad } })) } : {}),
+  }));
+}
+
 /** One pass over the largest trace, engine time only. */
 async function pass() {
   const alive = [];
   const largest = all.reduce((a, b) => (JSON.stringify(b.messages).length > JSON.stringify(a.messages).length ? b : a));
   const out = { trace: largest.name, messages: largest.messages.length, modes: [] };
-  for (const mode of ['no summarizer', 'instant summarizer']) {
+  for (const [k, mode] of ['no summarizer', 'instant summarizer'].entries()) {
     const runs = [];
     for (let r = 0; r < Math.max(rounds, 5); r++) {
+      const messages = unseen(largest.messages, k * Math.max(rounds, 5) + r);
       const store = new TimedStore();
       let summarizeMs = 0;
       let summaries = 0;
@@ -137,7 +156,7 @@ async function pass() {
       alive.push(memory);
       collect();
       const addStart = cpuMs();
-      memory.add(largest.messages);
+      memory.add(messages);
       const addMs = cpuMs() - addStart;
       collect();
       const start = cpuMs();
