@@ -1,6 +1,7 @@
 //! Native benchmark of one compression pass: the largest trace of the shared corpus added whole,
 //! then one `compress_if_needed()` in a 32,000-token window, with no summarizer (the no-LLM
-//! ladder) and with an instant one (the whole ladder), into an in-memory store.
+//! ladder) and with an instant one (the whole ladder), into an in-memory store, each run on
+//! texts new to the thread.
 //!
 //! `cargo bench --bench pass [-- --out <file.json>] [-- --quick]`
 //!
@@ -52,6 +53,26 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// `messages` with every text new to the thread: the run's number at the end of each content,
+/// a space per run at the end of each tool call's arguments (still the same JSON). The engine
+/// remembers the counts and identifiers of the texts it met lately, which a new memory of the
+/// same conversation would find; a run here measures a conversation it has not met.
+fn unseen(messages: &[Value], run: usize) -> Value {
+    let pad = " ".repeat(run + 1);
+    let mut out = messages.to_vec();
+    for m in &mut out {
+        if let Some(text) = m["content"].as_str().filter(|t| !t.is_empty()) {
+            m["content"] = Value::String(format!("{text} {run}"));
+        }
+        for call in m.get_mut("tool_calls").and_then(Value::as_array_mut).into_iter().flatten() {
+            if let Some(args) = call["function"]["arguments"].as_str() {
+                call["function"]["arguments"] = Value::String(format!("{args}{pad}"));
+            }
+        }
+    }
+    Value::Array(out)
+}
+
 /// One pass in a fresh memory; returns (pass ms, add ms, tokens before, after, messages after, events).
 fn once<S: Summarizer>(messages: &Value, summarizer: Option<S>, round: usize) -> (f64, f64, u64, u64, usize, usize) {
     let config = Config { max_token: 32_000, session_id: format!("bench-{round}"), ..Config::default() };
@@ -74,11 +95,11 @@ fn main() {
         eprintln!("pass: no corpus at {} (set AUTOCONTEXT_CORPUS)", corpus_dir().display());
         std::process::exit(1);
     };
-    let messages = Value::Array(messages);
     let mut modes = Vec::new();
-    for mode in ["no summarizer", "instant summarizer"] {
+    for (k, mode) in ["no summarizer", "instant summarizer"].into_iter().enumerate() {
         let runs: Vec<_> = (0..rounds)
             .map(|r| {
+                let messages = unseen(&messages, k * rounds + r);
                 if mode == "no summarizer" {
                     once::<InstantSummarizer>(&messages, None, r)
                 } else {
@@ -93,7 +114,7 @@ fn main() {
         modes.push(json!({"mode": mode, "passMs": pass_ms, "addMs": add_ms, "tokensBefore": before, "tokensAfter": after, "after": kept, "events": events}));
     }
     if let Some(path) = out {
-        let report = json!({"trace": name, "messages": messages.as_array().map_or(0, Vec::len), "rounds": rounds, "modes": modes});
+        let report = json!({"trace": name, "messages": messages.len(), "rounds": rounds, "modes": modes});
         std::fs::write(&path, serde_json::to_string_pretty(&report).expect("JSON")).expect("write the report");
     }
 }

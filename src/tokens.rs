@@ -121,17 +121,49 @@ const MARKED_BYTES: usize = 64 << 20;
 /// count at piece boundaries along it ([`Marks`]) the head is counted only from its last usable
 /// mark ([`Encoding::count_cut`]). The marks are taken as the original is counted (when it is
 /// added), so nothing is counted twice for them.
-#[derive(Default)]
 struct Recent {
     /// Remembered counts, empty until the first text long enough to remember.
     counts: Vec<Remembered>,
-    marks: std::collections::HashMap<(u64, usize), std::rc::Rc<Marks>>,
+    marks: std::collections::HashMap<(u64, usize), std::rc::Rc<Marks>, Keyed>,
     /// Marked texts in the order they came, to forget the oldest first.
     order: std::collections::VecDeque<(u64, usize)>,
     bytes: usize,
     /// Cut texts not counted yet, by their key: how long a head they share with their original,
     /// and its marks.
-    pending: std::collections::HashMap<(u64, usize), (usize, std::rc::Rc<Marks>)>,
+    pending: std::collections::HashMap<(u64, usize), (usize, std::rc::Rc<Marks>), Keyed>,
+}
+
+/// Hashes a text's key, which is a hash already, by taking it as it is.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 ^= (n as u64).rotate_left(32);
+    }
+}
+
+type Keyed = std::hash::BuildHasherDefault<KeyHasher>;
+
+impl Recent {
+    const NEW: Recent = Recent {
+        counts: Vec::new(),
+        marks: std::collections::HashMap::with_hasher(Keyed::new()),
+        order: std::collections::VecDeque::new(),
+        bytes: 0,
+        pending: std::collections::HashMap::with_hasher(Keyed::new()),
+    };
 }
 
 /// One slot of [`Recent::counts`]: a text's hash and length, and its count (length 0: empty).
@@ -144,7 +176,7 @@ struct Remembered {
 
 thread_local! {
     /// One [`Recent`] per [`Encoding`], shared by every counter of the thread.
-    static RECENT: [std::cell::RefCell<Recent>; 2] = Default::default();
+    static RECENT: [std::cell::RefCell<Recent>; 2] = const { [std::cell::RefCell::new(Recent::NEW), std::cell::RefCell::new(Recent::NEW)] };
 }
 
 /// Whether `a` and `b` share their first `head` bytes, `head` being a character boundary of both
@@ -438,7 +470,7 @@ mod tests {
 
     #[test]
     fn a_remembered_count_answers_only_its_own_text() {
-        let mut recent = Recent::default();
+        let mut recent = Recent::NEW;
         let key = text_key(&"remember me ".repeat(20));
         assert_eq!(recent.count_of(key), None);
         recent.remember(key, 41);

@@ -435,12 +435,11 @@ impl std::hash::Hasher for Identity {
 /// The keys of the identifiers in view.
 type Visible = HashSet<u64, std::hash::BuildHasherDefault<Identity>>;
 
-/// Every identifier of a message, as keys.
+/// Every identifier of a message, as keys (through [`scan_distinct`], the one caller of
+/// [`scan`]: each caller is a copy of the scanner in the WebAssembly module).
 fn identifiers_of(m: &Message, out: &mut Visible) {
     for (_, t, _) in texts(m) {
-        scan(t, |w, _| {
-            out.insert(key(w));
-        });
+        out.extend(scan_distinct(t).iter().map(|id| id.key));
     }
 }
 
@@ -494,23 +493,28 @@ fn scan_distinct(text: &str) -> Vec<Id> {
 /// Texts shorter than this are scanned every time: scanning them costs about what looking them
 /// up would.
 const REMEMBERED_MIN: usize = 128;
-/// How many identifiers the texts remembered may hold together (24 bytes each: 3 MiB).
+/// Slots of the table of remembered texts.
+const REMEMBERED_SLOTS: usize = 4096;
+/// How many identifiers the remembered texts may hold together (24 bytes each: 3 MiB).
 const REMEMBERED_IDS: usize = 1 << 17;
 
-/// The identifiers of the texts scanned lately, by the text's hash and length, shared by every
-/// memory of the thread. A memory keeps each message's identifiers while the message is in its
-/// list ([`Found`]); this is for the lists that are new each time with the same texts in them:
-/// the stateless `compress()` handed the whole conversation before every model call, a memory
-/// restored from its state for every request. Oldest forgotten first.
-#[derive(Default)]
+/// The identifiers of the texts scanned lately, shared by every memory of the thread. A memory
+/// keeps each message's identifiers while the message is in its list ([`Found`]); this is for
+/// the lists that are new each time with the same texts in them: the stateless `compress()`
+/// handed the whole conversation before every model call, a memory restored from its state for
+/// every request. A direct-mapped table of the last text seen per slot, by the text's hash and
+/// length; when the texts in it would hold more than [`REMEMBERED_IDS`] identifiers, it is
+/// emptied first.
 struct Recent {
-    texts: HashMap<(u64, usize), std::rc::Rc<[Id]>>,
-    order: std::collections::VecDeque<(u64, usize)>,
+    slots: Vec<Option<Scanned>>,
     ids: usize,
 }
 
+/// A remembered text's key (hash and length) and its identifiers.
+type Scanned = ((u64, usize), std::rc::Rc<[Id]>);
+
 thread_local! {
-    static RECENT: std::cell::RefCell<Recent> = std::cell::RefCell::default();
+    static RECENT: std::cell::RefCell<Recent> = const { std::cell::RefCell::new(Recent { slots: Vec::new(), ids: 0 }) };
 }
 
 /// [`scan_distinct`] of `text`, remembered.
@@ -519,21 +523,24 @@ fn ids_of_text(text: &str) -> std::rc::Rc<[Id]> {
         return scan_distinct(text).into();
     }
     let k = (xxhash_rust::xxh64::xxh64(text.as_bytes(), 0), text.len());
-    if let Some(ids) = RECENT.with(|r| r.borrow().texts.get(&k).cloned()) {
+    let at = k.0 as usize & (REMEMBERED_SLOTS - 1);
+    let found = RECENT.with(|r| match r.borrow().slots.get(at) {
+        Some(Some((key, ids))) if *key == k => Some(ids.clone()),
+        _ => None,
+    });
+    if let Some(ids) = found {
         return ids;
     }
     let ids: std::rc::Rc<[Id]> = scan_distinct(text).into();
     RECENT.with(|r| {
         let mut r = r.borrow_mut();
-        if r.texts.insert(k, ids.clone()).is_none() {
-            r.order.push_back(k);
-            r.ids += ids.len();
+        if r.slots.is_empty() || r.ids + ids.len() > REMEMBERED_IDS {
+            r.slots = vec![None; REMEMBERED_SLOTS];
+            r.ids = 0;
         }
-        while r.ids > REMEMBERED_IDS {
-            let Some(old) = r.order.pop_front() else { break };
-            if let Some(gone) = r.texts.remove(&old) {
-                r.ids -= gone.len();
-            }
+        r.ids += ids.len();
+        if let Some((_, old)) = r.slots[at].replace((k, ids.clone())) {
+            r.ids -= old.len();
         }
     });
     ids
@@ -857,7 +864,8 @@ mod tests {
             assert!(want.len() >= 4, "{want:?}");
             assert_eq!(found(&m), want, "scanned");
             let k = (xxhash_rust::xxh64::xxh64(long.as_bytes(), 0), long.len());
-            assert!(RECENT.with(|r| r.borrow().texts.contains_key(&k)), "the long text is remembered");
+            let remembered = RECENT.with(|r| r.borrow().slots.iter().flatten().any(|(key, _)| *key == k));
+            assert!(remembered, "the long text is remembered");
             assert_eq!(found(&m), want, "remembered");
         }
     }
@@ -868,11 +876,13 @@ mod tests {
             let text: String = (0..2000).map(|i| format!("ident_{t}_{i} ")).collect();
             assert_eq!(ids_of_text(&text).len(), 2000);
         }
+        let last: String = (0..2000).map(|i| format!("ident_79_{i} ")).collect();
+        let k = (xxhash_rust::xxh64::xxh64(last.as_bytes(), 0), last.len());
         RECENT.with(|r| {
             let r = r.borrow();
-            assert!(r.ids <= REMEMBERED_IDS && r.ids > REMEMBERED_IDS - 2000, "{}", r.ids);
-            assert_eq!(r.ids, r.texts.values().map(|ids| ids.len()).sum::<usize>());
-            assert_eq!(r.order.len(), r.texts.len());
+            assert!(r.ids <= REMEMBERED_IDS, "{}", r.ids);
+            assert_eq!(r.ids, r.slots.iter().flatten().map(|(_, ids)| ids.len()).sum::<usize>());
+            assert!(r.slots.iter().flatten().any(|(key, _)| *key == k), "the newest text is remembered");
         });
     }
 
