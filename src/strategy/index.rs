@@ -463,7 +463,9 @@ impl Occurrence {
             Block::ToolResult { content, .. } => content.as_str(),
             Block::Thinking(_) | Block::Opaque { .. } => "",
         };
-        &t[self.start as usize..(self.start + self.len) as usize]
+        // Checked: the range comes from a remembered text of the same hash and length, which
+        // only a 64-bit collision could make another text.
+        t.get(self.start as usize..(self.start + self.len) as usize).unwrap_or("")
     }
 }
 
@@ -650,7 +652,7 @@ fn line(span: &[Entry], visible: &Visible, shown: &Visible, budget: usize) -> Op
             continue;
         }
         // After the fit: most of a long ranking no longer fits, and these are the costly tests.
-        if unlisted(w) || chosen.iter().any(|c| holds(c.as_bytes(), w.as_bytes())) {
+        if w.is_empty() || unlisted(w) || chosen.iter().any(|c| holds(c.as_bytes(), w.as_bytes())) {
             continue;
         }
         used += cost;
