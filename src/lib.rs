@@ -17,7 +17,8 @@
 //! and Node. Everything outside `src/wasm/` is plain Rust and runs natively.
 //!
 //! The modules are layers, each importing only those before it in this list (a check of
-//! `npm test` keeps it so): [`error`], `json` (the JSON writer), [`message`] and [`tokens`] (over the exact counter,
+//! `npm test` keeps it so): [`error`], `json` (the JSON writer), `hashed` (keys that are
+//! hashes), [`message`] and [`tokens`] (over the exact counter,
 //! the crate `autocontext-bpe`) at the bottom; the wire formats ([`format`](mod@format)); the [`options`], each declared once;
 //! what the host supplies ([`host`]); the analysis of a working list ([`structure`]); the
 //! summarize calls ([`summarize`]); the ladder of rungs ([`strategy`]); the memory and its pass
@@ -36,6 +37,7 @@
 pub mod engine;
 pub mod error;
 pub mod format;
+mod hashed;
 pub mod host;
 mod json;
 pub mod message;

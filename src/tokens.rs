@@ -11,6 +11,7 @@
 //! its whole conversation before every call pays only for what is new.
 
 use crate::error::{Error, ErrorCode, HostError, Result};
+use crate::hashed::{text_key, Keyed};
 use crate::message::{Block, Message};
 use autocontext_bpe::{Encoding, Marks};
 
@@ -133,39 +134,6 @@ struct Recent {
     pending: std::collections::HashMap<(u64, usize), (usize, std::rc::Rc<Marks>), Keyed>,
 }
 
-/// Hashes a text's key, which is a hash already, by taking it as it is.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ b as u64;
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 ^= n;
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 ^= (n as u64).rotate_left(32);
-    }
-}
-
-type Keyed = std::hash::BuildHasherDefault<KeyHasher>;
-
-impl Recent {
-    const NEW: Recent = Recent {
-        counts: Vec::new(),
-        marks: std::collections::HashMap::with_hasher(Keyed::new()),
-        order: std::collections::VecDeque::new(),
-        bytes: 0,
-        pending: std::collections::HashMap::with_hasher(Keyed::new()),
-    };
-}
-
 /// One slot of [`Recent::counts`]: a text's hash and length, and its count (length 0: empty).
 #[derive(Clone, Copy, Default)]
 struct Remembered {
@@ -185,17 +153,20 @@ fn same_head(a: &str, b: &str, head: usize) -> bool {
     a.is_char_boundary(head) && b.is_char_boundary(head) && a.as_bytes()[..head] == b.as_bytes()[..head]
 }
 
-/// A text's key: its hash and length.
-fn text_key(text: &str) -> (u64, usize) {
-    (xxhash_rust::xxh64::xxh64(text.as_bytes(), 0), text.len())
-}
-
 /// Runs `f` on the thread's [`Recent`] for `encoding`.
 fn recent<T>(encoding: Encoding, f: impl FnOnce(&mut Recent) -> T) -> T {
     RECENT.with(|all| f(&mut all[encoding as usize].borrow_mut()))
 }
 
 impl Recent {
+    const NEW: Recent = Recent {
+        counts: Vec::new(),
+        marks: std::collections::HashMap::with_hasher(Keyed::new()),
+        order: std::collections::VecDeque::new(),
+        bytes: 0,
+        pending: std::collections::HashMap::with_hasher(Keyed::new()),
+    };
+
     fn slot(key: (u64, usize)) -> usize {
         (key.0 as usize ^ (key.0 >> 32) as usize) & (REMEMBERED_SLOTS - 1)
     }

@@ -23,6 +23,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Edit;
 use crate::format::Format;
+use crate::hashed::{text_key, Keyed};
 use crate::message::{is_uuid, offload_marker, Block, Message, Role};
 use crate::strategy::Entry;
 use crate::tokens::TokenCounter;
@@ -414,26 +415,8 @@ fn key(w: &str) -> u64 {
     xxhash_rust::xxh64::xxh64(w.as_bytes(), 0)
 }
 
-/// Keys that are hashes already, in a set that does not hash them again.
-#[derive(Default, Clone, Copy)]
-struct Identity(u64);
-
-impl std::hash::Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | b as u64;
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
 /// The keys of the identifiers in view.
-type Visible = HashSet<u64, std::hash::BuildHasherDefault<Identity>>;
+type Visible = HashSet<u64, Keyed>;
 
 /// Every identifier of a message, as keys (through [`scan_distinct`], the one caller of
 /// [`scan`]: each caller is a copy of the scanner in the WebAssembly module).
@@ -481,7 +464,7 @@ struct Id {
 /// The distinct identifiers of `text`, in order of first occurrence.
 fn scan_distinct(text: &str) -> Vec<Id> {
     let mut ids: Vec<Id> = Vec::new();
-    let mut seen: HashSet<u64, std::hash::BuildHasherDefault<Identity>> = HashSet::default();
+    let mut seen: HashSet<u64, Keyed> = HashSet::default();
     let base = text.as_ptr() as usize;
     scan(text, |w, kind| {
         let key = key(w);
@@ -524,7 +507,7 @@ fn ids_of_text(text: &str) -> std::rc::Rc<[Id]> {
     if text.len() < REMEMBERED_MIN {
         return scan_distinct(text).into();
     }
-    let k = (xxhash_rust::xxh64::xxh64(text.as_bytes(), 0), text.len());
+    let k = text_key(text);
     let at = k.0 as usize & (REMEMBERED_SLOTS - 1);
     let found = RECENT.with(|r| match r.borrow().slots.get(at) {
         Some(Some((key, ids))) if *key == k => Some(ids.clone()),
@@ -565,25 +548,26 @@ impl Found {
                 kind: id.kind,
                 in_call: call,
             };
-            let mut texts = texts(m);
-            let (Some((block, t, call)), None) = (texts.next(), texts.next()) else {
-                // Several texts: an identifier is the first occurrence over all of them.
-                let mut found: Vec<Occurrence> = Vec::new();
-                let mut at: HashMap<u64, usize, std::hash::BuildHasherDefault<Identity>> = HashMap::default();
-                for (block, t, call) in self::texts(m) {
-                    for id in ids_of_text(t).iter() {
-                        match at.get(&id.key) {
-                            Some(&i) => found[i].in_call |= call,
-                            None => {
-                                at.insert(id.key, found.len());
-                                found.push(occurrence(block, id, call));
-                            }
+            let mut blocks = texts(m);
+            if let (Some((block, t, call)), None) = (blocks.next(), blocks.next()) {
+                // One text (most messages): its identifiers are distinct already.
+                return ids_of_text(t).iter().map(|id| occurrence(block, id, call)).collect();
+            }
+            // Several texts: an identifier is the first occurrence over all of them.
+            let mut found: Vec<Occurrence> = Vec::new();
+            let mut at: HashMap<u64, usize, Keyed> = HashMap::default();
+            for (block, t, call) in texts(m) {
+                for id in ids_of_text(t).iter() {
+                    match at.get(&id.key) {
+                        Some(&i) => found[i].in_call |= call,
+                        None => {
+                            at.insert(id.key, found.len());
+                            found.push(occurrence(block, id, call));
                         }
                     }
                 }
-                return found.into_boxed_slice();
-            };
-            ids_of_text(t).iter().map(|id| occurrence(block, id, call)).collect()
+            }
+            found.into_boxed_slice()
         })
     }
 }
@@ -603,7 +587,7 @@ struct Seen {
 fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m str> {
     // Keyed by each identifier's hash, in order of first sight.
     let mut order: Vec<(&'m str, Seen)> = Vec::new();
-    let mut at: HashMap<u64, usize, std::hash::BuildHasherDefault<Identity>> = HashMap::default();
+    let mut at: HashMap<u64, usize, Keyed> = HashMap::default();
     for (k, e) in span.iter().enumerate() {
         let m = &*e.msg;
         let by_user = m.role == Role::User && m.is_real_user();
@@ -865,7 +849,7 @@ mod tests {
             let want = scanned(&m);
             assert!(want.len() >= 4, "{want:?}");
             assert_eq!(found(&m), want, "scanned");
-            let k = (xxhash_rust::xxh64::xxh64(long.as_bytes(), 0), long.len());
+            let k = text_key(&long);
             let remembered = RECENT.with(|r| r.borrow().slots.iter().flatten().any(|(key, _)| *key == k));
             assert!(remembered, "the long text is remembered");
             assert_eq!(found(&m), want, "remembered");
@@ -879,7 +863,7 @@ mod tests {
             assert_eq!(ids_of_text(&text).len(), 2000);
         }
         let last: String = (0..2000).map(|i| format!("ident_79_{i} ")).collect();
-        let k = (xxhash_rust::xxh64::xxh64(last.as_bytes(), 0), last.len());
+        let k = text_key(&last);
         RECENT.with(|r| {
             let r = r.borrow();
             assert!(r.ids <= REMEMBERED_IDS, "{}", r.ids);
