@@ -18,7 +18,7 @@
 //!
 //! The modules are layers, each importing only those before it in this list (a check of
 //! `npm test` keeps it so): [`error`], `json` (the JSON writer), `hashed` (keys that are
-//! hashes), [`message`] and [`tokens`] (over the exact counter,
+//! hashes), `sort` (the engine's one sort), [`message`] and [`tokens`] (over the exact counter,
 //! the crate `autocontext-bpe`) at the bottom; the wire formats ([`format`](mod@format)); the [`options`], each declared once;
 //! what the host supplies ([`host`]); the analysis of a working list ([`structure`]); the
 //! summarize calls ([`summarize`]); the ladder of rungs ([`strategy`]); the memory and its pass
@@ -42,6 +42,7 @@ pub mod host;
 mod json;
 pub mod message;
 pub mod options;
+mod sort;
 pub mod strategy;
 pub mod structure;
 pub mod summarize;

@@ -617,7 +617,7 @@ pub(crate) async fn reload<S, O: OffloadStore>(parts: Parts<'_, S, O>, uuid: &st
 fn apply(work: &mut Vec<Entry>, log: &mut PassLog, edits: Vec<(Edit, Vec<u32>)>, strategy: Strategy) {
     log.next_step();
     let mut edits = edits;
-    edits.sort_by_key(|(e, _)| std::cmp::Reverse(e.span.start));
+    crate::sort::by_key(&mut edits, |(e, _)| !(e.span.start as u128));
     for (e, counts) in edits {
         log.replace(e.span.clone(), e.replacement.len(), strategy, e.offload, e.usage, e.ms);
         let entries = e.replacement.into_iter().zip(counts).map(|(m, tokens)| Entry::new(Rc::new(m), tokens));

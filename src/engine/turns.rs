@@ -72,7 +72,7 @@ pub(crate) fn fit(format: Format, work: &[Entry], st: &Structure, mut edits: Vec
     if !format.needs_alternation() || edits.is_empty() {
         return edits;
     }
-    edits.sort_by_key(|e| e.span.start);
+    crate::sort::by_key(&mut edits, |e| e.span.start as u128);
     let n = work.len();
     let mut taken = vec![false; n];
     for e in &edits {

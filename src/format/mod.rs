@@ -387,7 +387,7 @@ impl Format {
                 });
             }
         }
-        problems.sort_by_key(|p| p.index);
+        crate::sort::by_key(&mut problems, |p| p.index as u128);
         problems
     }
 }
@@ -486,7 +486,7 @@ pub fn validate_tool_pairing<M: AsRef<Message>>(format: Format, messages: &[M]) 
     let messages = &crate::message::refs(messages);
     if format == Format::Gemini {
         let mut p = gemini::validate(messages, false, true);
-        p.sort_by_key(|p| p.index);
+        crate::sort::by_key(&mut p, |p| p.index as u128);
         return p;
     }
     pairing(format, messages, false)

@@ -614,7 +614,7 @@ fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m 
             + (s.last as f64 + 1.0) / n
     };
     let mut scored: Vec<(f64, usize, &'m str)> = order.iter().map(|(w, s)| (score(s), s.first, *w)).collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    crate::sort::by_key(&mut scored, |&(score, first, _)| (!crate::sort::float_key(score) as u128) << 64 | first as u128);
     scored.into_iter().map(|(_, _, w)| w).collect()
 }
 

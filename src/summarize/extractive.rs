@@ -32,6 +32,7 @@ use super::transcript::{clean, cut, instruction, is_summary, parse, strip_marker
 use crate::error::HostError;
 use crate::host::{SummarizeRequest, Summarizer, Summary};
 use crate::options::presets::Strategy;
+use crate::sort;
 
 /// The default target, as a share of the span's characters.
 pub const DEFAULT_FRACTION: f64 = 0.2;
@@ -329,7 +330,9 @@ impl Items {
     fn select(&self, budget: usize) -> String {
         let items = &self.items;
         let mut order: Vec<usize> = (0..items.len()).filter(|&i| items[i].score > 0).collect();
-        order.sort_by(|&a, &b| items[b].score.cmp(&items[a].score).then(items[a].order.cmp(&items[b].order)));
+        // Best score first, then in order: sorted by place, then (stably) by score.
+        sort::by_key(&mut order, |&i| place(items[i].order));
+        sort::by_key(&mut order, |&i| (i64::from(i32::MAX) - i64::from(items[i].score)) as u128);
         let mut chosen = vec![false; items.len()];
         let mut used = 0;
         for i in order {
@@ -348,13 +351,19 @@ impl Items {
         }
         // Children follow their parent: sort by the parent's position first.
         let mut kept: Vec<usize> = (0..items.len()).filter(|&i| chosen[i]).collect();
-        kept.sort_by_key(|&i| {
-            let top = items[i].parent.unwrap_or(i);
-            (items[top].order, items[i].parent.is_some(), items[i].order)
-        });
+        // By (the parent's place, child or not, own place): one stable sort per field, last first.
+        let top = |i: usize| items[i].parent.unwrap_or(i);
+        sort::by_key(&mut kept, |&i| place(items[i].order));
+        sort::by_key(&mut kept, |&i| items[i].parent.is_some() as u128);
+        sort::by_key(&mut kept, |&i| place(items[top(i)].order));
         let lines: Vec<String> = kept.iter().map(|&i| items[i].render()).collect();
         lines.join("\n")
     }
+}
+
+/// A line's place (block, line) as a sort key.
+fn place(order: (usize, usize)) -> u128 {
+    (order.0 as u128) << 64 | order.1 as u128
 }
 
 /// For each line, whether it is in the middle of a run of stack frames (not its first or last

@@ -49,7 +49,7 @@ pub(super) fn answer(blocks: &[Block], keyword: &str, budget: usize) -> String {
         }
     }
     // Latest first.
-    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    crate::sort::by_key(&mut found, |f| !(f.0 as u128));
     let mut facts: Vec<Value> = Vec::new();
     let empty = r#"{"facts":[]}"#.len();
     let mut used = empty;

@@ -141,11 +141,13 @@ fn unescape_tags(text: &str) -> String {
 /// mention them matter more.
 pub(super) fn goal_words(rest: &str) -> Vec<String> {
     let Some(goal) = rest.lines().find_map(|l| l.strip_prefix("Goal: ")) else { return Vec::new() };
-    let mut words: Vec<String> =
-        goal.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 5).map(str::to_lowercase).collect();
-    words.sort();
-    words.dedup();
-    words
+    // Each once, in the goal's order.
+    let mut seen = std::collections::HashSet::new();
+    goal.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 5)
+        .map(str::to_lowercase)
+        .filter(|w| seen.insert(w.clone()))
+        .collect()
 }
 
 /// What the prompt says after the transcript: the instruction and any hint (the whole prompt

@@ -103,6 +103,6 @@ pub(crate) fn validate(messages: &Value, format: Format, request: bool) -> Vec<P
         }
         problems.push(p);
     }
-    problems.sort_by_key(|p| p.index);
+    crate::sort::by_key(&mut problems, |p| p.index as u128);
     problems
 }
