@@ -712,6 +712,38 @@ mod tests {
     }
 
     #[test]
+    fn the_goal_picks_between_lines_of_equal_worth() {
+        // Two lines alike but for a name; the budget keeps one. The plan's goal (after the
+        // transcript) names one of them, and that one is kept, whichever comes first.
+        let ledger = "Error: config/ledger_settings.yaml: field timeout_ms must be a number";
+        let archive = "Error: config/archive_settings.yaml: field timeout_ms must be a number";
+        for (first, second) in [(ledger, archive), (archive, ledger)] {
+            let messages = vec![
+                json!({"role": "user", "content": "Check both exports."}),
+                json!({"role": "assistant", "content": null, "tool_calls": [call("c1", "run", json!({"command": "make check"}))]}),
+                json!({"role": "tool", "tool_call_id": "c1", "content": format!(
+                    "{}\n{first}\n{second}\n{}",
+                    filler(40),
+                    filler(40)
+                )}),
+            ];
+            let mut req = request("rollup", &messages, Some(150));
+            req.prompt = req.prompt.replace(
+                "</conversation>\n",
+                "</conversation>\n<plan_aware_hint>\nGoal: Repair the Ledger first, then the ledger totals\n</plan_aware_hint>\n",
+            );
+            let out = summarize(&req);
+            assert!(out.contains(ledger), "{first} first:\n{out}");
+            assert!(!out.contains(archive), "{first} first:\n{out}");
+        }
+        // Each of the goal's words once, in its order.
+        assert_eq!(
+            super::super::transcript::goal_words("\n<plan_aware_hint>\nGoal: Repair the Ledger first, then the ledger totals\n"),
+            ["repair", "ledger", "first", "totals"]
+        );
+    }
+
+    #[test]
     fn facts_sit_under_the_call_they_came_from_in_order() {
         let out = summarize(&request("tool_calls", &session(), None));
         let lines: Vec<&str> = out.lines().collect();
