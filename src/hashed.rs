@@ -10,6 +10,13 @@ pub(crate) fn text_key(text: &str) -> (u64, usize) {
     (xxhash_rust::xxh64::xxh64(text.as_bytes(), 0), text.len())
 }
 
+/// The slot of a text's key in a direct-mapped table of `slots` slots (a power of two): the
+/// hash's low bits, which xxh64 mixes as well as its high ones.
+pub(crate) fn slot(key: (u64, usize), slots: usize) -> usize {
+    debug_assert!(slots.is_power_of_two());
+    key.0 as usize & (slots - 1)
+}
+
 /// A hasher that takes a key that is a hash already (a `u64`, or a [`text_key`]) as it is.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct KeyHasher(u64);

@@ -11,7 +11,7 @@
 //! its whole conversation before every call pays only for what is new.
 
 use crate::error::{Error, ErrorCode, HostError, Result};
-use crate::hashed::{text_key, Keyed};
+use crate::hashed::{slot, text_key, Keyed};
 use crate::message::{Block, Message};
 use autocontext_bpe::{Encoding, Marks};
 
@@ -167,13 +167,9 @@ impl Recent {
         pending: std::collections::HashMap::with_hasher(Keyed::new()),
     };
 
-    fn slot(key: (u64, usize)) -> usize {
-        (key.0 as usize ^ (key.0 >> 32) as usize) & (REMEMBERED_SLOTS - 1)
-    }
-
     /// The remembered count of the text with this key.
     fn count_of(&self, key: (u64, usize)) -> Option<u32> {
-        let r = self.counts.get(Self::slot(key))?;
+        let r = self.counts.get(slot(key, REMEMBERED_SLOTS))?;
         (r.len != 0 && r.hash == key.0 && r.len as usize == key.1).then_some(r.count)
     }
 
@@ -182,7 +178,7 @@ impl Recent {
         if self.counts.is_empty() {
             self.counts = vec![Remembered::default(); REMEMBERED_SLOTS];
         }
-        self.counts[Self::slot(key)] = Remembered { hash: key.0, len, count };
+        self.counts[slot(key, REMEMBERED_SLOTS)] = Remembered { hash: key.0, len, count };
     }
 
     fn keep(&mut self, key: (u64, usize), marks: Marks) {
@@ -449,7 +445,7 @@ mod tests {
         // The same hash with another length, and another hash in the same slot, are not it.
         assert_eq!(recent.count_of((key.0, key.1 + 1)), None);
         let rival = (key.0 ^ 1 << 60, key.1);
-        assert_eq!(Recent::slot(rival), Recent::slot(key));
+        assert_eq!(slot(rival, REMEMBERED_SLOTS), slot(key, REMEMBERED_SLOTS));
         assert_eq!(recent.count_of(rival), None);
         // A newer text takes the slot.
         recent.remember(rival, 9);

@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Edit;
 use crate::format::Format;
-use crate::hashed::{text_key, Keyed};
+use crate::hashed::{slot, text_key, Keyed};
 use crate::message::{is_uuid, offload_marker, Block, Message, Role};
 use crate::strategy::Entry;
 use crate::tokens::TokenCounter;
@@ -508,7 +508,7 @@ fn ids_of_text(text: &str) -> std::rc::Rc<[Id]> {
         return scan_distinct(text).into();
     }
     let k = text_key(text);
-    let at = k.0 as usize & (REMEMBERED_SLOTS - 1);
+    let at = slot(k, REMEMBERED_SLOTS);
     let found = RECENT.with(|r| match r.borrow().slots.get(at) {
         Some(Some((key, ids))) if *key == k => Some(ids.clone()),
         _ => None,
