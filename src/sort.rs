@@ -8,7 +8,7 @@
 
 /// Sorts `items` by `key`, ascending; items with equal keys keep their order.
 ///
-/// A caller that sorts by several fields packs them into the key, the first in the high bits;
+/// A caller that sorts by two fields packs them into the key with [`pair`], the first high;
 /// one that sorts descending negates it (`!k`), which keeps equal keys in order as well.
 pub(crate) fn by_key<T>(items: &mut Vec<T>, key: impl Fn(&T) -> u128) {
     if items.len() < 2 {
@@ -19,6 +19,11 @@ pub(crate) fn by_key<T>(items: &mut Vec<T>, key: impl Fn(&T) -> u128) {
     keyed.sort_unstable();
     let mut old: Vec<Option<T>> = items.drain(..).map(Some).collect();
     items.extend(keyed.into_iter().filter_map(|(_, i)| old[i].take()));
+}
+
+/// Two fields as one key, `high` first.
+pub(crate) fn pair(high: u64, low: u64) -> u128 {
+    (high as u128) << 64 | low as u128
 }
 
 /// A float as a key in the same order as [`f64::total_cmp`].

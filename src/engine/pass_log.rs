@@ -160,7 +160,7 @@ impl PassLog {
         }
         let tokens = |es: &[Entry]| es.iter().map(|e| e.tokens as u64).sum::<u64>();
         let mut alive: Vec<(&Replacement, Option<(usize, usize)>)> = self.replacements.iter().zip(at).filter(|(r, _)| r.alive).collect();
-        crate::sort::by_key(&mut alive, |(r, place)| (r.step as u128) << 64 | place.map_or(0, |p| p.0) as u128);
+        crate::sort::by_key(&mut alive, |(r, place)| crate::sort::pair(r.step as u64, place.map_or(0, |p| p.0) as u64));
         alive
             .into_iter()
             .map(|(r, place)| {

@@ -614,7 +614,7 @@ fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m 
             + (s.last as f64 + 1.0) / n
     };
     let mut scored: Vec<(f64, usize, &'m str)> = order.iter().map(|(w, s)| (score(s), s.first, *w)).collect();
-    crate::sort::by_key(&mut scored, |&(score, first, _)| (!crate::sort::float_key(score) as u128) << 64 | first as u128);
+    crate::sort::by_key(&mut scored, |&(score, first, _)| crate::sort::pair(!crate::sort::float_key(score), first as u64));
     scored.into_iter().map(|(_, _, w)| w).collect()
 }
 

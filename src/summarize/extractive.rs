@@ -363,7 +363,7 @@ impl Items {
 
 /// A line's place (block, line) as a sort key.
 fn place(order: (usize, usize)) -> u128 {
-    (order.0 as u128) << 64 | order.1 as u128
+    sort::pair(order.0 as u64, order.1 as u64)
 }
 
 /// For each line, whether it is in the middle of a run of stack frames (not its first or last
