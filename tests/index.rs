@@ -153,3 +153,59 @@ fn an_emergency_notice_carries_an_index_too() {
     assert!(ids.iter().any(|i| i == "module_0_handler.py"), "{notice}");
     check_recoverable(&m, "index-emergency");
 }
+
+/// Every identifier of the index lines a replay of the corpus trace `name` writes, as
+/// `autocontext compress --max-token 32000` replays it (the default options, the offline
+/// summarizer, a pass before every model call and one at the end); `None` without the corpus.
+fn corpus_index(name: &str) -> Option<Vec<String>> {
+    let path = corpus_dir().join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).ok()?;
+    let trace: Value = serde_json::from_str(&text).unwrap();
+    let cfg = Config { session_id: name.to_string(), max_token: 32_000, ..Config::default() };
+    let memory = AutoContextMemory::new(cfg, autocontext::OfflineSummarizer, MemoryStore::new()).unwrap();
+    let mut found = Vec::new();
+    let mut collect = |memory: &AutoContextMemory<autocontext::OfflineSummarizer, MemoryStore>| {
+        for m in memory.working().iter().filter(|m| m.synthetic.is_some()) {
+            for id in index_of(&m.payload_text()) {
+                if !found.contains(&id) {
+                    found.push(id);
+                }
+            }
+        }
+    };
+    for m in trace["messages"].as_array().unwrap() {
+        if m["role"] == "assistant" {
+            block_on(memory.compress_if_needed()).unwrap();
+            collect(&memory);
+        }
+        memory.add(m).unwrap();
+    }
+    block_on(memory.compress_if_needed()).unwrap();
+    collect(&memory);
+    Some(found)
+}
+
+#[test]
+fn the_index_of_corpus_traces_lists_no_escape_and_nothing_without_a_letter_or_digit() {
+    // Tool-call arguments are JSON text: `"cat <<'EOF' > t.py\nimport sys\nsys.path.insert(...)"`
+    // read as raw text gave `sys\nsys.path.insert`, `\n\nprint`, `f:\n` (41 of 66 items of the
+    // first trace) and `do\n`, `end\n\n`, `\n\n` (8 of 148 of the second).
+    for name in ["mini-swe-agent-deepseek-django-11910", "claude-code-spotter-fa812bfe"] {
+        let Some(ids) = corpus_index(name) else {
+            eprintln!("skipped: the corpus trace {name} is not there (AUTOCONTEXT_CORPUS names its folder)");
+            continue;
+        };
+        if std::env::var_os("SHOW").is_some() {
+            eprintln!("{name}: {ids:?}");
+        }
+        assert!(ids.len() >= 20, "{name}: only {} identifiers listed: {ids:?}", ids.len());
+        let escapes = ['n', 't', 'r', '"', 'u'];
+        let bad: Vec<&String> = ids
+            .iter()
+            .filter(|w| {
+                !w.chars().any(char::is_alphanumeric) || w.split('\\').skip(1).any(|after| after.is_empty() || after.starts_with(escapes))
+            })
+            .collect();
+        assert!(bad.is_empty(), "{name}: {} of {} listed items are escapes or hold one: {bad:?}", bad.len(), ids.len());
+    }
+}

@@ -18,6 +18,15 @@
 //! so a small cut is not eaten by its own index. It never holds a uuid or a marker, so the model
 //! cannot mistake an identifier for an offload to reload. Extraction is a byte scan of ASCII
 //! runs (no regular expressions): deterministic, linear, the same on every platform.
+//!
+//! A backslash is either a Windows path's separator or an escape, and an escape is never part
+//! of an identifier: listed, `sys\nsys.path.insert` or `\n\nprint` would name nothing the agent
+//! wrote and take the place of a real name. A tool call's arguments are JSON text, where every
+//! backslash starts an escape (and an escaped backslash before `n`, `t`, `r`, `0` or a quote is
+//! the escape of code quoted in a string); other text reads `\n`, `\t`, `\r`, `\0`, quotes and
+//! `\uXXXX` as escapes, except in a path anchored by a drive (`C:\new\tests`) or a share
+//! (`\\host\dir`). A relative Windows path with such a segment (`src\network`) is cut there:
+//! the price of never listing an escape, in conversations where escapes are far more common.
 
 use std::collections::{HashMap, HashSet};
 
@@ -92,6 +101,9 @@ const WIDE: u8 = 32;
 const SEP: u8 = 64;
 /// A byte that is not ASCII: its character decides (see [`wide`]).
 const LEAD: u8 = 128;
+/// A backslash: a path's separator or the start of an escape, by what follows (see
+/// [`escape`]); outside the one test of the walk's common case, as [`LEAD`] is.
+const BACKSLASH: u8 = LEAD | SEP;
 const CLASS: [u8; 256] = {
     let mut table = [LEAD; 256];
     let mut b = 0;
@@ -105,7 +117,9 @@ const CLASS: [u8; 256] = {
             COLON
         } else if c.is_ascii_digit() {
             DIGIT
-        } else if c == b'/' || c == b'\\' {
+        } else if c == b'\\' {
+            BACKSLASH
+        } else if c == b'/' {
             SEP
         } else if is_run_byte(c) {
             PUNCT
@@ -134,19 +148,75 @@ fn wide(text: &str, i: usize) -> (usize, u8) {
     }
 }
 
-/// Calls `f` with every identifier of `text`, in order, as often as it occurs.
+/// The bytes that follow a backslash in an escape of code or of JSON text read as plain text.
+const fn escaped(c: u8) -> bool {
+    matches!(c, b'n' | b't' | b'r' | b'0' | b'"' | b'\'')
+}
+
+/// Whether `b[i..]` is `u` and four hex digits (the rest of a `\\uXXXX` escape).
+fn unicode_escape(b: &[u8], i: usize) -> bool {
+    b.get(i) == Some(&b'u') && b.len() >= i + 5 && b[i + 1..i + 5].iter().all(u8::is_ascii_hexdigit)
+}
+
+/// How many bytes the escape at `b[i]` (a backslash) takes, or 0 when the backslash is a
+/// path's separator. In JSON text (`json`) every backslash starts an escape: `\\uXXXX` takes six
+/// bytes, an escaped backslash before `n`, `t`, `r`, `0` or a quote three (the escape of code
+/// quoted in the string), any other two. In other text an escape is a backslash before
+/// [`escaped`] bytes, `\\uXXXX`, or an escaped backslash before `n`, `t` or `r` (JSON shown as
+/// text); in a path anchored by a drive or a share (`path`) it is none.
+fn escape(b: &[u8], i: usize, json: bool, path: bool) -> usize {
+    let next = b.get(i + 1).copied();
+    if json {
+        return match next {
+            None => 1,
+            Some(b'u') if unicode_escape(b, i + 1) => 6,
+            Some(b'\\') if b.get(i + 2).is_some_and(|&c| escaped(c)) => 3,
+            // Never into a character: an escape is ASCII (what is not is no valid escape).
+            Some(c) if c.is_ascii() => 2,
+            Some(_) => 1,
+        };
+    }
+    match next {
+        _ if path => 0,
+        Some(c) if escaped(c) => 2,
+        Some(b'u') if unicode_escape(b, i + 1) => 6,
+        Some(b'\\') if matches!(b.get(i + 2), Some(b'n' | b't' | b'r')) => 3,
+        _ => 0,
+    }
+}
+
+/// Whether a run starting at `b[i]` is a Windows path anchored by a drive (`C:\\`) or a share
+/// (`\\\\host`), whose backslashes are all separators. The drive is an uppercase letter, as
+/// Windows writes it: code shown with its escapes has `if f:\\n` and `x:\\t` far more often
+/// than a path has a lowercase drive.
+fn anchored(b: &[u8], i: usize) -> bool {
+    match b.get(i..i + 3) {
+        Some([d, b':', b'\\']) => d.is_ascii_uppercase(),
+        Some([b'\\', b'\\', h]) => h.is_ascii_alphanumeric(),
+        _ => false,
+    }
+}
+
+/// Calls `f` with every identifier of `text`, in order, as often as it occurs; `json` says the
+/// text is JSON (a tool call's arguments), where every backslash starts an escape.
 ///
 /// Most runs are words of prose or code; the kinds that need only the classes the walk saw
 /// (a word of one case, a number, letters of both cases) are settled here, the rest by
 /// [`classify`].
-pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
+pub(crate) fn scan<'t>(text: &'t str, json: bool, mut f: impl FnMut(&'t str, Kind)) {
     let b = text.as_bytes();
     let n = b.len();
     let mut i = 0;
     while i < n {
         let start = i;
+        // Whether the run is a path anchored by a drive or a share: asked at a backslash only.
+        let path = || !json && anchored(b, start);
         let (len, class) = match CLASS[b[i] as usize] {
             LEAD => wide(text, i),
+            BACKSLASH => match escape(b, i, json, path()) {
+                0 => (1, SEP),
+                skip => (skip, 0),
+            },
             class => (1, class),
         };
         i += len;
@@ -154,6 +224,8 @@ pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
             continue; // a separator
         }
         let mut seen = class;
+        // Where the run ends: before an escape, which the walk then steps over.
+        let mut end = None;
         while i < n {
             let class = CLASS[b[i] as usize];
             // One test for the common case: an ASCII byte of a run.
@@ -162,14 +234,25 @@ pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
                 i += 1;
                 continue;
             }
-            let (len, class) = if class == LEAD { wide(text, i) } else { (1, 0) };
+            let (len, class) = match class {
+                LEAD => wide(text, i),
+                BACKSLASH => match escape(b, i, json, path()) {
+                    0 => (1, SEP),
+                    skip => {
+                        end = Some(i);
+                        i += skip;
+                        break;
+                    }
+                },
+                _ => (1, 0),
+            };
             if class == 0 {
                 break;
             }
             seen |= class;
             i += len;
         }
-        let run = &text[start..i];
+        let run = &text[start..end.unwrap_or(i)];
         // A word of letters of one case is no kind of identifier; one shorter than the
         // shortest is none either (a URL's scheme included).
         if seen == LOWER || seen == UPPER || run.len() < MIN_LEN {
@@ -191,7 +274,7 @@ pub(crate) fn scan<'t>(text: &'t str, mut f: impl FnMut(&'t str, Kind)) {
         if b[start] == b'h' && (run.starts_with("http://") || run.starts_with("https://")) {
             // A URL runs on through its query and fragment.
             let len = text[start..]
-                .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '`' | ','))
+                .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '`' | ',' | '\\'))
                 .unwrap_or(n - start);
             let url = text[start..start + len].trim_end_matches(['.', ':', ';', '?', '!']);
             if url.len() > "https://".len() && url.len() <= MAX_LEN {
@@ -421,8 +504,8 @@ type Visible = HashSet<u64, Keyed>;
 /// Every identifier of a message, as keys (through [`scan_distinct`], the one caller of
 /// [`scan`]: each caller is a copy of the scanner in the WebAssembly module).
 fn identifiers_of(m: &Message, out: &mut Visible) {
-    for (_, t, _) in texts(m) {
-        out.extend(scan_distinct(t).iter().map(|id| id.key));
+    for (_, t, call) in texts(m) {
+        out.extend(scan_distinct(t, call).iter().map(|id| id.key));
     }
 }
 
@@ -461,12 +544,12 @@ struct Id {
     kind: Kind,
 }
 
-/// The distinct identifiers of `text`, in order of first occurrence.
-fn scan_distinct(text: &str) -> Vec<Id> {
+/// The distinct identifiers of `text` (JSON text when `json`), in order of first occurrence.
+fn scan_distinct(text: &str, json: bool) -> Vec<Id> {
     let mut ids: Vec<Id> = Vec::new();
     let mut seen: HashSet<u64, Keyed> = HashSet::default();
     let base = text.as_ptr() as usize;
-    scan(text, |w, kind| {
+    scan(text, json, |w, kind| {
         let key = key(w);
         if seen.insert(key) {
             ids.push(Id { key, start: (w.as_ptr() as usize - base) as u32, len: w.len() as u32, kind });
@@ -502,12 +585,14 @@ thread_local! {
     static RECENT: std::cell::RefCell<Recent> = const { std::cell::RefCell::new(Recent { slots: Vec::new(), ids: 0 }) };
 }
 
-/// [`scan_distinct`] of `text`, remembered.
-fn ids_of_text(text: &str) -> std::rc::Rc<[Id]> {
+/// [`scan_distinct`] of `text`, remembered (a text read as JSON under another key than the
+/// same text read as plain text: their escapes differ).
+fn ids_of_text(text: &str, json: bool) -> std::rc::Rc<[Id]> {
     if text.len() < REMEMBERED_MIN {
-        return scan_distinct(text).into();
+        return scan_distinct(text, json).into();
     }
     let k = text_key(text);
+    let k = if json { (!k.0, k.1) } else { k };
     let at = slot(k, REMEMBERED_SLOTS);
     let found = RECENT.with(|r| match r.borrow().slots.get(at) {
         Some(Some((key, ids))) if *key == k => Some(ids.clone()),
@@ -516,7 +601,7 @@ fn ids_of_text(text: &str) -> std::rc::Rc<[Id]> {
     if let Some(ids) = found {
         return ids;
     }
-    let ids: std::rc::Rc<[Id]> = scan_distinct(text).into();
+    let ids: std::rc::Rc<[Id]> = scan_distinct(text, json).into();
     RECENT.with(|r| {
         let mut r = r.borrow_mut();
         if r.slots.is_empty() || r.ids + ids.len() > REMEMBERED_IDS {
@@ -551,13 +636,13 @@ impl Found {
             let mut blocks = texts(m);
             if let (Some((block, t, call)), None) = (blocks.next(), blocks.next()) {
                 // One text (most messages): its identifiers are distinct already.
-                return ids_of_text(t).iter().map(|id| occurrence(block, id, call)).collect();
+                return ids_of_text(t, call).iter().map(|id| occurrence(block, id, call)).collect();
             }
             // Several texts: an identifier is the first occurrence over all of them.
             let mut found: Vec<Occurrence> = Vec::new();
             let mut at: HashMap<u64, usize, Keyed> = HashMap::default();
             for (block, t, call) in texts(m) {
-                for id in ids_of_text(t).iter() {
+                for id in ids_of_text(t, call).iter() {
                     match at.get(&id.key) {
                         Some(&i) => found[i].in_call |= call,
                         None => {
@@ -636,7 +721,8 @@ fn line(span: &[Entry], visible: &Visible, shown: &Visible, budget: usize) -> Op
             continue;
         }
         // After the fit: most of a long ranking no longer fits, and these are the costly tests.
-        if w.is_empty() || unlisted(w) || chosen.iter().any(|c| holds(c.as_bytes(), w.as_bytes())) {
+        // An item without a letter or digit names nothing (the scan gives none: a guard).
+        if !w.chars().any(char::is_alphanumeric) || unlisted(w) || chosen.iter().any(|c| holds(c.as_bytes(), w.as_bytes())) {
             continue;
         }
         used += cost;
@@ -741,7 +827,7 @@ mod tests {
 
     fn ids(text: &str) -> Vec<(String, Kind)> {
         let mut out = Vec::new();
-        scan(text, |w, k| out.push((w.to_string(), k)));
+        scan(text, false, |w, k| out.push((w.to_string(), k)));
         out
     }
 
@@ -814,6 +900,36 @@ mod tests {
         assert_eq!(words("voir «parse_args» — fichier café/main.rs"), ["parse_args", "café/main.rs"]);
     }
 
+    #[test]
+    fn escapes_are_separators_and_anchored_windows_paths_are_whole() {
+        // JSON text (a tool call's arguments): every backslash starts an escape, and an escaped
+        // backslash before `n` is the escape of code quoted in the string.
+        let args = serde_json::json!({"command": "cat <<'EOF' > t.py\nimport sys\nsys.path.insert(0, '/testbed')\n\nprint(\"a\\nContext\")\nif f:\n    run_it()\nEOF", "x": "caf\u{e9}_bar\tEND_MARK"})
+            .to_string();
+        assert!(args.contains(r"\nsys") && args.contains(r"\\nContext"), "{args}");
+        let found: Vec<String> = {
+            let mut out = Vec::new();
+            scan(&args, true, |w, _| out.push(w.to_string()));
+            out
+        };
+        assert_eq!(found, ["t.py", "sys.path.insert", "/testbed", "run_it", "café_bar", "END_MARK"], "{args}");
+        // `\uXXXX` is six bytes of one escape; an escape at the end, or before a character that
+        // is not ASCII, ends the text without a cut inside a character.
+        let mut out = Vec::new();
+        scan(r#"{"p": "caf\u00e9_main.rs", "q": "\é end_of_it\"}"#, true, |w, _| out.push(w.to_string()));
+        assert_eq!(out, ["_main.rs", "end_of_it"]);
+        // Other text: `\n`, `\t`, `\r`, `\0`, quotes and `\uXXXX` are escapes (JSON or code shown
+        // as text), a backslash before anything else a separator of a path.
+        assert_eq!(words(r"sys\nsys.path.insert and '\n\nprint' and end\n\n"), ["sys.path.insert"]);
+        assert_eq!(words(r"read src\engine\pass.rs"), [r"src\engine\pass.rs"]);
+        assert_eq!(words(r#"{"k": "abc_d\\nfoo_bar"}"#), ["abc_d", "foo_bar"]);
+        // A path anchored by a drive or a share keeps every backslash.
+        assert_eq!(words(r"open C:\new\tests\run.log and \\nas\team\notes.txt"), [r"C:\new\tests\run.log", r"\\nas\team\notes.txt"]);
+        for text in [r"f:\n", r"\n\n", r"\n\t\r\0", r"do\nend"] {
+            assert!(words(text).is_empty(), "{text}: {:?}", words(text));
+        }
+    }
+
     fn entry(m: serde_json::Value) -> Entry {
         Entry::new(std::rc::Rc::new(Format::OpenAi.parse(0, &m).unwrap()), 1)
     }
@@ -822,7 +938,7 @@ mod tests {
     fn scanned(m: &Message) -> Vec<(String, Kind, bool)> {
         let mut out: Vec<(String, Kind, bool)> = Vec::new();
         for (_, t, call) in texts(m) {
-            scan(t, |w, k| match out.iter_mut().find(|o| o.0 == w) {
+            scan(t, call, |w, k| match out.iter_mut().find(|o| o.0 == w) {
                 Some(o) => o.2 |= call,
                 None => out.push((w.to_string(), k, call)),
             });
@@ -860,7 +976,7 @@ mod tests {
     fn the_remembered_texts_hold_a_bounded_number_of_identifiers() {
         for t in 0..80 {
             let text: String = (0..2000).map(|i| format!("ident_{t}_{i} ")).collect();
-            assert_eq!(ids_of_text(&text).len(), 2000);
+            assert_eq!(ids_of_text(&text, false).len(), 2000);
         }
         let last: String = (0..2000).map(|i| format!("ident_79_{i} ")).collect();
         let k = text_key(&last);
