@@ -281,6 +281,51 @@ fn no_summarizer_skips_the_llm_steps_like_having_none() {
     assert_eq!(kinds[0], kinds[1]);
 }
 
+/// A user message of `tokens` tokens or a few more, of filler text.
+fn user_of_tokens(seed: &str, tokens: u64) -> Value {
+    let (mut lo, mut hi) = (1usize, tokens as usize * 8);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if message_tokens(&user(&filler(seed, mid))) < tokens {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    user(&filler(seed, lo))
+}
+
+#[test]
+fn a_user_message_that_fits_the_window_is_sent_whole_in_every_format() {
+    // Over the target (75% of the window) but inside the window: the model reads it as it was
+    // written, and the pass says it ended over the target. A 30,281-token paste in a 32k window
+    // was cut to its head and tail; so would a 160k paste in a 200k window.
+    for (window, tokens) in [(32_000u64, 30_281u64), (200_000, 160_000)] {
+        let big = user_of_tokens("pasted log", tokens);
+        let openai = vec![system("Be brief."), user("hi"), answer("Hello!"), user("what is 2+2?"), answer("4"), big];
+        let total = tokens_of(&openai);
+        assert!(total > window * 3 / 4 && total < window, "{total} tokens: over the target, inside the window");
+        for format in autocontext::Format::ALL {
+            let what = format!("{} in {window}", format.name());
+            let msgs = convert(format, &openai);
+            let cfg = Config { max_token: window, format, session_id: "fits".into(), ..Config::default() };
+            let m = AutoContextMemory::new(cfg, FakeSummarizer::fixed("s"), MemoryStore::new()).unwrap();
+            m.add(&Value::Array(msgs.clone())).unwrap();
+            let r = block_on(m.compress_if_needed()).unwrap();
+            assert!(!r.under_target && r.exhausted, "{what}: {r:?}");
+            assert!(r.reason.as_deref().is_some_and(|w| w.contains("current user message")), "{what}: {:?}", r.reason);
+            assert!(r.tokens_after <= window, "{what}: {r:?}");
+            let working = m.messages();
+            assert!(same_wire(working.last().unwrap(), msgs.last().unwrap()), "{what}: the user's message is sent whole");
+            assert!(m.working().last().unwrap().synthetic.is_none(), "{what}");
+            assert_valid(&m, &what);
+            // The next passes do not cut it either.
+            let again = block_on(m.compress_if_needed()).unwrap();
+            assert!(!again.under_target && same_wire(m.messages().last().unwrap(), msgs.last().unwrap()), "{what}: {again:?}");
+        }
+    }
+}
+
 #[test]
 fn a_user_message_larger_than_the_window_keeps_its_head_and_tail_in_every_format() {
     // The same in every format: the task or the current user message that alone keeps the

@@ -119,6 +119,11 @@ impl<S, O> Parts<'_, S, O> {
             && self.config.counted_turns(work.iter().filter(|e| e.msg.is_real_user()).count()) > self.config.max_context_turns as usize
     }
 
+    /// The window (`maxToken`) in the estimate's units (calibrated).
+    pub fn window(&self) -> u64 {
+        self.state.borrow().calibration.estimate_of(self.config.max_token)
+    }
+
     /// The target of a pass that starts at `tokens`, in the estimate's units (calibrated). A pass
     /// that tokens trigger aims at the low-water mark `maxToken × targetRatio`, lowered so it
     /// frees at least `minFreedTokens`, and must end below the trigger `maxToken × tokenRatio`;
@@ -306,6 +311,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                         total,
                         target: self.target.aim,
                         bound: self.target.bound,
+                        window: self.parts.window(),
                         plan: plan.as_ref(),
                         failures: &self.failures,
                         summaries: &self.summaries,

@@ -45,12 +45,16 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
         return sparing;
     }
     let mut edits = spans(ctx, false);
-    if freed(ctx, &edits) < ctx.must_excess() {
+    let freed_whole = freed(ctx, &edits);
+    // A user message is cut only when what must be sent whole is over the window itself: one
+    // that only keeps the request over the target reaches the model whole, and the pass says it
+    // ended over the target (a 160k paste in a 200k window is read as it was written).
+    if freed_whole < ctx.must_excess() && ctx.total.saturating_sub(freed_whole) > ctx.window {
         // Only when that makes the request fit: a user message cut for a request that is over
         // the window anyway (a system prompt larger than it) would be lost for nothing.
         let cut = oversized_users(ctx, &edits);
         let gain: u64 = cut.iter().map(|e| ctx.tokens(e.span.clone()).saturating_sub(cut_tokens(e))).sum();
-        if freed(ctx, &edits) + gain >= ctx.must_excess() {
+        if freed_whole + gain >= ctx.must_excess() {
             edits.extend(cut);
         }
     }
@@ -64,9 +68,10 @@ fn cut_tokens(e: &Edit) -> u64 {
 
 /// The last resort for a user message that alone keeps the request over the window (a pasted
 /// log, a document): once nothing else is left to offload and no protection is left to yield
-/// (the pass yields the last round and the latest answer first), the task and the current
-/// user message over `largePayloadThreshold` keep their head and tail, the whole of them
-/// one reload away, as a truncated tool result does, when that makes the request fit. Every
+/// (the pass yields the last round and the latest answer first), and the request is still over
+/// the window, the task and the current user message over `largePayloadThreshold` keep their
+/// head and tail, the whole of them one reload away, as a truncated tool result does, when that
+/// makes the request fit. Every
 /// format does the same, so a request never stays over the window for a message the model can
 /// page through instead.
 fn oversized_users(ctx: &Ctx<'_>, taken: &[Edit]) -> Vec<Edit> {

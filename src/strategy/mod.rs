@@ -160,6 +160,10 @@ pub(crate) struct Ctx<'a> {
     pub target: u64,
     /// What the pass must get under (the trigger), at least `target`.
     pub bound: u64,
+    /// The window (`maxToken`) in the estimate's units: a message the model has not read is cut
+    /// only when what must be sent whole is over it (a request over the target but inside the
+    /// window is sent as it is).
+    pub window: u64,
     /// The host's plan, if set.
     pub plan: Option<&'a Plan>,
     /// Summaries that failed during this pass.
