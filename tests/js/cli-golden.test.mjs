@@ -22,7 +22,7 @@ const GOLDEN = {
     ['EMERGENCY_OFFLOAD', 1, 2, 59],
     ['PREFIX_SUMMARY', 3, 93, 33_361],
   ],
-  summarizer: { calls: 10, inputTokens: 30_083, outputTokens: 5_302 },
+  summarizer: { calls: 10, inputTokens: 30_083, outputTokens: 5_296 },
   turns: { user: 8, model: 68, overWindow: 0, overWindowWithout: 43 },
   largest: { tokens: 23_081, tokensWithout: 90_882 },
   passes: { checks: 69, compressed: 4 },
