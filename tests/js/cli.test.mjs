@@ -308,3 +308,37 @@ test('the installed bin runs directly (shebang and executable bit)', async (t) =
   assert.equal(out.code, 0, out.stderr);
   assert.equal(out.stdout.trim(), pkg.version);
 });
+
+/** The shared corpus of agent traces: the folder AUTOCONTEXT_CORPUS names, or `../shared/corpus` beside the repository. */
+const corpus = [
+  process.env.AUTOCONTEXT_CORPUS,
+  process.env.AUTOCONTEXT_README && join(dirname(process.env.AUTOCONTEXT_README), '..', 'shared', 'corpus'),
+  fileURLToPath(new URL('../../../shared/corpus', import.meta.url)),
+].find((p) => p && existsSync(p));
+
+test('the identifier index `compress --out` writes for corpus traces lists no escape and nothing without a letter or digit', async (t) => {
+  if (corpus === undefined) return t.skip('the shared corpus is not there (AUTOCONTEXT_CORPUS names its folder)');
+  const dir = await tempDir();
+  try {
+    // Tool-call arguments read as raw JSON text listed `sys\nsys.path.insert`, `\n\nprint` and
+    // `f:\n` (41 of 66 items of the first trace), `do\n` and `end\n\n` (8 of 148 of the second).
+    for (const name of ['mini-swe-agent-deepseek-django-11910', 'claude-code-spotter-fa812bfe']) {
+      const out = join(dir, `${name}.json`);
+      const r = await cli(['compress', join(corpus, `${name}.json`), '--max-token', '32000', '--out', out]);
+      assert.equal(r.code, 0, r.stderr);
+      const written = JSON.parse(await readFile(out, 'utf8'));
+      const opening = '[Identifiers in what was offloaded: ';
+      const texts = (m) => (typeof m.content === 'string' ? [m.content] : Array.isArray(m.content) ? m.content.map((p) => p.text ?? '') : []);
+      const items = written.messages
+        .flatMap(texts)
+        .flatMap((t) => t.split('\n'))
+        .filter((l) => l.startsWith(opening) && l.endsWith(']'))
+        .flatMap((l) => l.slice(opening.length, -1).split(', '));
+      assert.ok(items.length >= 20, `${name}: ${items.length} items`);
+      const bad = items.filter((w) => !/[\p{L}\p{N}]/u.test(w) || /\\(?:[ntr"u]|$)/.test(w));
+      assert.deepEqual(bad, [], `${name}: ${bad.length} of ${items.length} items are escapes or hold one`);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
