@@ -27,6 +27,7 @@ import { readFileSync } from 'node:fs';
 import { isAutoContextError } from './errors.js';
 import { DEFAULT_RATIO, parseCommandLine, type Command } from './cli/args.js';
 import { compressCommand } from './cli/compress.js';
+import { FORMATS } from './cli/format.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, InputError, UsageError, oneLine } from './cli/errors.js';
 import { reloadCommand } from './cli/reload.js';
 import { replayCommand } from './cli/replay.js';
@@ -63,15 +64,16 @@ reload prints the original messages of an offload (the uuid of a
 <!-- CONTEXT_OFFLOAD: uuid=... --> marker) from the directory --store wrote.
 
 Input
-  A JSON array of messages, or an object with a "messages" array (a request body, or
-  {source, license, meta, messages}), in the OpenAI chat-completions, Anthropic Messages
-  or AI SDK format (detected, or named with --format). "-" reads stdin.
+  A JSON array of messages, or a request body holding them ("messages", Gemini's
+  "contents", the Responses API's "input"; or {source, license, meta, messages}), in the
+  OpenAI chat-completions, Anthropic Messages, AI SDK, OpenAI Responses or Gemini format
+  (detected, or named with --format). "-" reads stdin.
 
 Options
   --max-token N        the model's context window in tokens (required)
   --ratio R            compress when tokens reach N × R, which is also the target
                        (0 < R <= 1, default ${DEFAULT_RATIO})
-  --format F           openai, anthropic or ai-sdk (default: detected)
+  --format F           ${FORMATS.join(', ')} (default: detected)
   --preset NAME        a preset ladder: agentscope (the default ladder), prefix-summary,
                        facts or turns
   --concept KEYWORD    a concept the facts step keeps the facts of (repeatable)

@@ -2,7 +2,9 @@
  * The TypeScript shapes of the wire formats. The message types are the providers' own SDK
  * types (`ChatCompletionMessageParam`, Anthropic's `MessageParam`, the AI SDK's `ModelMessage`,
  * `@google/genai`'s `Content`), copied structurally into `sdk/` so that values pass between an
- * SDK and autocontext both ways without autocontext depending on any SDK.
+ * SDK and autocontext both ways without autocontext depending on any SDK. Their names are also
+ * a value ({@link FORMAT_NAMES}, written from the engine's list), for code that must know every
+ * format at run time (the command line).
  *
  * @module
  */
@@ -42,6 +44,11 @@ export interface FormatTypes {
  * OpenAI Responses API, or Gemini's `Content`s.
  */
 export type FormatName = keyof FormatTypes;
+
+// generated:format-names (tests/generated.rs writes this part from src/format; edit it there)
+/** Every wire format's name, in the engine's order. */
+export const FORMAT_NAMES = ['openai', 'anthropic', 'ai-sdk', 'openai-responses', 'gemini'] as const satisfies readonly FormatName[];
+// end generated:format-names
 
 /** The message type of format `F`. */
 export type MessageFor<F extends FormatName> = FormatTypes[F]['message'];

@@ -1,9 +1,10 @@
 //! The package's vocabulary is declared once, in Rust, and the TypeScript declarations and the
 //! README's options table are generated from that declaration: the options and their defaults
 //! and docs (`src/options/mod.rs`), the strategy and preset names and the kinds of summarize
-//! requests (`src/options/presets.rs`), the built-in tokenizers, the error codes, and the
-//! results and events the engine hands JavaScript (the serde types of [`WIRE`], read from their
-//! source: their fields, names and docs as serde writes them).
+//! requests (`src/options/presets.rs`), the built-in tokenizers, the error codes, the formats'
+//! names (`src/format`), and the results and events the engine hands JavaScript (the serde
+//! types of [`WIRE`], read from their source: their fields, names and docs as serde writes
+//! them).
 //!
 //! Each generated part stands between two marker lines in its file (`generated:<name>` and
 //! `end generated:<name>`). This test fails when a part is stale, naming it; run
@@ -17,7 +18,7 @@
 use std::path::{Path, PathBuf};
 
 use autocontext::options::{options, OptionDoc};
-use autocontext::{ErrorCode, Preset, Strategy, Tokenizer};
+use autocontext::{ErrorCode, Format, Preset, Strategy, Tokenizer};
 
 /// A file's generated parts: (marker name, text between the markers).
 struct Target {
@@ -60,6 +61,7 @@ fn targets() -> Vec<Target> {
             ],
         },
         Target { file: "js/errors.ts", markdown: false, parts: vec![("error-codes", error_codes())] },
+        Target { file: "js/formats.ts", markdown: false, parts: vec![("format-names", format_names())] },
         Target { file: "js/host.ts", markdown: false, parts: vec![("host-keys", host_keys(&host))] },
         Target { file: "README.md", markdown: true, parts: vec![("options", table(&all))] },
     ]
@@ -170,6 +172,14 @@ fn names() -> String {
         ),
     ]
     .join("\n")
+}
+
+fn format_names() -> String {
+    let names: Vec<String> = Format::ALL.iter().map(|f| format!("'{}'", f.name())).collect();
+    format!(
+        "/** Every wire format's name, in the engine's order. */\nexport const FORMAT_NAMES = [{}] as const satisfies readonly FormatName[];\n",
+        names.join(", ")
+    )
 }
 
 fn error_codes() -> String {

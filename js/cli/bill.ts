@@ -39,7 +39,7 @@ export interface Bill {
   cacheRead: number;
   /** What any other input token costs (Anthropic bills writing the cache at 1.25×). */
   cacheWrite: number;
-  /** Model calls priced: one per assistant message of the conversation. */
+  /** Model calls priced: one per model response of the conversation (the call after its last message is not billed: no response of it was recorded). */
   calls: number;
   without: BillSide;
   with: BillSide;

@@ -108,7 +108,7 @@ export function buildReport(run: Run, o: RunOptions, version: string): Report {
 async function writeOut(run: Run, path: string): Promise<void> {
   const working = run.loop.memory.messages();
   const { container } = run.conversation;
-  const body = container === null ? working : { ...container, messages: working };
+  const body = container === null ? working : { ...container, [run.conversation.key]: working };
   try {
     await writeFile(path, JSON.stringify(body, null, 2) + '\n');
   } catch (e) {

@@ -11,14 +11,16 @@ import { join } from 'node:path';
 
 import type { WireMessage } from '../types.js';
 import { InputError, fsReason } from './errors.js';
-import { detectFormat, type FormatName } from './format.js';
+import { LIST_KEYS, detectFormat, needsRole, type FormatName } from './format.js';
 import { jsonErrorAt, lineColumn } from './json-error.js';
 
 /** A conversation read from a file. */
 export interface Conversation {
   messages: WireMessage[];
-  /** `null` for a plain array; otherwise the object that held `messages` (for `--out`). */
+  /** `null` for a plain array; otherwise the object that held the list (for `--out`). */
   container: Record<string, unknown> | null;
+  /** The key of the list in `container`: `messages`, `contents` (Gemini) or `input` (Responses API). */
+  key: string;
   /** The wire format: named with `--format`, or detected. */
   format: FormatName;
   /** How the format was chosen. */
@@ -78,8 +80,9 @@ function kind(v: unknown): string {
 }
 
 /**
- * The conversation in a JSON text: an array of messages, or an object with a `messages` array
- * (a request body, or `{source, license, meta, messages}`).
+ * The conversation in a JSON text: an array of messages, or an object holding them (a request
+ * body: `messages` for chat completions, Anthropic and the AI SDK, `contents` for Gemini,
+ * `input` for the Responses API; or `{source, license, meta, messages}`).
  *
  * @param format - the format named with `--format`, or `undefined` to detect it.
  */
@@ -97,20 +100,24 @@ export function parseConversation(path: string, raw: string, format?: FormatName
     }
     throw new InputError(`${file}: invalid JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const shape = 'expected an array of messages, or an object with a "messages" array';
+  const keys = LIST_KEYS.map((k) => JSON.stringify(k.key));
+  const shape = `expected an array of messages, or an object with a ${keys.slice(0, -1).join(', ')} or ${keys.at(-1)} array`;
   let messages: unknown;
   let container: Record<string, unknown> | null = null;
+  let key = 'messages';
   if (Array.isArray(data)) {
     messages = data;
   } else if (data !== null && typeof data === 'object') {
     container = data as Record<string, unknown>;
-    if (!('messages' in container)) {
+    const held = LIST_KEYS.find((k) => k.key in container! && (Array.isArray(container![k.key]) || k.key === 'messages'));
+    if (held === undefined) {
       const keys = Object.keys(container);
       const has = keys.length === 0 ? 'an empty object' : `an object with ${keys.slice(0, 5).map((k) => JSON.stringify(k)).join(', ')}${keys.length > 5 ? ', ...' : ''}`;
       throw new InputError(`${file}: not a conversation: ${shape}; got ${has}`);
     }
-    messages = container.messages;
-    if (!Array.isArray(messages)) throw new InputError(`${file}: not a conversation: "messages" must be an array, got ${kind(messages)}`);
+    key = held.key;
+    messages = container[key];
+    if (!Array.isArray(messages)) throw new InputError(`${file}: not a conversation: "${key}" must be an array, got ${kind(messages)}`);
   } else {
     throw new InputError(`${file}: not a conversation: ${shape}; got ${kind(data)}`);
   }
@@ -120,11 +127,16 @@ export function parseConversation(path: string, raw: string, format?: FormatName
     if (m === null || typeof m !== 'object' || Array.isArray(m)) {
       throw new InputError(`${file}: not a conversation: message ${i} is ${kind(m)}, not an object`);
     }
-    if (typeof (m as { role?: unknown }).role !== 'string') {
-      throw new InputError(`${file}: not a conversation: message ${i} has no "role"`);
-    }
   });
-  if (format !== undefined) return { messages: list as WireMessage[], container, format, formatFrom: 'option' };
-  const detected = detectFormat(list, container);
-  return { messages: list as WireMessage[], container, format: detected.format, formatFrom: detected.sure ? 'detected' : 'default' };
+  const detected = format === undefined ? detectFormat(list, container, key) : undefined;
+  const chosen = format ?? detected!.format;
+  if (needsRole(chosen)) {
+    list.forEach((m, i) => {
+      if (typeof (m as { role?: unknown }).role !== 'string') {
+        throw new InputError(`${file}: not a conversation: message ${i} has no "role"`);
+      }
+    });
+  }
+  const formatFrom = detected === undefined ? 'option' : detected.sure ? 'detected' : 'default';
+  return { messages: list as WireMessage[], container, key, format: chosen, formatFrom };
 }

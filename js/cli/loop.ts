@@ -1,6 +1,6 @@
 /**
  * The agent loop the commands replay: a conversation fed to a memory message by message, with
- * a compression pass before every model call (every assistant message) and once more at the
+ * a compression pass before every model call (every model response) and once more at the
  * end, before the call that would come next. Beside it runs the same conversation never
  * compressed, which is what an agent without autocontext would have sent, and the bill of
  * both.
@@ -15,7 +15,7 @@ import { isAutoContextError } from '../errors.js';
 import type { AutoContextOptions, CompressionEvent, CompressResult, OffloadStore, SummarizeFn, WireMessage } from '../types.js';
 import { InputError, UsageError } from './errors.js';
 import { BillMeter, type Bill, type Provider } from './bill.js';
-import { isUserTurn, type FormatName } from './format.js';
+import { isUserTurn, startsModelCall, type FormatName } from './format.js';
 import { SummarizerUnavailable } from './openai.js';
 
 /** A window far larger than any conversation: the uncompressed twin never compresses. */
@@ -39,7 +39,7 @@ export interface LoopSettings {
 
 /** One model call of the replay: the request it sent. */
 export interface ModelCall {
-  /** Index, in the conversation, of the assistant message this call produced (or the length, for the next call). */
+  /** Index, in the conversation, of the first message this call produced (or the length, for the next call). */
   message: number;
   /** Request tokens before the pass that preceded the call. */
   tokensBeforePass: number;
@@ -131,7 +131,7 @@ export async function replayConversation(
   };
 
   for (const [i, message] of messages.entries()) {
-    if (message.role === 'assistant') {
+    if (startsModelCall(message, messages[i - 1], s.format)) {
       // The agent is about to call the model: this is the request it sends.
       await modelCall(i);
       const call = calls[calls.length - 1]!;
@@ -141,7 +141,7 @@ export async function replayConversation(
       largest.tokens = Math.max(largest.tokens, call.tokens);
       largest.tokensWithout = Math.max(largest.tokensWithout, call.tokensWithout);
       meter.call(memory.messages(), messages.slice(0, i));
-    } else if (isUserTurn(message)) {
+    } else if (isUserTurn(message, s.format)) {
       turns.user++;
     }
     memory.add(message);

@@ -42,10 +42,21 @@ function partLines(p: unknown): string[] {
   if (typeof p === 'string') return [p];
   if (p === null || typeof p !== 'object') return [stringify(p)];
   const part = p as Record<string, unknown>;
+  if (part.type === undefined) {
+    // A Gemini part.
+    const call = part.functionCall as { name?: unknown; args?: unknown; id?: unknown } | undefined;
+    const response = part.functionResponse as { name?: unknown; response?: unknown } | undefined;
+    if (call !== undefined) return [`→ call ${stringify(call.name)} ${stringify(call.args ?? {})}${call.id === undefined ? '' : ` (id ${stringify(call.id)})`}`];
+    if (response !== undefined) return [`← result of ${stringify(response.name)}`, stringify(response.response)];
+    if (typeof part.text === 'string') return [part.text];
+  }
   switch (part.type) {
     case 'text':
     case 'reasoning':
     case 'thinking':
+    case 'input_text':
+    case 'output_text':
+    case 'summary_text':
       return [stringify(part.text ?? part.thinking ?? '')];
     case 'tool_use':
       return [`→ call ${stringify(part.name)} ${stringify(part.input)} (id ${stringify(part.id)})`];
@@ -68,6 +79,15 @@ function contentLines(content: unknown): string[] {
 
 /** One message as readable lines. */
 function messageLines(m: Record<string, unknown>): string[] {
+  // Responses API items other than messages.
+  if (m.type === 'function_call') return [`→ call ${stringify(m.name)} ${stringify(m.arguments)} (id ${stringify(m.call_id ?? m.callId)})`];
+  if (m.type === 'function_call_output' || m.type === 'function_call_result') {
+    return [`← result of ${stringify(m.call_id ?? m.callId)}`, ...contentLines(m.output)];
+  }
+  if (m.type === 'reasoning') return contentLines(m.summary ?? m.content);
+  if (typeof m.type === 'string' && m.type !== 'message') return [`[${m.type}]`];
+  // Gemini contents.
+  if (Array.isArray(m.parts)) return contentLines(m.parts);
   const lines = contentLines(m.content);
   const calls = Array.isArray(m.tool_calls) ? (m.tool_calls as { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]) : [];
   for (const c of calls) lines.push(`→ call ${stringify(c.function?.name)} ${stringify(c.function?.arguments)} (id ${stringify(c.id)})`);
@@ -80,7 +100,7 @@ export function renderOffload(uuid: string, storeDir: string, key: string, body:
   out.push(`  ${s.dim(`${num(body.messages.length)} original message${body.messages.length === 1 ? '' : 's'}${body.format ? ` (${body.format})` : ''} · session ${body.sessionId ?? '?'} · ${displayPath(storeDir)}/${key}`)}`);
   const nested = new Set<string>();
   body.messages.forEach((m, i) => {
-    const role = stringify(m.role);
+    const role = m.role === undefined ? (typeof m.type === 'string' ? m.type : 'user') : stringify(m.role);
     const extra = typeof m.tool_call_id === 'string' ? ` · answers ${m.tool_call_id}` : '';
     const title = `── ${i + 1} · ${role}${extra} `;
     out.push('', s.accent(title.padEnd(72, '─')));

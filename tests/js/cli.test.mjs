@@ -235,7 +235,7 @@ test('usage errors: one line on stderr, exit status 2', async () => {
     [['reload', '0b5e3a5c-1111-4222-8333-944455556666'], /reload: --store DIR is required/],
     [['reload', 'not-a-uuid', '--store', '.'], /"not-a-uuid" is not an offload uuid/],
     [['reload', '0b5e3a5c-1111-4222-8333-944455556666', '--store', '.', '--max-token', '9'], /reload: --max-token is not one of its options/],
-    [['compress', EXAMPLE, '--max-token', '32000', '--format', 'xml'], /--format must be openai, anthropic, ai-sdk; got "xml"/],
+    [['compress', EXAMPLE, '--max-token', '32000', '--format', 'xml'], /--format must be openai, anthropic, ai-sdk, openai-responses, gemini; got "xml"/],
     [['compress', EXAMPLE, '--max-token', '32000', '--summarizer', 'gpt'], /--summarizer must be offline, openai, none; got "gpt"/],
     [['compress', EXAMPLE, '--max-token', '32000', '--model', 'm'], /--model is for --summarizer openai/],
     [['compress', EXAMPLE, '--max-token', '32000', '--preset', ''], /--preset needs a name/],
