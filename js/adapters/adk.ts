@@ -33,6 +33,7 @@ import { BasePlugin, BaseTool } from '@google/adk';
 import type { Context, LlmRequest, LlmResponse, RunAsyncToolRequest } from '@google/adk';
 import type { FunctionDeclaration } from '@google/genai';
 import { AutoContextError } from '../errors.js';
+import { checkOptions, isMemory } from './options.js';
 import { Sessions, type AdapterMemory } from './sessions.js';
 import type { CompressResult, ReloadArguments } from '../types.js';
 import { wireJson } from '../wire.js';
@@ -92,8 +93,10 @@ class ReloadTool extends BaseTool {
  * share a store: `` `${sessionId}:${agentName}` ``), and adds the `context_reload` tool to every
  * request.
  *
- * @throws {@link AutoContextError} `INVALID_ARGUMENT` when `memory` is not a function,
- *   `INVALID_CONFIG` when it makes a memory of another format.
+ * @throws {@link AutoContextError} `INVALID_ARGUMENT` when `memory` is not a function (a memory
+ *   included: the plugin makes one per conversation) or the options are a memory,
+ *   `INVALID_CONFIG` when an option is not one of {@link AdkPluginOptions} or `memory` makes a
+ *   memory of another format.
  */
 export class AutoContextPlugin<T extends AdapterMemory = AdapterMemory> extends BasePlugin {
   /** The `context_reload` tool, which the plugin adds to every request; put it in an agent's tools yourself with `addReloadTool: false`. */
@@ -102,15 +105,24 @@ export class AutoContextPlugin<T extends AdapterMemory = AdapterMemory> extends 
   readonly #options: AdkPluginOptions;
 
   constructor(memory: (sessionId: string, agentName: string) => T, options: AdkPluginOptions = {}) {
-    super(options.name ?? 'autocontext');
+    super(typeof options?.name === 'string' ? options.name : 'autocontext');
     if (typeof memory !== 'function') {
-      throw new AutoContextError('INVALID_ARGUMENT', 'pass a function that makes the memory of a conversation: (sessionId, agentName) => new AutoContextMemory({ format: \'gemini\', ... })', { field: 'memory' });
+      const got = isMemory(memory) ? 'not a memory: it makes one per conversation' : 'a function';
+      throw new AutoContextError('INVALID_ARGUMENT', `AutoContextPlugin takes ${got}: new AutoContextPlugin((sessionId, agentName) => new AutoContextMemory({ format: 'gemini', sessionId, ... }))`, {
+        field: 'memory',
+      });
     }
+    checkOptions('AutoContextPlugin', options, ['name', 'maxSessions', 'addReloadTool', 'onCompress'], "new AutoContextPlugin((sessionId) => new AutoContextMemory({ format: 'gemini', sessionId, ... }), { maxSessions: 1000 })");
     this.#options = options;
-    this.#sessions = new Sessions((key) => {
-      const [sessionId, agentName] = JSON.parse(key) as [string, string];
-      return memory(sessionId, agentName);
-    }, options.maxSessions ?? 1000, requireGemini);
+    this.#sessions = new Sessions(
+      (key) => {
+        const [sessionId, agentName] = JSON.parse(key) as [string, string];
+        return memory(sessionId, agentName);
+      },
+      options.maxSessions ?? 1000,
+      requireGemini,
+      'maxSessions',
+    );
     // The tool's declaration is the memories' own (every memory has the same).
     const declaration = this.#sessions.memory(keyOf(undefined)).reloadTool() as FunctionDeclaration;
     this.reloadTool = new ReloadTool(declaration, (args, where) =>

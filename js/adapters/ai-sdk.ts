@@ -32,6 +32,7 @@
  */
 
 import { AutoContextError } from '../errors.js';
+import { checkOptions, isMemory } from './options.js';
 import type { AiSdkMessage, CompressResult, ReloadArguments } from '../types.js';
 import { wireJson } from '../wire.js';
 
@@ -99,6 +100,9 @@ export interface AiSdkMemory<M> {
 }
 
 function requireAiSdk(memory: AiSdkMemory<unknown>, who: string): void {
+  if (!isMemory(memory)) {
+    throw new AutoContextError('INVALID_ARGUMENT', `${who} takes the memory of the conversation: ${who}(new AutoContextMemory({ format: 'ai-sdk', ... }))`, { field: 'memory' });
+  }
   const def = memory.reloadTool() as Record<string, unknown> | null;
   if (def === null || typeof def !== 'object' || !('inputSchema' in def)) {
     throw new AutoContextError('INVALID_CONFIG', `${who} needs a memory made with format: 'ai-sdk'`, { field: 'format' });
@@ -124,8 +128,9 @@ function startsWith(list: readonly string[], prefix: readonly string[]): boolean
  * `responseMessages` (or use {@link AutoContextPrepareStep.onFinish}), which adds what the
  * last step produced.
  *
- * @throws {@link AutoContextError} `INVALID_CONFIG` for a memory of another format; the step
- *   itself rejects with `INVALID_ARGUMENT` when the call's messages neither start with the
+ * @throws {@link AutoContextError} `INVALID_ARGUMENT` when `memory` is not a memory,
+ *   `INVALID_CONFIG` for a memory of another format or an option not of
+ *   {@link PrepareStepOptions}; the step itself rejects with `INVALID_ARGUMENT` when the call's messages neither start with the
  *   memory's working list nor with its original messages.
  */
 export function prepareStep<M extends object = AiSdkMessage>(
@@ -134,6 +139,7 @@ export function prepareStep<M extends object = AiSdkMessage>(
 ): AutoContextPrepareStep<M> {
   const mem = memory;
   requireAiSdk(mem, 'prepareStep');
+  checkOptions('prepareStep', options, ['onCompress'], 'prepareStep(memory, { onCompress })');
   let seen = 0;
   let added: string[] = [];
 
@@ -279,7 +285,8 @@ export function reloadInputSchema(json: Record<string, unknown>): ReloadInputSch
  * `context_reload`: the model calls it with the uuid of a `<!-- CONTEXT_OFFLOAD: uuid=... -->`
  * marker (and a `page` for long content) and reads back the original messages.
  *
- * @throws {@link AutoContextError} `INVALID_CONFIG` for a memory of another format.
+ * @throws {@link AutoContextError} `INVALID_ARGUMENT` when `memory` is not a memory,
+ *   `INVALID_CONFIG` for a memory of another format.
  */
 export function reloadTool<M extends object = AiSdkMessage>(memory: AiSdkMemory<M>): AiSdkReloadTool {
   const mem = memory;

@@ -34,6 +34,7 @@
 import { AIMessage, createMiddleware, HumanMessage, SystemMessage, tool, ToolMessage } from 'langchain';
 import type { BaseMessage } from 'langchain';
 import { AutoContextError } from '../errors.js';
+import { checkOptions } from './options.js';
 import { Sessions, type AdapterMemory } from './sessions.js';
 import type { CompressResult, ReloadArguments } from '../types.js';
 import { wireJson } from '../wire.js';
@@ -142,10 +143,12 @@ function threadOf(config: { configurable?: { thread_id?: unknown } } | undefined
  * thread id, or anything stable, as its `sessionId` so its offloads have their own keys), and
  * registers the `context_reload` tool.
  *
- * @throws {@link AutoContextError} `INVALID_ARGUMENT` when `memory` is not a function,
- *   `INVALID_CONFIG` when it makes a memory of another format.
+ * @throws {@link AutoContextError} `INVALID_ARGUMENT` when `memory` is not a function (a memory
+ *   included: one per thread is made) or the options are a memory, `INVALID_CONFIG` when an
+ *   option is not one this adapter reads or `memory` makes a memory of another format.
  */
 export function autocontextMiddleware<T extends AdapterMemory>(memory: (threadId: string) => T, options: LangChainMiddlewareOptions = {}) {
+  checkOptions('autocontextMiddleware', options, ['maxThreads', 'onCompress'], 'autocontextMiddleware((threadId) => new AutoContextMemory({ sessionId: threadId, ... }), { maxThreads: 1000 })');
   const sessions = new Sessions(memory, options.maxThreads ?? 1000, requireOpenAI);
   // Each message's OpenAI shape and its key, once per instance (the state hands the same ones back step after step).
   const converted = new WeakMap<BaseMessage, { wire: Wire; key: string }>();

@@ -32,6 +32,7 @@
 
 import { reloadInputSchema, type AiSdkReloadTool } from './ai-sdk.js';
 import { AutoContextError } from '../errors.js';
+import { checkOptions } from './options.js';
 import { Sessions, type AdapterMemory } from './sessions.js';
 import type { CompressResult, ReloadArguments } from '../types.js';
 import { wireJson } from '../wire.js';
@@ -120,13 +121,15 @@ function requireAiSdk(memory: AdapterMemory): void {
  * as its `sessionId` so its offloads have their own keys), and the `context_reload` tool in
  * `tools`.
  *
- * @throws {@link AutoContextError} `INVALID_ARGUMENT` when `memory` is not a function,
- *   `INVALID_CONFIG` when it makes a memory of another format.
+ * @throws {@link AutoContextError} `INVALID_ARGUMENT` when `memory` is not a function (a memory
+ *   included: one per thread is made) or the options are a memory, `INVALID_CONFIG` when an
+ *   option is not one this adapter reads or `memory` makes a memory of another format.
  */
 export function autocontextProcessor<T extends AdapterMemory>(
   memory: (threadId: string) => T,
   options: MastraProcessorOptions = {},
 ): AutoContextProcessor<T> {
+  checkOptions('autocontextProcessor', options, ['id', 'maxThreads', 'onCompress'], "autocontextProcessor((threadId) => new AutoContextMemory({ format: 'ai-sdk', sessionId: threadId, ... }), { maxThreads: 1000 })");
   const sessions = new Sessions(memory, options.maxThreads ?? 1000, requireAiSdk);
   // The tool's description and schema are the memories' own (every memory has the same).
   const def = sessions.memory('default').reloadTool() as { description: string; inputSchema: Record<string, unknown> };

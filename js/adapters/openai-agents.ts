@@ -30,6 +30,7 @@ import { tool } from '@openai/agents';
 import type { AgentInputItem, CallModelInputFilter, FunctionTool, ModelInputData, Session } from '@openai/agents';
 import { AutoContextMemory, handleReloadCall } from 'autocontext';
 import { AutoContextError, describe } from '../errors.js';
+import { isMemory } from './options.js';
 import type {
   AutoContextOptions,
   CompressResult,
@@ -109,9 +110,20 @@ export class AutoContextSession implements Session {
    *   by any build of autocontext; `options` then carries the same `summarize` and `tokenizer`
    *   (the session remakes the memory in {@link AutoContextSession.clearSession}) and its other
    *   fields are not used.
-   * @throws {@link AutoContextError} `INVALID_CONFIG` naming the option at fault.
+   * @throws {@link AutoContextError} `INVALID_CONFIG` naming the option at fault;
+   *   `INVALID_ARGUMENT` when `options` is a memory (it goes second) or `memory` is not one.
    */
   constructor(options: AutoContextSessionOptions = {}, memory?: AgentsMemory) {
+    if (isMemory(options)) {
+      throw new AutoContextError(
+        'INVALID_ARGUMENT',
+        "AutoContextSession takes options first, then a memory of your own: new AutoContextSession({ summarize }, memory) (or new AutoContextSession({ maxToken: 128_000, summarize }) for a memory it makes)",
+        { field: 'options' },
+      );
+    }
+    if (memory !== undefined && !isMemory(memory)) {
+      throw new AutoContextError('INVALID_ARGUMENT', `AutoContextSession's second argument is a memory (format: 'openai-responses'), got ${describe(memory)}`, { field: 'memory' });
+    }
     if (options === null || typeof options !== 'object') {
       throw new AutoContextError('INVALID_CONFIG', `AutoContextSession's options must be an object, got ${describe(options)}`);
     }

@@ -19,6 +19,7 @@
  */
 
 import { AutoContextError } from '../errors.js';
+import { isMemory } from './options.js';
 import type { CompressResult } from '../types.js';
 
 /** What the adapters use of an `AutoContextMemory` (any build, the adapter's format). */
@@ -56,13 +57,15 @@ export class Sessions<T extends AdapterMemory> {
    * @param factory - makes the memory of a conversation (called again when one starts over).
    * @param maxThreads - conversations kept at once.
    * @param check - throws when a memory is not of the adapter's format.
+   * @param option - the adapter's name for `maxThreads`, for its error.
    */
-  constructor(factory: (threadId: string) => T, maxThreads: number, check: (memory: T) => void) {
+  constructor(factory: (threadId: string) => T, maxThreads: number, check: (memory: T) => void, option = 'maxThreads') {
     if (typeof factory !== 'function') {
-      throw new AutoContextError('INVALID_ARGUMENT', 'pass a function that makes the memory of a conversation: (threadId) => new AutoContextMemory({ ... })', { field: 'memory' });
+      const got = isMemory(factory) ? ', not a memory (one per conversation is made)' : '';
+      throw new AutoContextError('INVALID_ARGUMENT', `pass a function that makes the memory of a conversation${got}: (threadId) => new AutoContextMemory({ ... })`, { field: 'memory' });
     }
     if (!(Number.isInteger(maxThreads) && maxThreads >= 1)) {
-      throw new AutoContextError('INVALID_CONFIG', `maxThreads must be a whole number from 1, got ${String(maxThreads)}`, { field: 'maxThreads' });
+      throw new AutoContextError('INVALID_CONFIG', `${option} must be a whole number from 1, got ${String(maxThreads)}`, { field: option });
     }
     this.#factory = factory;
     this.#max = maxThreads;

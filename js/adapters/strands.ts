@@ -33,6 +33,7 @@ import { AfterModelCallEvent, BeforeModelCallEvent, ConversationManager, Functio
 import type { ContentBlockData, ConversationManagerReduceOptions, LocalAgent, MessageData, Tool } from '@strands-agents/sdk';
 import { AutoContextMemory } from 'autocontext';
 import { AutoContextError } from '../errors.js';
+import { checkOptions } from './options.js';
 import type { AutoContextOptions, CompressResult, ReloadArguments } from '../types.js';
 import { wireJson } from '../wire.js';
 
@@ -135,13 +136,22 @@ function idsOf(wire: StrandsWire): string[] {
   return wire.content.flatMap((b) => (b.type === 'tool_use' ? [`u:${String(b.id)}`] : b.type === 'tool_result' ? [`r:${String(b.tool_use_id)}`] : []));
 }
 
+/** How the manager is made, for its errors. */
+const FORM =
+  "new AutoContextConversationManager({ maxToken: 200_000, summarize, store }) with a memory's options, or " +
+  "new AutoContextConversationManager({ memory: (agent) => new AutoContextMemory({ format: 'anthropic', sessionId: agent.sessionId, ... }) }) to make each agent's memory";
+
 /**
  * A Strands `ConversationManager` that compresses an agent's history before every model call,
  * with one memory per agent (`'anthropic'` format), and gives the agent the `context_reload`
- * tool.
+ * tool. It makes its memories itself (a history edited or restored starts over in a fresh
+ * one), from a memory's options or from the `memory` factory: a memory handed to it is refused,
+ * never ignored.
  *
- * @throws {@link AutoContextError} `INVALID_CONFIG` when the options are wrong or the factory
- *   makes a memory of another format.
+ * @throws {@link AutoContextError} `INVALID_ARGUMENT` when given a memory instead of options or a
+ *   `memory` that is not a function; `INVALID_CONFIG` when the options are wrong (a memory's
+ *   option beside `memory`, which the factory's memories would not use, included) or the
+ *   factory makes a memory of another format.
  */
 export class AutoContextConversationManager extends ConversationManager {
   readonly name = 'autocontext:conversation-manager';
@@ -152,9 +162,25 @@ export class AutoContextConversationManager extends ConversationManager {
 
   constructor(options: StrandsConversationManagerOptions = {}) {
     super();
+    checkOptions('AutoContextConversationManager', options, null, FORM);
     const { memory, onCompress, ...engine } = options;
     if ('format' in engine && (engine as { format?: unknown }).format !== 'anthropic') {
       throw new AutoContextError('INVALID_CONFIG', "option `format` of AutoContextConversationManager is always 'anthropic'", { field: 'format' });
+    }
+    if (memory !== undefined) {
+      if (typeof memory !== 'function') {
+        throw new AutoContextError('INVALID_ARGUMENT', `option \`memory\` of AutoContextConversationManager makes each agent's memory, so it is a function: ${FORM}`, {
+          field: 'memory',
+        });
+      }
+      const unused = Object.keys(engine);
+      if (unused.length > 0) {
+        throw new AutoContextError(
+          'INVALID_CONFIG',
+          `\`${unused[0]}\` is a memory's option, which the memories \`memory\` makes would not use: give it to the memory the factory makes`,
+          { field: unused[0]! },
+        );
+      }
     }
     this.#make = (agent) => {
       const made = memory !== undefined ? memory(agent) : new AutoContextMemory<'anthropic', StrandsWire>({ sessionId: agent.sessionId, ...engine, format: 'anthropic' });
