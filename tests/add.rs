@@ -127,3 +127,57 @@ fn an_in_flight_call_at_the_end_is_valid() {
     assert!(m.validate().is_empty(), "the host is about to run the tool");
     assert_eq!(m.messages().len(), 8);
 }
+
+/// What `add` says of `messages` in `format`: the whole message of its error.
+fn refusal(format: autocontext::Format, messages: Value) -> String {
+    let cfg = autocontext::Config { format, ..config("words", 100_000) };
+    let m = AutoContextMemory::new(cfg, NoSummarizer, MemoryStore::new()).unwrap();
+    let e = m.add(&messages).expect_err(&format!("should reject {messages}"));
+    assert_eq!(e.code(), ErrorCode::InvalidMessage, "{e:?}");
+    e.message().to_string()
+}
+
+#[test]
+fn a_gemini_pairing_error_speaks_gemini_and_shows_no_engine_made_id() {
+    use autocontext::Format::Gemini;
+    let hi = json!({"role": "user", "parts": [{"text": "hi"}]});
+    let call = |name: &str| json!({"role": "model", "parts": [{"functionCall": {"name": name, "args": {}}}]});
+    let response = |name: &str| json!({"functionResponse": {"name": name, "response": {"output": "x"}}});
+    let cases = [
+        // A response without its call ("answers tool call "read_log#1", but no assistant message ...").
+        (
+            json!([hi, {"role": "user", "parts": [response("read_log")]}]),
+            r#"message 1, field `parts[0].functionResponse`: answers functionCall "read_log", but no model turn before it made that call"#,
+        ),
+        // Two responses to one call.
+        (
+            json!([hi, call("read_log"), {"role": "user", "parts": [response("read_log"), response("read_log")]}]),
+            r#"message 2, field `parts[1].functionResponse`: answers functionCall "read_log", which the open model turn did not make"#,
+        ),
+        // A response by id to a call the turn did not make: the wire's id is shown, with the name.
+        (
+            json!([hi, {"role": "model", "parts": [{"functionCall": {"id": "fc-1", "name": "read_log", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"id": "fc-9", "name": "grep", "response": {}}}]}]),
+            r#"answers functionCall "grep" (id "fc-9"), which the open model turn did not make"#,
+        ),
+        // The conversation moving on past an unanswered call.
+        (
+            json!([hi, call("read_log"), {"role": "user", "parts": [{"text": "wait"}]}]),
+            r#"message 2: the conversation moves on while functionCall(s) ["read_log"] still wait for their functionResponse parts; add the functionResponse parts first"#,
+        ),
+    ];
+    for (messages, says) in cases {
+        let message = refusal(Gemini, messages);
+        assert!(message.contains(says), "{message}");
+        assert!(!message.contains('#') && !message.contains("tool call") && !message.contains("assistant"), "{message}");
+    }
+    // The other formats keep their own words: Anthropic's tool_use, the Responses API's function_call.
+    let anthropic = refusal(
+        autocontext::Format::Anthropic,
+        json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}]),
+    );
+    assert!(anthropic.contains(r#"answers tool_use "t1", but no assistant message before it made that call"#), "{anthropic}");
+    let responses =
+        refusal(autocontext::Format::OpenAiResponses, json!([{"type": "function_call_output", "call_id": "c1", "output": "x"}]));
+    assert!(responses.contains(r#"answers function_call "c1", but no model response before it made that call"#), "{responses}");
+}

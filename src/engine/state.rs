@@ -516,79 +516,84 @@ pub(crate) fn request_tokens(messages: u64, config: &Config) -> u64 {
     messages + REQUEST_OVERHEAD + config.reserved_tokens
 }
 
+/// A call of the exchange still open: its id, whether a result answered it, and the message
+/// that made it (which names it in an error, in the format's words).
+struct OpenCall<'a> {
+    id: String,
+    answered: bool,
+    from: &'a Message,
+}
+
 /// The calls of the exchange still open at the end of `working`, and which are answered. The
 /// exchange opens with the last message before the trailing results, together with the messages
 /// of the same response before it (the items of one Responses API response).
-fn open_exchange(format: Format, working: &[Entry]) -> Option<(Vec<String>, Vec<bool>)> {
-    let mut answered: Vec<String> = Vec::new();
+fn open_exchange(format: Format, working: &[Entry]) -> Option<Vec<OpenCall<'_>>> {
+    let mut answered: Vec<&str> = Vec::new();
     let mut end = working.len();
     while end > 0 {
         let m = &working[end - 1].msg;
         if !m.has_results() && m.role != Role::Tool {
             break;
         }
-        answered.extend(m.result_ids().map(str::to_string));
+        answered.extend(m.result_ids());
         end -= 1;
     }
     let mut start = end.checked_sub(1)?;
     while start > 0 && format.continues_turn(&working[start - 1].msg, &working[start].msg) {
         start -= 1;
     }
-    let ids: Vec<String> = working[start..end].iter().flat_map(|e| e.msg.call_ids()).map(str::to_string).collect();
-    if ids.is_empty() {
-        return None;
-    }
-    let done = ids.iter().map(|id| answered.contains(id)).collect();
-    Some((ids, done))
+    let calls: Vec<OpenCall<'_>> = working[start..end]
+        .iter()
+        .flat_map(|e| e.msg.call_ids().map(|id| OpenCall { id: id.to_string(), answered: answered.contains(&id), from: &e.msg }))
+        .collect();
+    (!calls.is_empty()).then_some(calls)
 }
 
 /// Checks that message `m` (at `index`) keeps tool pairing after the exchange `open`, and
 /// updates it. `continues` says `m` is part of the response before it (its calls join that
-/// exchange).
+/// exchange). An error says what is wrong in the format's words ([`Format::words`]), naming
+/// each call as the format does ([`Format::call_label`]).
 fn check_pairing<'a>(
     format: Format,
     index: usize,
     m: &'a Message,
     continues: bool,
-    open: &mut Option<(Vec<String>, Vec<bool>)>,
+    open: &mut Option<Vec<OpenCall<'a>>>,
     seen: &HashSet<String>,
     new_calls: &mut HashSet<&'a str>,
 ) -> Result<()> {
+    let w = format.words();
     // A tool message without results (an AI SDK approval response) neither answers nor
     // closes anything.
     if m.has_results() || m.role == Role::Tool {
         for id in m.result_ids() {
-            let Some((ids, done)) = open.as_mut() else {
-                return Err(Error::message_at(
-                    index,
-                    &format.id_field(m, id, true),
-                    format!("answers tool call {id:?}, but no assistant message before it made that call"),
-                ));
+            let fault = |what: String| Error::message_at(index, &format.id_field(m, id, true), what);
+            let label = || format.call_label(m, id, true);
+            let Some(calls) = open.as_mut() else {
+                return Err(fault(format!("answers {} {}, but no {} before it made that call", w.call, label(), w.model)));
             };
-            match ids.iter().position(|c| c == id) {
-                Some(k) if done[k] => {
-                    return Err(Error::message_at(index, &format.id_field(m, id, true), format!("answers tool call {id:?} a second time")))
-                }
-                Some(k) => done[k] = true,
-                None => {
-                    return Err(Error::message_at(
-                        index,
-                        &format.id_field(m, id, true),
-                        format!("answers tool call {id:?}, which the open assistant message did not make"),
-                    ))
-                }
+            match calls.iter_mut().find(|c| c.id == id) {
+                Some(c) if c.answered => return Err(fault(format!("answers {} {} a second time", w.call, label()))),
+                Some(c) => c.answered = true,
+                None => return Err(fault(format!("answers {} {}, which the open {} did not make", w.call, label(), w.model))),
             }
         }
         return Ok(());
     }
     if !continues {
-        if let Some((ids, done)) = open.as_ref() {
-            let missing: Vec<&str> = ids.iter().zip(done).filter(|(_, d)| !**d).map(|(i, _)| i.as_str()).collect();
+        if let Some(calls) = open.as_ref() {
+            let missing: Vec<String> = calls.iter().filter(|c| !c.answered).map(|c| format.call_label(c.from, &c.id, false)).collect();
             if !missing.is_empty() {
                 return Err(Error::message_at(
                     index,
                     "",
-                    format!("the conversation moves on while tool call(s) {missing:?} still wait for their results; add the results first"),
+                    format!(
+                        "the conversation moves on while {}(s) [{}] still wait for their {}; add the {} first",
+                        w.call,
+                        missing.join(", "),
+                        w.results,
+                        w.results
+                    ),
                 ));
             }
         }
@@ -596,11 +601,9 @@ fn check_pairing<'a>(
     }
     for id in m.call_ids() {
         if seen.contains(id) || !new_calls.insert(id) {
-            return Err(Error::message_at(index, &format.id_field(m, id, false), format!("reuses tool call id {id:?}")));
+            return Err(Error::message_at(index, &format.id_field(m, id, false), format!("reuses {} id {id:?}", w.call)));
         }
-        let (ids, done) = open.get_or_insert_with(Default::default);
-        ids.push(id.to_string());
-        done.push(false);
+        open.get_or_insert_with(Vec::new).push(OpenCall { id: id.to_string(), answered: false, from: m });
     }
     Ok(())
 }

@@ -473,6 +473,22 @@ pub(crate) fn id_field(m: &Message, id: &str, result: bool) -> String {
     }
 }
 
+/// How an error names the call (or, when `result`, the response) `id` of content `m`: the
+/// function's name, with the id the wire gave it if any, never an id the engine made up for a
+/// call that came without one (`"read_log"`, `"read_log" (id "fc-1")`).
+pub(crate) fn call_label(m: &Message, id: &str, result: bool) -> String {
+    let k = if result { m.result_ids().position(|r| r == id) } else { m.call_ids().position(|c| c == id) };
+    let is_kind = |p: &&Value| if result { is_response_part(p) } else { is_call_part(p) };
+    let key = if result { "functionResponse" } else { "functionCall" };
+    match k.and_then(|k| parts_of(&m.wire).iter().filter(is_kind).nth(k)).map(|p| &p[key]) {
+        Some(f) => match wire_id(f) {
+            Some(w) => format!("{:?} (id {w:?})", name_of(f)),
+            None => format!("{:?}", name_of(f)),
+        },
+        None => format!("{:?}", id.split('#').next().unwrap_or(id)),
+    }
+}
+
 /// Links contents just read to the conversation before them, in order: each call that came
 /// without an id gets one unique in the conversation (its name, its place and a digest of its
 /// content, with a counter when that is in use: `claim(id)` takes an id and says whether it

@@ -319,6 +319,29 @@ impl Format {
         self.reload_call_args(call)?.get(RELOAD_TOOL_PARAM)?.as_str().map(str::to_string)
     }
 
+    /// What this format calls the pieces its pairing rules speak of, so that an error says it
+    /// in the words of the provider's own API and documentation.
+    pub fn words(self) -> Words {
+        let (call, results, model) = match self {
+            Format::OpenAi => ("tool call", "results", "assistant message"),
+            Format::Anthropic => ("tool_use", "tool_result blocks", "assistant message"),
+            Format::AiSdk => ("tool call", "tool results", "assistant message"),
+            Format::OpenAiResponses => ("function_call", "function_call_output items", "model response"),
+            Format::Gemini => ("functionCall", "functionResponse parts", "model turn"),
+        };
+        Words { call, results, model }
+    }
+
+    /// How an error names the call `id` that message `m` makes (or answers, when `result`): its
+    /// id, quoted; a Gemini call by its function's name, with the id the wire gave it, if any
+    /// (the ids the engine gives calls that come without one are its own, never shown).
+    pub fn call_label(self, m: &Message, id: &str, result: bool) -> String {
+        match self {
+            Format::Gemini => gemini::call_label(m, id, result),
+            _ => format!("{id:?}"),
+        }
+    }
+
     /// The wire field of message `m` that holds the call id `id`, for error messages: of a
     /// result when `result`, else of a call (`tool_call_id` / `tool_calls` for OpenAI,
     /// `content[k].tool_use_id` / `content[k].id` for Anthropic, `content[k].toolCallId` for
@@ -459,6 +482,18 @@ pub(crate) fn reread(parse: fn(usize, &Value) -> Result<Message>, wire: Value, r
     }
 }
 
+/// What a format calls a tool call, the results that answer calls, and the model's message,
+/// in its errors ([`Format::words`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Words {
+    /// A call: `tool call`, `tool_use`, `function_call`, `functionCall`.
+    pub call: &'static str,
+    /// What answers calls, plural: `results`, `tool_result blocks`, `functionResponse parts`.
+    pub results: &'static str,
+    /// The message a model call produced: `assistant message`, `model response`, `model turn`.
+    pub model: &'static str,
+}
+
 /// One reason a provider would reject a message list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -494,6 +529,7 @@ pub fn validate_tool_pairing<M: AsRef<Message>>(format: Format, messages: &[M]) 
 
 /// Tool pairing; with `complete`, the last exchange must be answered too.
 fn pairing<M: AsRef<Message>>(format: Format, messages: &[M], complete: bool) -> Vec<Problem> {
+    let w = format.words();
     let mut problems = Vec::new();
     // The open exchange's calls: the message making each, its id, whether it is answered.
     let mut open: Vec<(usize, String, bool)> = Vec::new();
@@ -504,7 +540,7 @@ fn pairing<M: AsRef<Message>>(format: Format, messages: &[M], complete: bool) ->
                 problems.push(Problem {
                     index: at,
                     code: "MISSING_RESULT",
-                    message: format!("tool call {id:?} of message {at} has no result before the conversation moves on"),
+                    message: format!("{} {id:?} of message {at} has no result before the conversation moves on", w.call),
                 });
             }
         }
@@ -518,12 +554,12 @@ fn pairing<M: AsRef<Message>>(format: Format, messages: &[M], complete: bool) ->
                     Some(_) => problems.push(Problem {
                         index: i,
                         code: "DUPLICATE_RESULT",
-                        message: format!("message {i} answers tool call {id:?} a second time"),
+                        message: format!("message {i} answers {} {id:?} a second time", w.call),
                     }),
                     None => problems.push(Problem {
                         index: i,
                         code: "ORPHAN_RESULT",
-                        message: format!("message {i} answers tool call {id:?}, which the assistant message before it did not make"),
+                        message: format!("message {i} answers {} {id:?}, which the {} before it did not make", w.call, w.model),
                     }),
                 }
             }
@@ -535,7 +571,7 @@ fn pairing<M: AsRef<Message>>(format: Format, messages: &[M], complete: bool) ->
         }
         for id in m.call_ids() {
             if !seen_calls.insert(id.to_string()) {
-                problems.push(Problem { index: i, code: "DUPLICATE_CALL", message: format!("message {i} reuses tool call id {id:?}") });
+                problems.push(Problem { index: i, code: "DUPLICATE_CALL", message: format!("message {i} reuses {} id {id:?}", w.call) });
             }
             open.push((i, id.to_string(), false));
         }
