@@ -251,6 +251,10 @@ pub fn tail_chars(s: &str, n: usize) -> &str {
     }
 }
 
+/// How the line of identifiers a replacement carries opens (the engine's own words, never a
+/// summary's content).
+pub const INDEX_OPENING: &str = "[Identifiers in what was offloaded: ";
+
 /// The marker placed in the text of every message that replaced offloaded originals.
 pub fn offload_marker(uuid: &str) -> String {
     format!("<!-- CONTEXT_OFFLOAD: uuid={uuid} -->")

@@ -71,3 +71,58 @@ fn the_offline_summarizer_runs_the_llm_steps_on_the_bundled_example() {
     let rec = check_recoverable(&memory, "end");
     assert!(rec.via_reload > 0);
 }
+
+/// One round of an agent fixing tests: the user's request, a test run whose log lines differ only
+/// in their numbers (so the summary folds them, `(+N similar)`), an edit, and an answer.
+fn fixing_round(r: usize) -> Vec<Value> {
+    let log: String = (0..60)
+        .map(|k| format!("FAILED tests/test_ledger.py::test_case_{k} - AssertionError: expected {} got {}\n", k * 7, k * 7 + r))
+        .collect();
+    let args = serde_json::json!({"command": format!("pytest tests/test_ledger.py -k round_{r}")}).to_string();
+    vec![
+        user(&format!("Round {r}: make the ledger tests pass again.")),
+        serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("t{r}"), "type": "function", "function": {"name": "run", "arguments": args}}]}),
+        serde_json::json!({"role": "tool", "tool_call_id": format!("t{r}"), "content": log}),
+        answer(&format!("Fixed the rounding in ledger/round_{r}.py; {} tests pass now.", 60 + r)),
+    ]
+}
+
+#[test]
+fn a_rolled_forward_summary_rewrites_the_content_of_the_one_before_never_its_wrapper() {
+    // Each pass rolls the earlier prefix summary forward. Read back as content, its wrapper
+    // nested (a `<system-info>` block inside another, two closing tags), its counts doubled
+    // (`(+1 similar) (+1 similar)`) and its index line was summarized with it.
+    let mut cfg = config("rolled", 6_000);
+    cfg.strategies = Some(vec![autocontext::Strategy::PrefixSummary]);
+    let memory = AutoContextMemory::new(cfg, OfflineSummarizer, MemoryStore::new()).unwrap();
+    memory.add(&serde_json::json!([system("agent"), user("The ledger tests fail after the rounding change; fix them all.")])).unwrap();
+    let mut summaries = Vec::new();
+    for r in 0..12 {
+        for m in fixing_round(r) {
+            memory.add(&m).unwrap();
+        }
+        let result = block_on(memory.compress_if_needed()).unwrap();
+        if result.events.iter().any(|e| e.event_type == "PREFIX_SUMMARY") {
+            let summary =
+                memory.working().iter().find(|m| m.synthetic.as_ref().is_some_and(|s| s.kind == "PREFIX_SUMMARY")).unwrap().payload_text();
+            summaries.push(summary);
+        }
+    }
+    assert!(summaries.len() >= 3, "{} prefix summaries", summaries.len());
+    for (k, s) in summaries.iter().enumerate() {
+        assert_eq!((s.matches("<system-info>").count(), s.matches("</system-info>").count()), (1, 1), "summary {k}:\n{s}");
+        assert!(s.starts_with("<system-info>") && s.contains("</system-info>\n"), "summary {k}:\n{s}");
+        assert!(s.matches("[Identifiers in what was offloaded: ").count() <= 1, "summary {k}:\n{s}");
+        let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+        for l in &lines {
+            assert!(l.matches(" similar)").count() <= 1 && l.matches(" (×").count() <= 1, "summary {k}, a count written twice: {l}");
+        }
+        let mut seen = std::collections::HashSet::new();
+        assert!(lines.iter().all(|l| seen.insert(l.trim())), "summary {k} repeats a line:\n{s}");
+    }
+    // Folded lines keep their count from one summary to the next: it grows, it is not lost.
+    let similar = |s: &str| -> usize {
+        s.lines().filter_map(|l| l.rsplit_once(" (+")?.1.strip_suffix(" similar)")?.parse::<usize>().ok()).max().unwrap_or(0)
+    };
+    assert!(similar(summaries.last().unwrap()) >= similar(&summaries[0]), "{summaries:#?}");
+}

@@ -38,7 +38,7 @@ use crate::strategy::Entry;
 use crate::tokens::TokenCounter;
 
 /// How the index opens; the model reads it as a list of exact strings.
-pub(crate) const OPENING: &str = "[Identifiers in what was offloaded: ";
+pub(crate) const OPENING: &str = crate::message::INDEX_OPENING;
 
 /// Identifiers shorter than this are too common to be worth a place.
 const MIN_LEN: usize = 4;

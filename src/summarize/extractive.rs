@@ -11,7 +11,10 @@
 //! - from tool results, arguments and messages: error messages and the head and tail of stack
 //!   traces, file paths, commands, identifiers (ticket keys, hashes, uuids, `#123`), numbers,
 //!   definitions, decisions and what was changed;
-//! - every line of an earlier summary being merged (a rolling summary keeps its memory).
+//! - every line of an earlier summary being merged (a rolling summary keeps its memory): its
+//!   content only, never the wrapper the engine put around it (its tags, the sentence that says
+//!   what it is, its identifier index: the engine wraps and indexes the new summary once), and
+//!   with its counts (`(×2)`, `(+3 similar)`) carried, not written twice.
 //!
 //! Lines are scored by the facts they carry; the best ones are taken until the target length is
 //! reached, then written in their original order, each fact under the call or message it came
@@ -28,7 +31,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::facts;
-use super::transcript::{clean, cut, instruction, is_summary, parse, strip_markers, Block, Kind, MARKER};
+use super::transcript::{clean, cut, instruction, is_summary, parse, strip_markers, unwrapped, Block, Kind, MARKER};
 use crate::error::HostError;
 use crate::host::{SummarizeRequest, Summarizer, Summary};
 use crate::options::presets::Strategy;
@@ -180,6 +183,19 @@ impl Items {
 
     /// Adds a fact line unless it repeats one already there; returns whether it was added.
     fn fact(&mut self, order: (usize, usize), text: String, score: i32, parent: Option<usize>) -> bool {
+        self.counted_fact(order, text, score, parent, (1, 0))
+    }
+
+    /// [`Items::fact`] of a line that stands for `count` identical lines and `similar` others
+    /// (an earlier summary's `(×2)` and `(+3 similar)`, read off its line).
+    fn counted_fact(
+        &mut self,
+        order: (usize, usize),
+        text: String,
+        score: i32,
+        parent: Option<usize>,
+        (count, similar): (usize, usize),
+    ) -> bool {
         if score <= 0 || text.is_empty() {
             return false;
         }
@@ -190,11 +206,11 @@ impl Items {
         let shape = shape(&key);
         if shape != key {
             if let Some(&first) = self.shapes.get(&shape) {
-                self.items[first].similar += 1;
+                self.items[first].similar += count + similar;
                 return false;
             }
         }
-        let i = self.push(Item { order, text, score, parent, count: 1, similar: 0 });
+        let i = self.push(Item { order, text, score, parent, count, similar });
         self.seen.insert(key, i);
         if shape != normalize(&self.items[i].text) {
             self.shapes.insert(shape, i);
@@ -216,7 +232,16 @@ impl Items {
         };
         let head_text = format!("{}: {}", kind.label(), cut(first, head_chars));
         let head_score = head_score + self.score(first) / 2;
-        let head = self.push(Item { order: (b, 0), text: head_text, score: head_score, parent: None, count: 1, similar: 0 });
+        // An earlier summary being merged may hold this very line (`User: ...`): once.
+        let head = match self.seen.get(&normalize(&head_text)) {
+            Some(&same) => same,
+            None => {
+                let head =
+                    self.push(Item { order: (b, 0), text: head_text.clone(), score: head_score, parent: None, count: 1, similar: 0 });
+                self.seen.insert(normalize(&head_text), head);
+                head
+            }
+        };
         self.seen.insert(normalize(first), head);
         for (l, line) in lines.iter().enumerate().skip(1) {
             let mut s = self.score(line);
@@ -233,15 +258,19 @@ impl Items {
         let mut head: Option<usize> = None;
         for (l, line) in text.lines().enumerate() {
             let line = strip_markers(line.trim_end());
-            if line.trim().is_empty() || is_summary(&line) {
+            let Some(line) = unwrapped(&line) else { continue };
+            if is_summary(line) {
                 continue;
             }
+            let (line, counts) = counted(line);
             let indented = line.starts_with(' ');
             let parent = if indented { head } else { None };
-            let score = 60 + self.score(&line) - if parent.is_some() { 2 } else { 0 };
-            let shown = if parent.is_some() { line.trim_start() } else { line.as_str() };
+            let score = 60 + self.score(line) - if parent.is_some() { 2 } else { 0 };
+            let shown = if parent.is_some() { line.trim_start() } else { line };
             let before = self.items.len();
-            self.fact((b, l), cut(shown, LINE_CHARS), score, parent);
+            // A user's request keeps the length its own line had (see `message`).
+            let limit = if shown.starts_with("User: ") { REQUEST_CHARS } else { LINE_CHARS };
+            self.counted_fact((b, l), cut(shown, limit), score, parent, counts);
             if !indented {
                 head = (self.items.len() > before).then_some(before);
             }
@@ -358,6 +387,30 @@ impl Items {
         sort::by_key(&mut kept, |&i| place(items[top(i)].order));
         let lines: Vec<String> = kept.iter().map(|&i| items[i].render()).collect();
         lines.join("\n")
+    }
+}
+
+/// A line of an earlier summary without the counts [`Item::render`] wrote after it, and those
+/// counts: how many identical lines it stands for (`(×2)`) and how many similar ones (`(+3
+/// similar)`; several, from a summary written before they were read back, add up).
+fn counted(line: &str) -> (&str, (usize, usize)) {
+    let (mut line, mut count, mut similar) = (line, 1, 0);
+    loop {
+        if let Some((rest, n)) = line.strip_suffix(" similar)").and_then(|r| r.rsplit_once(" (+")) {
+            if let Ok(n) = n.parse::<usize>() {
+                similar += n;
+                line = rest;
+                continue;
+            }
+        }
+        if let Some((rest, n)) = line.strip_suffix(')').and_then(|r| r.rsplit_once(" (×")) {
+            if let Ok(n) = n.parse::<usize>() {
+                count = count.max(n);
+                line = rest;
+                continue;
+            }
+        }
+        return (line, (count, similar));
     }
 }
 

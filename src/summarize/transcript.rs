@@ -162,7 +162,34 @@ pub(super) fn instruction(prompt: &str) -> &str {
 /// Whether a message's text is a summary or notice the engine wrote earlier.
 pub(super) fn is_summary(text: &str) -> bool {
     let t = text.trim_start();
-    t.starts_with("[Summary") || t.starts_with("[Earlier tool calls")
+    t.starts_with("[Summary")
+        || t.starts_with("[Earlier tool calls")
+        || t.strip_prefix(SUMMARY_TAG).is_some_and(|r| r.starts_with("Summary"))
+}
+
+/// The tag a prefix summary opens with (and closes with, as `</system-info>`).
+const SUMMARY_TAG: &str = "<system-info>";
+const SUMMARY_TAG_CLOSE: &str = "</system-info>";
+
+/// The content of a line of a summary the engine wrote earlier, without the wrapper the engine
+/// put around that summary: `None` for a line that is all wrapper (the `<system-info>` line
+/// that says what the summary is, its closing tag, the identifier index), the line without a
+/// tag otherwise. A summary that rolls an earlier one forward rewrites its content; the engine
+/// wraps the new summary once, and indexes it afresh.
+pub(super) fn unwrapped(line: &str) -> Option<&str> {
+    let mut l = line.trim_end();
+    if let Some(before) = l.strip_suffix(SUMMARY_TAG_CLOSE) {
+        l = before.trim_end();
+    }
+    let body = l.trim_start();
+    if body.starts_with(crate::message::INDEX_OPENING) {
+        return None;
+    }
+    match body.strip_prefix(SUMMARY_TAG) {
+        Some(rest) if rest.trim().is_empty() || rest.starts_with("Summary of the earlier conversation") => None,
+        Some(rest) => Some(rest),
+        None => (!body.is_empty()).then_some(l),
+    }
 }
 
 /// A line with its surrounding and repeated whitespace collapsed and offload markers removed.
