@@ -264,13 +264,36 @@ pub(crate) fn tool_list(mut names: Vec<&str>) -> Vec<String> {
     counted.into_iter().map(|(t, c)| if c > 1 { format!("{t} ×{c}") } else { t.to_string() }).collect()
 }
 
+/// A new offload uuid: random (version 4), drawn again until its marker counts the tokens every
+/// marker counts ([`crate::tokens::steady_marker`]). The hex digits of a uuid tokenize to 25 to
+/// 41 tokens, so with any uuid the same conversation compressed twice would cost a different
+/// number of tokens each time, and a marker's cost would be a coin flip; the redraw costs a few
+/// bits of the uuid's 122 and a few counts of a 60-byte text per offload.
 pub(crate) fn new_uuid() -> String {
-    uuid::Uuid::new_v4().to_string()
+    let mut uuid = uuid::Uuid::new_v4().to_string();
+    for _ in 0..64 {
+        if crate::tokens::steady_marker(&crate::message::offload_marker(&uuid)) {
+            break;
+        }
+        uuid = uuid::Uuid::new_v4().to_string();
+    }
+    uuid
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_new_offload_uuid_is_a_distinct_v4_uuid_whose_marker_counts_the_same() {
+        let uuids: std::collections::HashSet<String> = (0..300).map(|_| new_uuid()).collect();
+        assert_eq!(uuids.len(), 300);
+        let counter = crate::tokens::TokenCounter::new(crate::tokens::Tokenizer::O200kBase).unwrap();
+        for u in &uuids {
+            assert!(crate::message::is_uuid(u) && u.as_bytes()[14] == b'4', "{u}");
+            assert_eq!(counter.count_text(&crate::message::offload_marker(u)).unwrap(), 31, "{u}");
+        }
+    }
 
     #[test]
     fn every_strategy_has_one_rung() {
