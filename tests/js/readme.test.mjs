@@ -50,3 +50,45 @@ test('the README opens for users and its links resolve on npm, where only it is 
     }
   }
 });
+
+test('the README puts the versions that install together beside each framework it names', { skip: !readme && 'AUTOCONTEXT_README is not set' }, () => {
+  const source = readFileSync(readme, 'utf8');
+  const repo = JSON.parse(readFileSync(join(dirname(readme), 'package.json'), 'utf8'));
+  const installed = (name) => JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', name, 'package.json'), 'utf8'));
+  const section = (start, end) => source.slice(source.indexOf(start), source.indexOf(end, source.indexOf(start)));
+  /** The ranges an `npm install` line of a ```sh block of `text` gives each package. */
+  const ranges = (text) => {
+    const line = [...text.matchAll(/^```sh\n(npm install [^\n]*)\n```$/gm)].map((m) => m[1])[0];
+    assert.ok(line, `no npm install line in:\n${text.slice(0, 300)}`);
+    return Object.fromEntries(line.split(' ').slice(2).map((spec) => [spec.replace(/@[^@/]*$/, '') || spec, spec.includes('@', 1) ? spec.slice(spec.lastIndexOf('@') + 1) : '*']));
+  };
+  /** Whether version `v` (x.y.z) is in caret range `r` (^x.y.z). */
+  const inCaret = (v, r) => {
+    const [a, b] = [v, r.replace(/^\^/, '')].map((x) => x.split('.').map(Number));
+    return a[0] === b[0] && (a[1] > b[1] || (a[1] === b[1] && a[2] >= b[2]));
+  };
+
+  // ADK: the @google/genai ADK depends on, the version tested, the adapter's peer range.
+  const adk = ranges(section('With Google ADK', 'ADK sends function calls'));
+  const adkPkg = installed('@google/adk');
+  assert.ok(inCaret(adkPkg.version, adk['@google/adk']), `@google/adk ${adkPkg.version} in ${adk['@google/adk']}`);
+  assert.equal(adk['@google/genai'], adkPkg.dependencies['@google/genai'].replace(/^\^(\d+\.\d+)$/, '^$1.0'), "the @google/genai range ADK depends on");
+  assert.ok(inCaret(repo.devDependencies['@google/genai'], adk['@google/genai']), 'the @google/genai this repository tests with is in it');
+
+  // Strands: its Node note, and the overrides snippet that lets it sit beside openai 7.
+  const strands = section('With AWS Strands Agents', 'With the OpenAI Agents SDK');
+  const strandsPkg = installed('@strands-agents/sdk');
+  assert.ok(inCaret(strandsPkg.version, ranges(strands)['@strands-agents/sdk']));
+  const node = /^>=(\d+)/.exec(strandsPkg.engines.node)[1];
+  assert.match(strands, new RegExp(`declares Node ${node} or later \\(\`engines\`: npm warns \`EBADENGINE\` on Node 20`));
+  assert.match(strandsPkg.peerDependencies.openai, /^\^6/, 'Strands still names openai 6: the overrides are needed');
+  const snippet = /^```json\n([\s\S]*?)^```$/m.exec(strands);
+  assert.ok(snippet, 'the overrides snippet is in the Strands section');
+  assert.deepEqual(JSON.parse(snippet[1]).overrides, repo.overrides, 'the overrides this repository installs with');
+  assert.ok(!inCaret(repo.devDependencies.openai, strandsPkg.peerDependencies.openai), 'the openai tested with is outside Strands\' range');
+
+  // Mastra's Node note.
+  const mastra = installed('@mastra/core');
+  const mastraNode = /^>=(\d+\.\d+)/.exec(mastra.engines.node)[1];
+  assert.match(section('With Mastra', 'With Google ADK'), new RegExp(`declares Node ${mastraNode.replace('.', '\\.')} or later`));
+});
