@@ -4,14 +4,21 @@
 // tokens with and without autocontext, plainly and cache-aware, priced as the command line
 // prices them), the working list, the offloads (kept in IndexedDB) and the events. The summarizer is the built-in
 // offline one unless the settings name an OpenAI-compatible endpoint.
+//
+// It reads and replays a conversation as `autocontext compress` does (the command line's own
+// modules: the formats, the model calls, the bill), so the same input gives the same figures
+// in both. Where two figures of the page count different things, the page says so: the
+// replay sends the conversation's model calls and the next one, after its last message,
+// which the bill leaves out (no answer to it was recorded); a reload shows an offload's
+// messages with the earlier offloads it names expanded in place.
 
 import { AutoContextMemory, countTokens, isAutoContextError, offlineSummarize } from 'autocontext';
 import { IndexedDBStore } from 'autocontext/stores/indexeddb';
 import { BillMeter } from '/pkg/dist/cli/bill.js';
-import { detectFormat, isUserTurn } from '/pkg/dist/cli/format.js';
+import { isUserTurn, modelCalls, readConversation } from '/pkg/dist/cli/format.js';
 import { openaiSummarizer, SummarizerUnavailable } from '/pkg/dist/cli/openai.js';
 import { drawChart } from './chart.js';
-import { renderEvents, renderOffloads, renderWorking, showOriginal, contentText, callLines } from './panels.js';
+import { renderEvents, renderOffloads, renderWorking, scrollCue, showOriginal, messageText, callLines } from './panels.js';
 
 const $ = (id) => document.getElementById(id);
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
@@ -31,7 +38,7 @@ const state = {
   cursor: 0, // messages added
   points: [],
   events: [], // { call, event }
-  sizes: new Map(), // offload uuid -> bytes in IndexedDB
+  sizes: new Map(), // offload uuid -> { bytes in IndexedDB, uuids of the earlier offloads it names }
   known: new Set(),
   playing: false,
   busy: false,
@@ -109,7 +116,7 @@ function probePresets() {
 // The conversation and the memory.
 
 function tokensOfMessage(m) {
-  const text = `${contentText(m.content)}\n${callLines(m).join('\n')}`;
+  const text = `${messageText(m)}\n${callLines(m).join('\n')}`;
   return countTokens(text);
 }
 
@@ -145,33 +152,25 @@ async function restart() {
     buttons();
     return;
   }
-  state.callAt = [];
-  conversation.messages.forEach((m, i) => {
-    if (m.role === 'assistant') state.callAt.push(i);
-  });
-  state.callAt.push(conversation.messages.length);
+  // The conversation's model calls, then the next one, after its last message.
+  state.callAt = [...modelCalls(conversation.messages, conversation.format), conversation.messages.length];
   state.step = 0;
   state.cursor = 0;
   state.points = [];
   state.events = [];
   state.sizes = new Map();
   state.known = new Set();
-  const users = conversation.messages.filter(isUserTurn).length;
-  status(`${conversation.messages.length} messages, ${users} user turns, ${state.callAt.length} model calls (${conversation.format}). Press Play.`);
+  const users = conversation.messages.filter((m) => isUserTurn(m, conversation.format)).length;
+  const calls = state.callAt.length - 1;
+  status(`${conversation.messages.length} messages, ${users} user turns, ${calls} model calls (${conversation.format}), and the next call after the last message: ${calls + 1} requests. Press Play.`);
   setState('ready');
   await render(null);
   buttons();
 }
 
-/** Loads a conversation from parsed JSON. */
+/** Loads a conversation from parsed JSON, in any format the command line reads. */
 async function load(name, data) {
-  const messages = Array.isArray(data) ? data : data?.messages;
-  if (!Array.isArray(messages) || messages.length === 0) throw new Error('expected an array of messages, or an object with a "messages" array');
-  messages.forEach((m, i) => {
-    if (m === null || typeof m !== 'object' || typeof m.role !== 'string') throw new Error(`message ${i} has no "role"`);
-  });
-  const container = Array.isArray(data) ? null : data;
-  const { format } = detectFormat(messages, container);
+  const { messages, format } = readConversation(data);
   state.conversation = { name, messages, format };
   $('source-name').textContent = name;
   $('source-name').title = name;
@@ -240,10 +239,14 @@ async function step() {
     if (state.step >= state.callAt.length && document.body.dataset.state !== 'error') {
       state.playing = false;
       setState('done');
-      const over = state.points.filter((p) => p.tokens > state.settings.maxToken).length;
-      const overWithout = state.points.filter((p) => p.without > state.settings.maxToken).length;
+      const { calls, over, overWithout } = overWindow();
+      const next = state.points[state.points.length - 1];
       if (!$('status').classList.contains('error')) {
-        status(`Done: ${state.points.length} model calls, ${over} over the window (without autocontext: ${overWithout}). Reload any offload to see its original messages.`);
+        status(
+          `Done: ${calls} model calls, ${over} over the window (without autocontext: ${overWithout}). The next call, after the last message, ` +
+            `would send ${fmt(next.tokens)} tokens (without autocontext: ${fmt(next.without)}); the bill leaves it out: no answer to it was recorded. ` +
+            'Reload any offload to see its original messages.',
+        );
       }
     }
     buttons();
@@ -277,6 +280,20 @@ function play(delay) {
 // ---------------------------------------------------------------------------------------------
 // Rendering.
 
+/** The conversation's model calls made so far (not the next one), and how many were over the window with and without autocontext. */
+function overWindow() {
+  const calls = state.callAt.length - 1;
+  const made = state.points.slice(0, calls);
+  const window = state.settings.maxToken;
+  return { calls, made: made.length, over: made.filter((p) => p.tokens > window).length, overWithout: made.filter((p) => p.without > window).length };
+}
+
+/** Where the replay is: the conversation's model calls, then the next one. */
+function progressText() {
+  const calls = state.callAt.length - 1;
+  return state.step <= calls ? `model call ${state.step} of ${calls}` : `the ${calls} model call${calls === 1 ? '' : 's'} and the next one`;
+}
+
 async function render(result) {
   const s = state.settings;
   const memory = state.memory;
@@ -302,16 +319,18 @@ async function render(result) {
   $('meter-legend').textContent = `target ${fmt(target)} (× ${s.ratio})`;
 
   drawChart($('chart'), { points: state.points, total: state.callAt.length, window: s.maxToken, target });
+  const calls = state.callAt.length - 1;
+  $('chart-note').textContent = `${calls + 1} bars: the conversation's ${calls} model calls and the next one, after its last message.`;
 
   // Stats.
   const allEvents = memory.events();
   const saved = last ? last.without - last.tokens : 0;
-  const over = state.points.filter((p) => p.without > s.maxToken).length;
+  const windowed = overWindow();
   const offloads = memory.offloads();
   $('stats').replaceChildren(
     ...[
-      [fmt(saved), 'tokens saved now'],
-      [`${state.points.filter((p) => p.tokens > s.maxToken).length} / ${over}`, 'calls over the window, with / without'],
+      [fmt(saved), 'tokens saved in the last request'],
+      [`${windowed.over} / ${windowed.overWithout}`, `of ${windowed.made} model calls over the window, with / without`],
       [fmt(allEvents.filter((e) => e.type !== 'SUMMARIZE_FAILED').length), 'compression events'],
       [fmt(offloads.length), 'offloads in IndexedDB'],
     ].map(([v, label]) => {
@@ -332,21 +351,22 @@ async function render(result) {
   const working = memory.toJSON().working;
   $('working-count').textContent = `${working.length} messages · ${fmt(tokens)} tokens`;
   renderWorking($('working'), working, tokensOfMessage, state.known, reload);
+  scrollCue($('working'), $('working-more'), 'messages');
 
-  // Offloads, with their size in IndexedDB.
+  // Offloads, with their size in IndexedDB and the earlier offloads each names.
   const typeOf = new Map(allEvents.filter((e) => e.offloadUuid).map((e) => [e.offloadUuid, e.type]));
   for (const o of offloads) {
-    if (!state.sizes.has(o.uuid)) {
-      const value = await store.get(`${memory.sessionId}/${o.uuid}`);
-      state.sizes.set(o.uuid, value === null ? 0 : new TextEncoder().encode(value).length);
-    }
+    if (!state.sizes.has(o.uuid)) state.sizes.set(o.uuid, await stored(o.uuid));
   }
-  renderOffloads($('offloads'), offloads.map((o) => ({ ...o, bytes: state.sizes.get(o.uuid), type: typeOf.get(o.uuid) })), reload);
+  $('offloads-count').textContent = offloads.length === 0 ? '' : `(${offloads.length})`;
+  renderOffloads($('offloads'), offloads.map((o) => ({ ...o, ...state.sizes.get(o.uuid), type: typeOf.get(o.uuid) })), reload);
+  scrollCue($('offloads'), $('offloads-more'), 'offloads');
+  $('events-count').textContent = state.events.length === 0 ? '' : `(${state.events.length})`;
   renderEvents($('events'), state.events);
+  scrollCue($('events'), $('events-more'), 'events');
 
   // Progress.
-  const total = state.callAt.length;
-  $('progress').textContent = `model call ${state.step} of ${total}`;
+  $('progress').textContent = progressText();
   if (result) {
     const what = result.compressed ? `compressed ${fmt(result.tokensBefore)} → ${fmt(result.tokensAfter)} tokens: ${[...new Set(result.events.map((e) => e.type))].join(', ')}` : 'no compression needed';
     status(`Call ${state.step}: ${what}.`);
@@ -387,12 +407,29 @@ function renderBill(bill) {
   table.dataset.withCacheAware = String(bill.with.cacheAware);
   table.dataset.withoutCacheAware = String(bill.without.cacheAware);
   $('bill-note').textContent = `cache-aware: ${PRICE_NOTES[bill.prices]}`;
+  $('bill-calls-note').textContent =
+    'one model call per answer the conversation recorded, as `autocontext compress` bills them; the next call, after the last message, is not billed: no answer to it was recorded';
+}
+
+/** What IndexedDB holds of an offload: its size, and the earlier offloads its messages stand for (a reload expands them). */
+async function stored(uuid) {
+  const value = await store.get(`${state.memory.sessionId}/${uuid}`);
+  if (value === null) return { bytes: 0, names: [] };
+  let names = [];
+  try {
+    names = (JSON.parse(value).expand ?? []).map((x) => x.uuid);
+  } catch {
+    // a payload this page cannot read still has a size
+  }
+  return { bytes: new TextEncoder().encode(value).length, names };
 }
 
 async function reload(uuid) {
   try {
     const messages = await state.memory.reload(uuid);
-    showOriginal($('original'), uuid, messages, `IndexedDB "${DATABASE}"`);
+    const own = state.memory.offloads().find((o) => o.uuid === uuid)?.messageCount;
+    const names = (state.sizes.get(uuid) ?? (await stored(uuid))).names;
+    showOriginal($('original'), uuid, messages, `IndexedDB "${DATABASE}"`, { own, names });
   } catch (e) {
     status(`Cannot reload ${uuid}: ${e.message}`, true);
   }

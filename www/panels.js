@@ -32,23 +32,34 @@ export function contentText(content) {
       if (p == null || typeof p !== 'object') return String(p);
       if (typeof p.text === 'string') return p.text;
       if (p.type === 'tool_result' || p.type === 'tool-result') return contentText(p.content ?? p.output?.value ?? p.output ?? '');
-      if (p.type === 'tool_use' || p.type === 'tool-call') return '';
+      if (p.type === 'tool_use' || p.type === 'tool-call' || p.functionCall) return '';
+      if (p.functionResponse) return JSON.stringify(p.functionResponse.response ?? {});
       return `[${p.type ?? 'part'}]`;
     })
     .filter((t) => t !== '')
     .join('\n');
 }
 
+/** The readable text of a message in any of the formats: its content, a Gemini content's parts, a Responses item's output or reasoning summary. */
+export function messageText(m) {
+  return contentText(m.content ?? m.parts ?? m.output ?? (m.type === 'reasoning' ? m.summary : undefined));
+}
+
+/** Who a message is from, in any of the formats (a Responses item without a role by its type; a Gemini content without one is the user's). */
+export function roleOf(m) {
+  return typeof m.role === 'string' ? m.role : typeof m.type === 'string' ? m.type : 'user';
+}
+
 /** The tool calls of a message, as `name(arguments)` lines, in any of the formats. */
 export function callLines(m) {
   const out = [];
   for (const c of Array.isArray(m.tool_calls) ? m.tool_calls : []) out.push(`→ ${c.function?.name}(${c.function?.arguments ?? ''})`);
-  if (Array.isArray(m.content)) {
-    for (const p of m.content) {
-      if (p?.type === 'tool_use') out.push(`→ ${p.name}(${JSON.stringify(p.input)})`);
-      if (p?.type === 'tool-call') out.push(`→ ${p.toolName}(${JSON.stringify(p.input ?? p.args)})`);
-    }
+  for (const p of Array.isArray(m.content) ? m.content : Array.isArray(m.parts) ? m.parts : []) {
+    if (p?.type === 'tool_use') out.push(`→ ${p.name}(${JSON.stringify(p.input)})`);
+    if (p?.type === 'tool-call') out.push(`→ ${p.toolName}(${JSON.stringify(p.input ?? p.args)})`);
+    if (p?.functionCall) out.push(`→ ${p.functionCall.name}(${JSON.stringify(p.functionCall.args ?? {})})`);
   }
+  if (m.type === 'function_call') out.push(`→ ${m.name}(${m.arguments ?? ''})`);
   return out;
 }
 
@@ -56,7 +67,7 @@ const MARKER = /<!-- CONTEXT_OFFLOAD: uuid=([0-9a-f-]{36}) -->/;
 
 /** A one-line preview of a message. */
 function preview(m) {
-  const text = contentText(m.content).replace(MARKER, '').trim();
+  const text = messageText(m).replace(MARKER, '').trim();
   const calls = callLines(m);
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   // An engine summary opens with a bracketed header: show what follows it too.
@@ -78,16 +89,16 @@ export function renderWorking(list, working, tokensOf, known, onReload) {
   const rows = [];
   const seen = new Set();
   for (const [i, { message: m, synthetic }] of working.entries()) {
-    const key = `${m.role}:${contentText(m.content).length}:${preview(m)}`;
+    const key = `${roleOf(m)}:${messageText(m).length}:${preview(m)}`;
     seen.add(key);
     const kind = synthetic ? synthKind(synthetic.kind) : null;
-    const uuid = synthetic?.offload ?? contentText(m.content).match(MARKER)?.[1] ?? null;
+    const uuid = synthetic?.offload ?? messageText(m).match(MARKER)?.[1] ?? null;
     rows.push(
       h(
         'li',
-        { class: [kind ? `synthetic-${kind}` : '', known.has(key) ? '' : 'new'].join(' ').trim(), 'data-role': m.role, 'data-kind': kind ?? 'original', title: synthetic ? synthetic.kind : '' },
+        { class: [kind ? `synthetic-${kind}` : '', known.has(key) ? '' : 'new'].join(' ').trim(), 'data-role': roleOf(m), 'data-kind': kind ?? 'original', title: synthetic ? synthetic.kind : '' },
         h('span', { class: 'idx', text: String(i + 1) }),
-        h('span', {}, h('span', { class: `role ${m.role}`, text: m.role })),
+        h('span', {}, h('span', { class: `role ${roleOf(m)}`, text: roleOf(m) })),
         h('span', { class: 'tok', text: `${tokensOf(m).toLocaleString('en-US')} tok` }),
         h('span', { class: 'preview' }, kind ? h('i', { class: `tag ${kind}`, text: kind }) : null, kind ? ' ' : null, preview(m)),
         uuid ? h('button', { class: 'reload', type: 'button', text: 'original', 'data-uuid': uuid, onclick: () => onReload(uuid) }) : h('span'),
@@ -122,7 +133,10 @@ export function renderOffloads(list, offloads, onReload) {
           h('button', { class: 'reload', type: 'button', text: 'reload', 'data-uuid': o.uuid, onclick: () => onReload(o.uuid) }),
           h('span', {
             class: 'what',
-            text: `${o.messageCount} message${o.messageCount === 1 ? '' : 's'}${o.bytes !== undefined ? ` · ${(o.bytes / 1024).toFixed(1)} KB` : ''}${o.type ? ` · ${o.type}` : ''}`,
+            text:
+              `${o.messageCount} message${o.messageCount === 1 ? '' : 's'}` +
+              (o.names?.length ? ` · expands ${new Set(o.names).size} earlier offload${new Set(o.names).size === 1 ? '' : 's'}` : '') +
+              `${o.bytes !== undefined ? ` · ${(o.bytes / 1024).toFixed(1)} KB` : ''}${o.type ? ` · ${o.type}` : ''}`,
           }),
         ),
       ),
@@ -164,23 +178,59 @@ export function renderEvents(list, events) {
 }
 
 /**
+ * Says, under a list that scrolls, how many of its rows are out of view, and marks the list so
+ * its edge shows it goes on; says nothing when every row is in view.
+ *
+ * @param {HTMLElement} list
+ * @param {HTMLElement} hint
+ * @param {string} what - what the rows are (`offloads`)
+ */
+export function scrollCue(list, hint, what) {
+  const update = () => {
+    const box = list.getBoundingClientRect();
+    const rows = [...list.children];
+    const hidden = rows.filter((r) => {
+      const row = r.getBoundingClientRect();
+      return row.bottom > box.bottom + 1 || row.top < box.top - 1;
+    }).length;
+    list.classList.toggle('scrolls', hidden > 0);
+    list.classList.toggle('more-below', list.scrollTop + list.clientHeight < list.scrollHeight - 1);
+    hint.hidden = hidden === 0;
+    hint.textContent = hidden === 0 ? '' : `${rows.length - hidden} of ${rows.length} ${what} in view · scroll for the other ${hidden}`;
+  };
+  if (!list.dataset.cue) {
+    list.dataset.cue = 'on';
+    list.addEventListener('scroll', update, { passive: true });
+  }
+  update();
+}
+
+/**
  * Shows the original messages of an offload in the dialog.
  *
  * @param {HTMLDialogElement} dialog
  * @param {string} uuid
  * @param {object[]} messages
  * @param {string} where - where they were read from
+ * @param {{ own?: number, names?: string[] }} [held] - how many messages the offload itself holds, and the earlier offloads its messages stand for
  */
-export function showOriginal(dialog, uuid, messages, where) {
+export function showOriginal(dialog, uuid, messages, where, held = {}) {
+  const { own, names = [] } = held;
+  const n = (k, word) => `${k} ${word}${k === 1 ? '' : 's'}`;
+  const earlier = [...new Set(names)];
+  const why =
+    names.length > 0 && own !== undefined
+      ? `: the offload holds ${n(own, 'message')}; ${names.length} of them, written by earlier passes, stand${names.length === 1 ? 's' : ''} for ${n(earlier.length, 'earlier offload')} (${earlier.map((u) => `${u.slice(0, 8)}…`).join(', ')}), shown here as their originals`
+      : '';
   dialog.querySelector('#original-title').textContent = `Original messages of offload ${uuid.slice(0, 8)}…`;
-  dialog.querySelector('#original-meta').textContent = `${messages.length} message${messages.length === 1 ? '' : 's'}, byte-exact, reloaded from ${where} (uuid ${uuid})`;
+  dialog.querySelector('#original-meta').textContent = `${n(messages.length, 'message')}, byte-exact, reloaded from ${where} (uuid ${uuid})${why}`;
   dialog.querySelector('#original-body').replaceChildren(
     ...messages.map((m, i) =>
       h(
         'article',
-        { class: 'original-message', 'data-role': m.role },
-        h('header', {}, h('span', { class: `role ${m.role}`, text: m.role }), `message ${i + 1}`, m.tool_call_id ? ` · answers ${m.tool_call_id}` : ''),
-        contentText(m.content) === '' ? null : h('pre', { class: 'original-text', text: contentText(m.content) }),
+        { class: 'original-message', 'data-role': roleOf(m) },
+        h('header', {}, h('span', { class: `role ${roleOf(m)}`, text: roleOf(m) }), `message ${i + 1}`, m.tool_call_id ? ` · answers ${m.tool_call_id}` : ''),
+        messageText(m) === '' ? null : h('pre', { class: 'original-text', text: messageText(m) }),
         ...callLines(m).map((c) => h('pre', { class: 'original-call', text: c })),
       ),
     ),

@@ -83,6 +83,85 @@ export function detectFormat(messages: readonly unknown[], container: Record<str
   return e[best] > 0 ? { format: best, sure: true } : { format: 'openai', sure: false };
 }
 
+/** A conversation read from parsed JSON. */
+export interface ReadConversation {
+  messages: Record<string, unknown>[];
+  /** `null` for a plain array; otherwise the object that held the list. */
+  container: Record<string, unknown> | null;
+  /** The key of the list in `container`: `messages`, `contents` (Gemini) or `input` (Responses API). */
+  key: string;
+  /** The wire format: named, or detected. */
+  format: FormatName;
+  /** How the format was chosen. */
+  formatFrom: 'option' | 'detected' | 'default';
+}
+
+function kind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/**
+ * The conversation in parsed JSON: an array of messages, or an object holding them (a request
+ * body: `messages` for chat completions, Anthropic and the AI SDK, `contents` for Gemini,
+ * `input` for the Responses API; or `{source, license, meta, messages}`), in `format` or the
+ * format detected. The command line and the demo page read conversations with it, so both
+ * replay the same input alike.
+ *
+ * @throws Error saying what is not a conversation (without a file name: the caller adds it).
+ */
+export function readConversation(data: unknown, format?: FormatName): ReadConversation {
+  const keys = LIST_KEYS.map((k) => JSON.stringify(k.key));
+  const shape = `expected an array of messages, or an object with a ${keys.slice(0, -1).join(', ')} or ${keys.at(-1)} array`;
+  let messages: unknown;
+  let container: Record<string, unknown> | null = null;
+  let key = 'messages';
+  if (Array.isArray(data)) {
+    messages = data;
+  } else if (data !== null && typeof data === 'object') {
+    const held = data as Record<string, unknown>;
+    container = held;
+    const found = LIST_KEYS.find((k) => k.key in held && (Array.isArray(held[k.key]) || k.key === 'messages'));
+    if (found === undefined) {
+      const names = Object.keys(held);
+      const has = names.length === 0 ? 'an empty object' : `an object with ${names.slice(0, 5).map((k) => JSON.stringify(k)).join(', ')}${names.length > 5 ? ', ...' : ''}`;
+      throw new Error(`not a conversation: ${shape}; got ${has}`);
+    }
+    key = found.key;
+    messages = held[key];
+    if (!Array.isArray(messages)) throw new Error(`not a conversation: "${key}" must be an array, got ${kind(messages)}`);
+  } else {
+    throw new Error(`not a conversation: ${shape}; got ${kind(data)}`);
+  }
+  const list = messages as unknown[];
+  if (list.length === 0) throw new Error('the conversation has no messages');
+  list.forEach((m, i) => {
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new Error(`not a conversation: message ${i} is ${kind(m)}, not an object`);
+  });
+  const detected = format === undefined ? detectFormat(list, container, key) : undefined;
+  const chosen = format ?? detected!.format;
+  if (needsRole(chosen)) {
+    list.forEach((m, i) => {
+      if (typeof (m as { role?: unknown }).role !== 'string') throw new Error(`not a conversation: message ${i} has no "role"`);
+    });
+  }
+  const formatFrom = detected === undefined ? 'option' : detected.sure ? 'detected' : 'default';
+  return { messages: list as Record<string, unknown>[], container, key, format: chosen, formatFrom };
+}
+
+/**
+ * The model calls of a conversation: the index of the first message each produced (in most
+ * formats every assistant message; in the Responses API the first item of each response).
+ */
+export function modelCalls(messages: readonly Wire[], format: FormatName): number[] {
+  const out: number[] = [];
+  messages.forEach((m, i) => {
+    if (startsModelCall(m, messages[i - 1], format)) out.push(i);
+  });
+  return out;
+}
+
 /** Whether the format's messages all carry a `role` (Gemini's user turns and the Responses API's items need none). */
 export function needsRole(format: FormatName): boolean {
   return format !== 'gemini' && format !== 'openai-responses';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import type { WireMessage } from '../types.js';
 import { InputError, fsReason } from './errors.js';
-import { LIST_KEYS, detectFormat, needsRole, type FormatName } from './format.js';
+import { readConversation, type FormatName } from './format.js';
 import { jsonErrorAt, lineColumn } from './json-error.js';
 
 /** A conversation read from a file. */
@@ -73,16 +73,9 @@ export async function conversationFiles(dir: string): Promise<string[]> {
   return out;
 }
 
-function kind(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-}
-
 /**
- * The conversation in a JSON text: an array of messages, or an object holding them (a request
- * body: `messages` for chat completions, Anthropic and the AI SDK, `contents` for Gemini,
- * `input` for the Responses API; or `{source, license, meta, messages}`).
+ * The conversation in a JSON text: an array of messages, or an object holding them (see
+ * {@link readConversation}), with errors that say where.
  *
  * @param format - the format named with `--format`, or `undefined` to detect it.
  */
@@ -100,43 +93,10 @@ export function parseConversation(path: string, raw: string, format?: FormatName
     }
     throw new InputError(`${file}: invalid JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const keys = LIST_KEYS.map((k) => JSON.stringify(k.key));
-  const shape = `expected an array of messages, or an object with a ${keys.slice(0, -1).join(', ')} or ${keys.at(-1)} array`;
-  let messages: unknown;
-  let container: Record<string, unknown> | null = null;
-  let key = 'messages';
-  if (Array.isArray(data)) {
-    messages = data;
-  } else if (data !== null && typeof data === 'object') {
-    container = data as Record<string, unknown>;
-    const held = LIST_KEYS.find((k) => k.key in container! && (Array.isArray(container![k.key]) || k.key === 'messages'));
-    if (held === undefined) {
-      const keys = Object.keys(container);
-      const has = keys.length === 0 ? 'an empty object' : `an object with ${keys.slice(0, 5).map((k) => JSON.stringify(k)).join(', ')}${keys.length > 5 ? ', ...' : ''}`;
-      throw new InputError(`${file}: not a conversation: ${shape}; got ${has}`);
-    }
-    key = held.key;
-    messages = container[key];
-    if (!Array.isArray(messages)) throw new InputError(`${file}: not a conversation: "${key}" must be an array, got ${kind(messages)}`);
-  } else {
-    throw new InputError(`${file}: not a conversation: ${shape}; got ${kind(data)}`);
+  try {
+    const read = readConversation(data, format);
+    return { ...read, messages: read.messages as WireMessage[] };
+  } catch (e) {
+    throw new InputError(`${file}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const list = messages as unknown[];
-  if (list.length === 0) throw new InputError(`${file}: the conversation has no messages`);
-  list.forEach((m, i) => {
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) {
-      throw new InputError(`${file}: not a conversation: message ${i} is ${kind(m)}, not an object`);
-    }
-  });
-  const detected = format === undefined ? detectFormat(list, container, key) : undefined;
-  const chosen = format ?? detected!.format;
-  if (needsRole(chosen)) {
-    list.forEach((m, i) => {
-      if (typeof (m as { role?: unknown }).role !== 'string') {
-        throw new InputError(`${file}: not a conversation: message ${i} has no "role"`);
-      }
-    });
-  }
-  const formatFrom = detected === undefined ? 'option' : detected.sure ? 'detected' : 'default';
-  return { messages: list as WireMessage[], container, key, format: chosen, formatFrom };
 }

@@ -101,9 +101,10 @@ export async function serve(routes, { importMap } = {}) {
 /**
  * Launches headless Chromium with a fresh profile directory (so IndexedDB and localStorage start
  * empty and persist across reloads of this launch). Requests to anything but 127.0.0.1 are
- * aborted. Page errors and console errors are collected in `errors`.
+ * aborted. Page errors and console errors are collected in `errors`; every request that failed
+ * or was answered with an error status (a missing favicon included), in `failed`.
  *
- * @returns {Promise<{ context: import('playwright-core').BrowserContext, errors: string[],
+ * @returns {Promise<{ context: import('playwright-core').BrowserContext, errors: string[], failed: string[],
  *   open(url: string): Promise<import('playwright-core').Page>, close(): Promise<void> }>}
  */
 export async function launch() {
@@ -123,6 +124,7 @@ export async function launch() {
     throw e;
   }
   const errors = [];
+  const failed = [];
   await context.route('**/*', (route) => {
     const { hostname } = new URL(route.request().url());
     return hostname === '127.0.0.1' ? route.continue() : route.abort();
@@ -132,12 +134,17 @@ export async function launch() {
     page.on('console', (m) => {
       if (m.type() === 'error' && !/favicon\.ico/.test(m.location()?.url ?? '')) errors.push(`console: ${m.text()}`);
     });
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    });
+    page.on('requestfailed', (r) => failed.push(`failed ${r.url()}: ${r.failure()?.errorText ?? ''}`));
   };
   context.pages().forEach(watch);
   context.on('page', watch);
   return {
     context,
     errors,
+    failed,
     async open(url) {
       const page = context.pages()[0] ?? (await context.newPage());
       await page.goto(url);

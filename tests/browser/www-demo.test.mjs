@@ -2,11 +2,14 @@
 // Chromium, against the installed package: it loads the bundled sample, plays it to the end,
 // and the meter never shows a request over the window; compressions are marked on the chart;
 // a reload from IndexedDB shows the original text byte-exact; other settings and a file of
-// one's own replay too. Screenshots go to target/ (or AUTOCONTEXT_SCREENSHOT_DIR).
+// one's own replay too. Its figures are the command line's for the same input, the same on every
+// run, and agree with each other or say why not; no request fails. Screenshots go to target/ (or
+// AUTOCONTEXT_SCREENSHOT_DIR).
 //
 // AUTOCONTEXT_PACKAGE_DIR names the installed package; scripts/test-browser.sh sets it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -60,7 +63,7 @@ function watchMeter() {
 test('the demo plays the bundled sample to the end; the meter never passes the window', async () => {
   await page.goto(`${server.url}/`);
   await until(['ready']);
-  assert.match(await page.textContent('#status'), /158 messages, 8 user turns, 69 model calls \(openai\)/);
+  assert.match(await page.textContent('#status'), /158 messages, 8 user turns, 68 model calls \(openai\), and the next call after the last message: 69 requests/);
   await watchMeter();
   await page.click('#to-end');
   await until(['done']);
@@ -92,7 +95,7 @@ test('the demo plays the bundled sample to the end; the meter never passes the w
   assert.equal(await page.locator('#chart .event-mark').count(), compressed, 'one mark per compression on the chart');
   assert.equal(await page.locator('#chart .bar-with').count(), 69);
   assert.equal(await page.locator('#chart .bar-with.over').count(), 0);
-  assert.equal(await page.textContent('#progress'), 'model call 69 of 69');
+  assert.equal(await page.textContent('#progress'), 'the 68 model calls and the next one');
   assert.ok((await page.locator('#working li[data-kind=summary]').count()) >= 1, 'a summary is highlighted in the working list');
   assert.ok((await page.locator('#working li[data-kind=truncated]').count()) >= 1, 'a truncated result is highlighted');
   const offloads = await page.locator('#offloads li[data-uuid]').count();
@@ -100,11 +103,85 @@ test('the demo plays the bundled sample to the end; the meter never passes the w
   const stored = await page.evaluate(async () => (await window.demo.store.keys(`${window.demo.state.memory.sessionId}/`)).filter((k) => !k.includes('/log-')));
   assert.equal(stored.length, offloads, 'every offload listed is in IndexedDB (beside the chunks of the log)');
   assert.deepEqual(browser.errors, []);
+  assert.deepEqual(browser.failed, [], 'no request failed (the favicon included)');
 
   await mkdir(shots, { recursive: true });
   const shot = join(shots, 'www-demo.png');
   await page.screenshot({ path: shot });
   console.log(`# screenshot: ${shot}`);
+});
+
+/** The figures the page shows once a replay is done. */
+function figures() {
+  return page.evaluate(() => {
+    const bill = document.getElementById('bill').dataset;
+    const stats = Object.fromEntries([...document.querySelectorAll('#stats .stat')].map((s) => [s.querySelector('span').textContent, s.querySelector('b').textContent]));
+    const points = window.demo.state.points;
+    return {
+      status: document.getElementById('status').textContent,
+      billCalls: document.getElementById('bill-calls').textContent,
+      billText: document.getElementById('bill').innerText,
+      bill: { with: Number(bill.with), without: Number(bill.without), withCacheAware: Number(bill.withCacheAware), withoutCacheAware: Number(bill.withoutCacheAware) },
+      stats,
+      points: points.map((p) => [p.tokens, p.without, p.events.join(',')]),
+      events: window.demo.state.events.map(({ call, event }) => [call, event.type, event.messageCount, event.tokensBefore, event.tokensAfter]),
+      offloads: window.demo.state.memory.offloads().map((o) => o.messageCount),
+      working: document.getElementById('working-count').textContent,
+    };
+  });
+}
+
+/** The command line's report of the sample, with the installed package's `autocontext compress`. */
+function cliReport() {
+  return new Promise((ok, fail) =>
+    execFile(process.execPath, [join(packageDir, 'dist', 'cli.js'), 'compress', join(root, 'examples', 'long-conversation.json'), '--max-token', '32000', '--json'], { maxBuffer: 64 << 20 }, (e, stdout, stderr) =>
+      e ? fail(new Error(`${e.message}: ${stderr}`)) : ok(JSON.parse(stdout)),
+    ),
+  );
+}
+
+test('the figures agree with each other, with the command line, and from run to run', async () => {
+  const first = await figures();
+  const cli = await cliReport();
+  const n = (s) => Number(String(s).replaceAll(',', ''));
+  const last = first.points[first.points.length - 1];
+  // The bill and the over-the-window counts are of the conversation's 68 model calls; the
+  // 69th request, after the last message, is said to be left out, with its size.
+  assert.match(first.billCalls, /bill of 68 model calls/);
+  assert.equal(first.stats['of 68 model calls over the window, with / without'], `0 / ${cli.turns.overWindowWithout}`);
+  assert.match(first.billText, new RegExp(`${cli.bill.without.overWindow} over the window`));
+  assert.match(first.status, new RegExp(`Done: 68 model calls, 0 over the window \\(without autocontext: ${cli.turns.overWindowWithout}\\)`));
+  assert.match(first.status, new RegExp(`The next call, after the last message, would send ${last[0].toLocaleString('en-US')} tokens .* the bill leaves it out`));
+  assert.match(first.billText, /the next call, after the last message, is not billed/);
+  assert.match(await page.textContent('#chart-note'), /69 bars: the conversation's 68 model calls and the next one/);
+  // The same as `autocontext compress` on the same input, figure for figure.
+  assert.deepEqual(first.bill, { with: cli.bill.with.inputTokens, without: cli.bill.without.inputTokens, withCacheAware: cli.bill.with.cacheAware, withoutCacheAware: cli.bill.without.cacheAware });
+  assert.equal(n(first.stats['tokens saved in the last request']), cli.saved.tokens);
+  assert.deepEqual([last[0], last[1]], [cli.after.tokens, cli.before.tokens]);
+  assert.equal(first.working, `${cli.after.messages} messages · ${cli.after.tokens.toLocaleString('en-US')} tokens`);
+  assert.equal(n(first.stats['compression events']), cli.events.count);
+  assert.equal(first.offloads.length, cli.offloads.count);
+  assert.equal(first.offloads.reduce((a, k) => a + k, 0), cli.offloads.messages);
+  // A list that scrolls says how much is out of view.
+  const offloadsMore = await page.textContent('#offloads-more');
+  assert.equal(await page.textContent('#offloads-count'), `(${cli.offloads.count})`);
+  const visible = await page.isVisible('#offloads-more');
+  const scrolls = await page.evaluate(() => { const l = document.getElementById('offloads'); return l.scrollHeight > l.clientHeight; });
+  assert.equal(visible, scrolls, `the cue shows exactly when the list scrolls: ${offloadsMore}`);
+  if (scrolls) {
+    const [, inView, total, other] = /^(\d+) of (\d+) offloads in view · scroll for the other (\d+)$/.exec(offloadsMore) ?? [];
+    assert.ok(Number(inView) > 0 && Number(other) > 0 && Number(inView) + Number(other) === cli.offloads.count && Number(total) === cli.offloads.count, offloadsMore);
+  }
+  assert.ok(await page.evaluate(() => document.getElementById('events').classList.contains('more-below')) === (await page.isVisible('#events-more')));
+
+  // Again, from the start: the very same figures.
+  await page.click('#reset');
+  await until(['ready']);
+  await page.click('#to-end');
+  await until(['done']);
+  assert.deepEqual(await figures(), first);
+  assert.deepEqual(browser.errors, []);
+  assert.deepEqual(browser.failed, []);
 });
 
 test('a reload shows the original text of an offload, byte-exact, from IndexedDB', async () => {
@@ -137,7 +214,22 @@ test('a reload shows the original text of an offload, byte-exact, from IndexedDB
   const contents = new Set(sample.map((m) => (typeof m.content === 'string' ? m.content : '')));
   assert.ok(texts.filter((t) => contents.has(t)).length >= texts.length / 2, 'the originals, not summaries of them');
   await page.click('#original button[value=close]');
+  await page.waitForFunction(() => !document.getElementById('original').open);
+
+  // An offload whose messages stand for earlier offloads: the list says how many it names, the
+  // dialog shows it expanded and says how its count follows from the list's.
+  const naming = page.locator('#offloads li', { hasText: 'expands' }).first();
+  const what = await naming.locator('.what').textContent();
+  const [, own, earlier] = /^(\d+) messages · expands (\d+) earlier offloads?/.exec(what);
+  await naming.locator('button.reload').click();
+  await page.waitForSelector('#original[open]');
+  const meta = await page.textContent('#original-meta');
+  const count = await page.locator('#original .original-message').count();
+  assert.ok(count > Number(own), `${count} messages shown for an offload of ${own}`);
+  assert.match(meta, new RegExp(`^${count} messages, byte-exact, .*: the offload holds ${own} messages; \\d+ of them, written by earlier passes, stands? for ${earlier} earlier offloads? \\(`));
+  await page.click('#original button[value=close]');
   assert.deepEqual(browser.errors, []);
+  assert.deepEqual(browser.failed, []);
 });
 
 test('other settings and a file of your own replay within their window too', async () => {
@@ -166,7 +258,7 @@ test('other settings and a file of your own replay within their window too', asy
   assert.equal(await page.textContent('#source-name'), 'mine.json');
   await page.click('#to-end');
   await until(['done']);
-  assert.equal(await page.textContent('#progress'), 'model call 2 of 2');
+  assert.equal(await page.textContent('#progress'), 'the 1 model call and the next one');
   assert.equal(await page.locator('#working li').count(), 3);
 
   // Not JSON: said plainly, nothing else changes.
