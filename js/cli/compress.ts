@@ -191,7 +191,7 @@ export function renderReport(r: Report, s: Style): string {
   out.push('');
 
   if (r.events.byType.length === 0) {
-    facts(out, s, [['events', 'none: the conversation fits the budget']]);
+    facts(out, s, [['events', r.after.underTarget ? 'none: the conversation fits the budget' : 'none: what is over the target must be sent whole (see the note)']]);
   } else {
     const rows = [['events', 'count', 'messages', 'tokens saved']];
     for (const e of r.events.byType) rows.push([e.type, num(e.count), num(e.messages), num(e.tokensSaved)]);

@@ -4,7 +4,7 @@
 // with the agent's prompt cache.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AutoContextMemory, validate } from 'autocontext';
+import { AutoContextMemory, countTokens, validate } from 'autocontext';
 import { call, markers, round, text } from './helpers.mjs';
 
 const OPENING = '[Identifiers in what was offloaded: ';
@@ -116,6 +116,24 @@ test('a user message larger than the window keeps its head and tail in every for
     assert.deepEqual(await memory.reload(uuid), [messages[2]], `${format}: the whole message reloads`);
     assert.deepEqual(memory.validate(), [], format);
   }
+});
+
+test('a user message over the target but inside the window reaches the model whole', async () => {
+  // A 30,281-token paste as the newest message of a 32k window was cut to its head and tail:
+  // it is over the 75% target, yet the whole request fits the window.
+  const before = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello!' }];
+  let chars = 90_000;
+  let paste = text(chars, 7);
+  while (countTokens(paste) < 30_281) paste = text((chars += 2_000), 7);
+  const messages = [...before, { role: 'user', content: paste }];
+  const memory = new AutoContextMemory({ maxToken: 32_000, sessionId: 'fits-window' });
+  memory.add(messages);
+  assert.ok(memory.tokenCount() > 24_000 && memory.tokenCount() < 32_000, `${memory.tokenCount()} tokens: over the target, inside the window`);
+  const r = await memory.compressIfNeeded();
+  assert.equal(r.underTarget, false);
+  assert.match(r.reason, /current user message/);
+  assert.deepEqual(memory.messages(), messages, 'sent as it was written');
+  assert.ok(r.tokensAfter <= 32_000);
 });
 
 test('summarizeFromCache sends the agent\'s own request, then the instruction, valid in each format', async () => {
