@@ -216,13 +216,15 @@ const MARKER_TOKENS: usize = 31;
 
 /// Whether `marker` counts [`MARKER_TOKENS`] in the build's default exact encoding
 /// (`o200k_base`): true in a build without it (the estimator counts a marker by its length,
-/// the same for every uuid). Text around a marker changes its count by the same for every uuid
-/// (a text is counted piece by piece, and a marker's pieces end at its own punctuation), so
-/// every marker of a conversation costs the same whatever its uuid, and a conversation the
-/// same on every run. A memory counting with another tokenizer keeps that one's variation.
+/// the same for every uuid), and while nothing has counted with it (a process whose memories
+/// count with the estimator or the host's function never indexes its vocabulary for this).
+/// Text around a marker changes its count by the same for every uuid (a text is counted piece
+/// by piece, and a marker's pieces end at its own punctuation), so every marker of a
+/// conversation costs the same whatever its uuid, and a conversation the same on every run. A
+/// memory counting with another tokenizer keeps that one's variation.
 pub(crate) fn steady_marker(marker: &str) -> bool {
     match Tokenizer::DEFAULT.encoding() {
-        Some(Encoding::O200kBase) => Encoding::O200kBase.count(marker).is_none_or(|n| n == MARKER_TOKENS),
+        Some(Encoding::O200kBase) if Encoding::O200kBase.indexed() => Encoding::O200kBase.count(marker).is_none_or(|n| n == MARKER_TOKENS),
         _ => true,
     }
 }

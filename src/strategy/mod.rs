@@ -286,9 +286,11 @@ mod tests {
 
     #[test]
     fn every_new_offload_uuid_is_a_distinct_v4_uuid_whose_marker_counts_the_same() {
+        // A memory counts its messages before it offloads any.
+        let counter = crate::tokens::TokenCounter::new(crate::tokens::Tokenizer::O200kBase).unwrap();
+        assert!(counter.count_text("the messages of a conversation").unwrap() > 0);
         let uuids: std::collections::HashSet<String> = (0..300).map(|_| new_uuid()).collect();
         assert_eq!(uuids.len(), 300);
-        let counter = crate::tokens::TokenCounter::new(crate::tokens::Tokenizer::O200kBase).unwrap();
         for u in &uuids {
             assert!(crate::message::is_uuid(u) && u.as_bytes()[14] == b'4', "{u}");
             assert_eq!(counter.count_text(&crate::message::offload_marker(u)).unwrap(), 31, "{u}");

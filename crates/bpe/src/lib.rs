@@ -131,15 +131,33 @@ impl Encoding {
 }
 
 #[cfg(feature = "o200k")]
+static O200K: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
+#[cfg(feature = "cl100k")]
+static CL100K: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
+
+#[cfg(feature = "o200k")]
 fn o200k() -> &'static Vocab {
-    static V: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
-    V.get_or_init(|| Vocab::new(include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"))))
+    O200K.get_or_init(|| Vocab::new(include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"))))
 }
 
 #[cfg(feature = "cl100k")]
 fn cl100k() -> &'static Vocab {
-    static V: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
-    V.get_or_init(|| Vocab::new(include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.vocab"))))
+    CL100K.get_or_init(|| Vocab::new(include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.vocab"))))
+}
+
+impl Encoding {
+    /// Whether the encoding's vocabulary is indexed already (something counted with it), so a
+    /// count costs no indexing: for work worth doing only when the process counts with it anyway.
+    pub fn indexed(self) -> bool {
+        match self {
+            #[cfg(feature = "o200k")]
+            Encoding::O200kBase => O200K.get().is_some(),
+            #[cfg(feature = "cl100k")]
+            Encoding::Cl100kBase => CL100K.get().is_some(),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
 }
 
 /// The end of the white space that starts at `at` (`at` itself when there is none).
