@@ -159,6 +159,7 @@ export type PresetName =
 /** A strategy of the ladder, by its documented name or its event type. */
 export type StrategyName =
   | 'tool-result-truncate'
+  | 'tool-result-stub'
   | 'large-message-offload-protected'
   | 'large-message-offload'
   | 'history-rollup'
@@ -173,6 +174,7 @@ export type StrategyName =
   | 'turn-text-only'
   | 'provider-compaction'
   | 'TOOL_RESULT_TRUNCATE'
+  | 'TOOL_RESULT_STUB'
   | 'LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION'
   | 'LARGE_MESSAGE_OFFLOAD'
   | 'RECENT_FOCUS_WINDOW_COMPACT'
@@ -290,19 +292,21 @@ export interface EngineOptions {
    * A tool result longer than this many characters keeps only its head and tail; the whole is
    * offloaded.
    *
-   * A new one is cut before it is first sent.
+   * A new one is cut before it is first sent, with the identifiers of the part cut, so it never
+   * pays rent for what the model can reload. The default is measured: on the benchmark's
+   * traces, from 10000 down to 2000 characters the bill falls by a tenth at every window while
+   * the later-used identifiers in view stay (docs/benchmarks.md has the curve).
    *
-   * Default: 10000.
+   * Default: 2000.
    */
   toolResultLimit?: number;
   /**
    * Characters of one `context_reload` answer; longer reloads come in pages the model asks for
    * with the tool's `page` argument.
    *
-   * At most four fifths of `toolResultLimit` unless given, so a reload is never truncated
-   * again.
+   * A reload's answer is never truncated at arrival, whatever `toolResultLimit`.
    *
-   * Default: 16000, at most 4/5 of `toolResultLimit` (8000 by default).
+   * Default: 8000.
    */
   offloadReloadLimit?: number;
   /**
@@ -455,6 +459,19 @@ export interface EngineOptions {
    */
   minFreedTokens?: number;
   /**
+   * What your provider bills per token, as multiples of the agent model's input price: `{
+   * cacheRead, cacheWrite, cacheTtlMs, summarizeInput, summarizeOutput }`, each optional.
+   *
+   * A pass prices its edits with them: a token that stays pays `cacheRead` on every call, an
+   * edit re-sends what follows it at `cacheWrite` once, a summary costs its input and output.
+   * Defaults follow `format`: Anthropic (and the AI SDK) read 0.1, write 1.25 (give 2 with the
+   * hour cache), output 5; OpenAI and Gemini read 0.1, write 1, output 6; the cache lives five
+   * minutes (`cacheTtlMs` 300000).
+   *
+   * Default: per `format` (see docs/strategies.md).
+   */
+  prices?: Prices;
+  /**
    * The model's latest final answer stays verbatim through every step: users ask about exactly
    * that answer.
    *
@@ -485,10 +502,10 @@ export interface EngineOptions {
    * paths, names, ids and numbers it took out of view; 0 turns it off.
    *
    * They are ranked by how likely the agent needs them again (named by the user or a tool call,
-   * repeated, recent), at most an eighth of what the replacement frees and a twentieth of the
+   * repeated, recent), at most a quarter of what the replacement frees and a twentieth of the
    * low-water mark.
    *
-   * Default: 1200.
+   * Default: 2000.
    */
   identifierIndexChars?: number;
   /**
@@ -522,6 +539,25 @@ export interface EngineOptions {
   summarizeFromCache?: boolean;
 }
 // end generated:options
+
+/**
+ * What the provider bills per token, as multiples of the agent model's input price (option
+ * `prices`). Each field is optional: the rest are the defaults of the memory's `format`
+ * (Anthropic and the AI SDK: read 0.1, write 1.25, output 5; OpenAI and Gemini: read 0.1,
+ * write 1, output 6; a five-minute cache).
+ */
+export interface Prices {
+  /** A prompt token the provider's cache serves (0.1 for Anthropic, OpenAI's current models, Gemini). */
+  cacheRead?: number;
+  /** A prompt token after the cached prefix (Anthropic: 1.25 for the five-minute cache, 2 for the hour; OpenAI and Gemini: 1). */
+  cacheWrite?: number;
+  /** How long the cache lives after a call, in milliseconds (300000; 3600000 with Anthropic's hour cache). */
+  cacheTtlMs?: number;
+  /** An input token of a summarize call (1; less with a smaller summarizer model). */
+  summarizeInput?: number;
+  /** An output token of a summarize call (5 for Anthropic, 6 for OpenAI and Gemini). */
+  summarizeOutput?: number;
+}
 
 /** A concept whose facts survive compression (fact retrieval). */
 export interface Concept {

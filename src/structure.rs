@@ -116,6 +116,22 @@ impl Protection {
     /// unread results): only what the host pinned. Results of pinned tools are spared block by
     /// block ([`Structure::pinned_call`]).
     pub const TRUNCATE: Protection = Protection(Self::PINNED.0 | Self::PROVIDER.0 | Self::CONDENSED.0);
+    /// What a stale tool result's stub respects: the result must be read, and in nothing the
+    /// host pinned, the provider condensed or signed, the task, the latest answer or the last
+    /// completed round. The current round is no protection: in an agent's long run it is the
+    /// whole conversation, and a stub keeps its exchange whole.
+    pub const STUB: Protection = Protection(
+        Self::SYSTEM.0
+            | Self::TASK.0
+            | Self::UNREAD.0
+            | Self::LATEST_ANSWER.0
+            | Self::LAST_ROUND.0
+            | Self::PINNED.0
+            | Self::PINNED_TOOL.0
+            | Self::SIGNED.0
+            | Self::PROVIDER.0
+            | Self::CONDENSED.0,
+    );
     /// Where the span of a prefix step ends (the prefix summary and facts summarize answered
     /// work of the current round too): everything from the first such message on stays.
     pub const PREFIX_END: Protection = Protection(Self::UNREAD.0 | Self::LATEST_ANSWER.0 | Self::LAST_ROUND.0);
@@ -245,6 +261,7 @@ pub struct Structure {
     protection: Vec<Protection>,
     /// Ids of the calls of pinned tools.
     pinned_calls: HashSet<String>,
+    reload_calls: HashSet<String>,
 }
 
 impl Structure {
@@ -373,6 +390,15 @@ impl Structure {
                 }
             }
         }
+        // The model's reloads: their answers are pages of what was offloaded, sized by
+        // `offloadReloadLimit`, never cut again.
+        let reload_calls: HashSet<String> = (0..n)
+            .flat_map(|k| &msg(k).blocks)
+            .filter_map(|b| match b {
+                Block::ToolCall { id, name, .. } if name == crate::format::RELOAD_TOOL_NAME => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
         Structure {
             units,
             unit_of,
@@ -387,6 +413,7 @@ impl Structure {
             len: n,
             protection,
             pinned_calls,
+            reload_calls,
         }
     }
 
@@ -423,6 +450,12 @@ impl Structure {
     /// Whether the tool call `id` calls a tool named in `pinnedTools`.
     pub fn pinned_call(&self, id: &str) -> bool {
         self.pinned_calls.contains(id)
+    }
+
+    /// Whether the tool call `id` is the model's `context_reload`: its answer is a page of an
+    /// offload, which truncation leaves whole.
+    pub fn reload_call(&self, id: &str) -> bool {
+        self.reload_calls.contains(id)
     }
 
     /// Whether message `i` belongs to the current round.

@@ -15,6 +15,7 @@ use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+use autocontext::strategy::{Strategy, DEFAULT_LADDER};
 use autocontext::{AutoContextMemory, Config, HostError, MemoryStore, SummarizeRequest, Summarizer, Summary, TokenCounter, Tokenizer};
 use common::*;
 use serde_json::{json, Value};
@@ -183,7 +184,10 @@ fn a_span_that_changed_since_the_preparation_is_summarized_afresh() {
 fn prepared_round_summaries_are_reused_and_only_new_rounds_are_summarized() {
     let s = Gated::default();
     s.open();
-    let opts = json!({"maxToken": 10000, "targetRatio": 0.75, "minCompressionTokenThreshold": 300, "largePayloadThreshold": 100000, "offloadSinglePreview": 200});
+    // The reference's ladder: with the stale-result stubs first, stubs alone would free what
+    // this window needs, and no round would be summarized.
+    let reference: Vec<&str> = DEFAULT_LADDER.iter().filter(|&&s| s != Strategy::ToolResultStub).map(|s| s.name()).collect();
+    let opts = json!({"maxToken": 10000, "targetRatio": 0.75, "minCompressionTokenThreshold": 300, "largePayloadThreshold": 100000, "offloadSinglePreview": 200, "strategies": reference});
     let m = memory(opts, &s);
     m.add(&json!([system("agent")])).unwrap();
     grow(&m, "a", 6100);

@@ -365,7 +365,7 @@ fn a_copy_kept_by_version_follows_the_working_list_with_only_what_changed() {
 
 #[test]
 fn a_new_result_over_the_limit_is_truncated_before_it_is_first_sent() {
-    // A roomy window: no pressure at all. The default limit (10,000 characters) still cuts a
+    // A roomy window: no pressure at all. The default limit (2,000 characters) still cuts a
     // new 30,000-character result at the end of the list, where the edit re-bills no prefix.
     let m = memory(Config { session_id: "fresh".into(), max_token: 1_000_000, ..Config::default() }, None);
     let mut msgs = vec![system("agent"), user("read the log")];
@@ -381,13 +381,13 @@ fn a_new_result_over_the_limit_is_truncated_before_it_is_first_sent() {
     let out = m.messages();
     assert_eq!(&out[..before.len()], &before[..], "only the new result changed");
     let content = out[before.len()]["content"].as_str().unwrap();
-    assert!(content.len() < 12_000 && content.contains("CONTEXT_OFFLOAD"), "{} characters", content.len());
+    assert!(content.len() < 5_000 && content.contains("CONTEXT_OFFLOAD"), "{} characters", content.len());
     check_recoverable(&m, "fresh truncation");
     // The model answered it: the truncated copy stays, and no further pass runs.
     m.add(&answer("the log says ok")).unwrap();
     assert!(!block_on(m.compress_if_needed()).unwrap().compressed);
     // Under the limit, a new result is sent whole.
-    m.add(&Value::Array(vec![assistant_calls(&["small"]), tool_result("small", 9_000)])).unwrap();
+    m.add(&Value::Array(vec![assistant_calls(&["small"]), tool_result("small", 1_800)])).unwrap();
     assert!(!block_on(m.compress_if_needed()).unwrap().compressed);
     assert_valid(&m, "fresh truncation");
 }

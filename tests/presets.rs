@@ -51,10 +51,14 @@ fn memory<S: Summarizer>(cfg: Config, s: Option<S>) -> AutoContextMemory<S, Memo
 }
 
 /// The tests' windows assume a pass that stops at the trigger (`targetRatio` = `tokenRatio`)
-/// unless they say otherwise.
+/// and results truncated above 20,000 characters (the reference's geometry, as in
+/// `common::config`) unless they say otherwise.
 fn with(opts: Value) -> Config {
     let mut o = opts;
     o["sessionId"] = json!("presets");
+    if o.get("toolResultLimit").is_none() {
+        o["toolResultLimit"] = json!(20_000);
+    }
     if o.get("targetRatio").is_none() {
         o["targetRatio"] = o.get("tokenRatio").cloned().unwrap_or(json!(0.75));
     }

@@ -264,3 +264,27 @@ fn one_reload_of_a_rolled_summary_gives_every_original_it_stands_for() {
     // With the records, the edited payload fails its digest first.
     assert_eq!(block_on(m.reload(&markers[0])).unwrap_err().code(), ErrorCode::StoreFailed);
 }
+
+#[test]
+fn a_reload_answer_is_a_page_truncation_leaves_whole() {
+    // Results over 2,000 characters are cut at arrival; a reload's page of 8,000 is not: the
+    // model asked for exactly that text, and cutting it again would only nest offloads.
+    let store = MemoryStore::new();
+    let cfg = autocontext::Config { tool_result_limit: 2_000, ..config("pages", 200_000) };
+    let m = AutoContextMemory::new(cfg, FakeSummarizer::fixed("s"), store).unwrap();
+    m.add(&json!([user("read it"), assistant_calls(&["c0"]), tool_result("c0", 30_000)])).unwrap();
+    assert!(block_on(m.compress_if_needed()).unwrap().compressed, "the new result is cut");
+    let uuid = m.offloads()[0].uuid.clone();
+    let call = json!({"id": "r1", "type": "function", "function": {"name": "context_reload", "arguments": json!({"working_context_offload_uuid": uuid}).to_string()}});
+    m.add(&json!({"role": "assistant", "content": null, "tool_calls": [call.clone()]})).unwrap();
+    let page = block_on(m.handle_reload_call(&call)).unwrap();
+    assert!(page.chars().count() > 6_000 && page.chars().count() <= 8_000, "{} characters", page.chars().count());
+    m.add(&json!({"role": "tool", "tool_call_id": "r1", "content": page})).unwrap();
+    assert!(!m.needs_compression(), "no pass for a reload's page");
+    let r = block_on(m.compress_if_needed()).unwrap();
+    assert!(!r.compressed, "{r:?}");
+    assert_eq!(m.messages().last().unwrap()["content"], json!(page));
+    // Another tool's result of the same length is cut as it comes.
+    m.add(&json!([assistant_calls(&["c1"]), tool_result("c1", 8_000)])).unwrap();
+    assert!(block_on(m.compress_if_needed()).unwrap().events.iter().any(|e| e.event_type == "TOOL_RESULT_TRUNCATE"));
+}

@@ -14,7 +14,7 @@
 
 import { AutoContextMemory, countTokens, isAutoContextError, offlineSummarize } from 'autocontext';
 import { IndexedDBStore } from 'autocontext/stores/indexeddb';
-import { BillMeter } from '/pkg/dist/cli/bill.js';
+import { BillMeter, PRICES } from '/pkg/dist/cli/bill.js';
 import { isUserTurn, modelCalls, readConversation } from '/pkg/dist/cli/format.js';
 import { openaiSummarizer, SummarizerUnavailable } from '/pkg/dist/cli/openai.js';
 import { drawChart } from './chart.js';
@@ -137,7 +137,9 @@ async function restart() {
   const conversation = state.conversation;
   state.settings = readSettings();
   const s = state.settings;
-  const options = { format: conversation.format, maxToken: s.maxToken, tokenRatio: s.ratio, store };
+  // The engine prices its edits as the bill does, as the command line's does.
+  const prices = { cacheRead: PRICES[s.prices].read, cacheWrite: PRICES[s.prices].write };
+  const options = { format: conversation.format, maxToken: s.maxToken, tokenRatio: s.ratio, store, prices };
   if (s.preset) options.preset = s.preset;
   if (s.concepts.length > 0) options.concepts = s.concepts.map((keyword) => ({ keyword }));
   try {
@@ -376,7 +378,7 @@ async function render(result) {
 /** Whose prices the bill's note names. */
 const PRICE_NOTES = {
   anthropic: "input tokens at Anthropic's prices: a request's unchanged start is a cache read at 0.1×, the rest a cache write at 1.25×",
-  openai: "input tokens at OpenAI's prices: a request's unchanged start is cached input at 0.5×, the rest 1×",
+  openai: "input tokens at OpenAI's prices: a request's unchanged start is cached input at 0.1×, the rest 1×",
 };
 
 /** The bill of the model calls so far: with and without autocontext, plainly and cache-aware. */

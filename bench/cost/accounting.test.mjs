@@ -40,11 +40,11 @@ test('a message costs its text, its tool calls, a tool result framing and the pe
   assert.equal(requestTokens([sys, user], chars), REQUEST_OVERHEAD + 2 * MESSAGE_OVERHEAD + 8 + 11);
 });
 
-test('cache-aware cost: Anthropic reads the prefix at 0.1 and writes the rest at 1.25, OpenAI reads it at 0.5', () => {
+test('cache-aware cost: Anthropic reads the prefix at 0.1 and writes the rest at 1.25, OpenAI reads it at 0.1', () => {
   const c = turnCost(1000, 1500);
   assert.equal(c.plain, 1500);
   assert.equal(c.anthropic, 0.1 * 1000 + 1.25 * 500);
-  assert.equal(c.openai, 0.5 * 1000 + 500);
+  assert.equal(c.openai, 0.1 * 1000 + 500);
   assert.deepEqual(turnCost(0, 800), { plain: 800, anthropic: 1000, openai: 800 });
 });
 
@@ -93,7 +93,7 @@ test('the ledger: an extension is cached up to the previous request, a rewrite f
   // The cached prefix is whole messages; the request overhead is always billed uncached.
   const anthropic = 1.25 * 30 + (0.1 * 27 + 1.25 * 32) + (0.1 * 12 + 1.25 * 47) + (0.1 * 30 + 1.25 * 3);
   assert.ok(Math.abs(totals.anthropic - anthropic) < 1e-9, `${totals.anthropic} vs ${anthropic}`);
-  const openai = 30 + (0.5 * 27 + 32) + (0.5 * 12 + 47) + (0.5 * 30 + 3);
+  const openai = 30 + (0.1 * 27 + 32) + (0.1 * 12 + 47) + (0.1 * 30 + 3);
   assert.ok(Math.abs(totals.openai - openai) < 1e-9, `${totals.openai} vs ${openai}`);
   const tight = new Ledger({ countText: chars, window: 50 });
   for (const request of [[sys, user], [sys, user, call, result], [sys, user]]) tight.turn(request, request.at(-1));

@@ -11,7 +11,7 @@
  * common prefix, message by message, with the previous request, `rest` the remaining tokens.
  *   plain cost                = prefix + rest
  *   cache-aware (Anthropic)   = 0.1 × prefix + 1.25 × rest   (cache read, cache write)
- *   cache-aware (OpenAI)      = 0.5 × prefix + rest          (cached input at half price)
+ *   cache-aware (OpenAI)      = 0.1 × prefix + rest          (cached input at a tenth, current models)
  * A prompt rewrite is a request that does not extend the previous one (a message before its
  * end changed or went away).
  *
@@ -30,10 +30,11 @@ export const OPAQUE_PART_TOKENS = 85;
 /**
  * What a provider bills per input token, as a multiple of its base input price: a token of the
  * cached prefix (`read`) and any other (`write`: Anthropic bills writing the cache at 1.25×).
+ * OpenAI's current models (GPT-5.x) read cached input at 0.1×, its older ones at 0.25× to 0.5×.
  */
 export const PRICES = {
   anthropic: { read: 0.1, write: 1.25 },
-  openai: { read: 0.5, write: 1 },
+  openai: { read: 0.1, write: 1 },
 };
 
 /** @typedef {keyof typeof PRICES} Provider */

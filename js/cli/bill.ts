@@ -33,7 +33,7 @@ export interface BillSide {
 
 /** The bill of a replay (`bill` in the `--json` report). */
 export interface Bill {
-  /** Whose prices: `anthropic` (cache read 0.1×, cache write 1.25×) or `openai` (cached input 0.5×). */
+  /** Whose prices: `anthropic` (cache read 0.1×, cache write 1.25×) or `openai` (cached input 0.1×). */
   prices: Provider;
   /** What a cached input token costs, as a multiple of the base input price. */
   cacheRead: number;

@@ -133,7 +133,7 @@ export function summarizerLine(r: Pick<Report, 'summarizer'>, s: Style): string 
 /** How each provider's prices read in the bill's note. */
 const PRICE_NOTES: Record<Bill['prices'], string> = {
   anthropic: "input tokens at Anthropic's prices, cache read 0.1×, cache write 1.25× (--prices openai)",
-  openai: "input tokens at OpenAI's prices, cached input 0.5×, the rest 1× (--prices anthropic)",
+  openai: "input tokens at OpenAI's prices, cached input 0.1×, the rest 1× (--prices anthropic)",
 };
 
 /** The bill: input tokens with and without autocontext, plainly and as the provider bills them. */

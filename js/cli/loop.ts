@@ -14,7 +14,7 @@ import type { AutoContextMemory } from '../index.js';
 import { isAutoContextError } from '../errors.js';
 import type { AutoContextOptions, CompressionEvent, CompressResult, OffloadStore, SummarizeFn, WireMessage } from '../types.js';
 import { InputError, UsageError } from './errors.js';
-import { BillMeter, type Bill, type Provider } from './bill.js';
+import { BillMeter, PRICES, type Bill, type Provider } from './bill.js';
 import { isUserTurn, startsModelCall, type FormatName } from './format.js';
 import { SummarizerUnavailable } from './openai.js';
 
@@ -75,7 +75,9 @@ type MemoryClass = typeof AutoContextMemory;
 
 /** A memory for the settings; the engine's refusals become the command's errors. */
 function makeMemory(Engine: MemoryClass, s: LoopSettings): Memory {
-  const options: Record<string, unknown> = { format: s.format, maxToken: s.maxToken, tokenRatio: s.ratio, store: s.store };
+  // The engine prices its edits as the bill does.
+  const prices = { cacheRead: PRICES[s.prices].read, cacheWrite: PRICES[s.prices].write };
+  const options: Record<string, unknown> = { format: s.format, maxToken: s.maxToken, tokenRatio: s.ratio, store: s.store, prices };
   if (s.summarize !== undefined) options.summarize = s.summarize;
   if (s.preset !== undefined) options.preset = s.preset;
   if (s.concepts !== undefined) options.concepts = s.concepts.map((keyword) => ({ keyword }));

@@ -12,10 +12,12 @@
 //! Beside them, each in its own file, what the facade answers besides a pass: the offload
 //! payloads and their checks ([`offload`]), reloads with or without a memory ([`reload`]),
 //! the events a pass records ([`events`]), the calibration of the estimate against the
-//! provider's counts ([`calibration`]), a provider's "context too long" error (`overflow`),
+//! provider's counts ([`calibration`]), what is known of the provider's prompt cache
+//! (`cache`), a provider's "context too long" error (`overflow`),
 //! the results handed back (`results`), the fitting of a rung's edits to alternating turns
 //! (`turns`, a stage of the pass) and the clean-up of what a session abandoned (`sweep`).
 
+mod cache;
 pub mod calibration;
 pub mod events;
 mod log;
@@ -386,12 +388,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     // ---- passes --------------------------------------------------------------------------------
 
-    /// Whether a pass would run now (from running totals: constant time).
+    /// Whether a pass would run now: the trigger, the message count, a new tool result over
+    /// `toolResultLimit`, stale results whose rent has paid for their stubs, or a cold cache
+    /// worth compacting deep.
     pub fn needs_compression(&self) -> bool {
-        let st = self.state.borrow();
-        st.count_pressure(self.config.msg_threshold as usize)
-            || st.request_tokens(&self.config) >= st.calibration.estimate_of(self.config.trigger_tokens())
-            || self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(st.turns) > self.config.max_context_turns as usize
+        let parts = self.parts();
+        parts.trigger_check(None, parts.cold()).is_none()
     }
 
     /// Runs a compression pass if the working list is over `msgThreshold` messages or
@@ -414,6 +416,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         let _busy = Flag(&self.busy);
         let result = pass::compress(self.parts(), target).await;
+        // A model call follows a pass (or the overflow's retry): the provider's cache lives
+        // from now.
+        self.state.borrow_mut().cache.called(self.clock.now_ms());
         if let Ok(r) = &result {
             self.state.borrow_mut().passed(self.config.msg_threshold as usize, r);
         }
@@ -465,12 +470,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let _flag = Flag(&self.preparing);
         self.last_prepare.set(Some((generation, tokens)));
         let target = if tokens >= trigger {
-            parts.pass_target(tokens)
+            parts.pass_target(tokens, false, &[])
         } else {
             // The pass at the trigger will aim at its low-water mark; by then `room` more will
             // have come.
             let room = trigger - tokens;
-            let frees = trigger - parts.pass_target(trigger).aim;
+            let frees = trigger - parts.pass_target(trigger, false, &[]).aim;
             results::Target::exactly(tokens.saturating_sub(room.max(frees).max(1)).max(1))
         };
         let (calls, reused) = pass::dry_run(parts, target).await?;
@@ -537,8 +542,11 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     pub fn observe_usage(&self, prompt_tokens: u64, cached_tokens: Option<u64>) -> Result<UsageReport> {
         let estimated = self.token_count();
         let (trigger, ratio) = (self.config.trigger_tokens(), self.config.token_ratio);
-        let calibration = &mut self.state.borrow_mut().calibration;
-        crate::engine::calibration::observe_usage(calibration, estimated, trigger, ratio, prompt_tokens, cached_tokens)
+        let mut st = self.state.borrow_mut();
+        let report =
+            crate::engine::calibration::observe_usage(&mut st.calibration, estimated, trigger, ratio, prompt_tokens, cached_tokens)?;
+        st.cache.observed(self.clock.now_ms(), prompt_tokens, cached_tokens);
+        Ok(report)
     }
 
     /// The correction factor and its observations.

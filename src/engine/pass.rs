@@ -39,7 +39,7 @@ use crate::host::{Clock, DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
 use crate::message::{Block, Role};
 use crate::options::Config;
 use crate::strategy::llm::Failure;
-use crate::strategy::{Ctx, Edit, Entry, Pressure, Strategy};
+use crate::strategy::{rent, Ctx, Edit, Entry, Pressure, Strategy};
 use crate::structure::{Rules, Structure};
 use crate::summarize::prepared::{Cache, Summaries};
 use crate::tokens::TokenCounter;
@@ -74,18 +74,24 @@ impl<S, O> Parts<'_, S, O> {
         format!("{}/{}", self.config.session_id, uuid)
     }
 
-    /// The trigger check, from the state's running totals (no copy of the list): the result
-    /// of a pass that has nothing to do, or `None` when a pass must run (over the target,
-    /// `msgThreshold` or `maxContextTurns`).
-    pub fn trigger_check(&self, forced: Option<u64>) -> Option<CompressResult> {
+    /// The trigger check, from the state's running totals: the result of a pass that has
+    /// nothing to do, or `None` when a pass must run (over the target, `msgThreshold` or
+    /// `maxContextTurns`, a new tool result to truncate, stale results whose rent has paid for
+    /// their stubs, or a cold cache worth compacting deep). `cold`: nothing of the next request
+    /// is in the provider's cache ([`Parts::cold`]).
+    pub fn trigger_check(&self, forced: Option<u64>, cold: bool) -> Option<CompressResult> {
         let st = self.state.borrow();
         let tokens = st.request_tokens(self.config);
-        let target = forced.map_or_else(|| self.pass_target(tokens), Target::exactly);
+        let target = forced.map_or_else(|| self.pass_target(tokens, cold, &st.working), Target::exactly);
         let count = st.working.len();
         let turns =
             self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(st.turns) > self.config.max_context_turns as usize;
         let threshold = self.config.msg_threshold as usize;
-        let pressure = tokens >= target.bound || st.count_pressure(threshold) || turns || self.fresh_oversized(&st.working);
+        let pressure = tokens >= target.aim
+            || st.count_pressure(threshold)
+            || turns
+            || self.fresh_oversized(&st.working)
+            || forced.is_none() && self.rent_due(&st.working, cold);
         (!pressure).then(|| {
             let mut idle = CompressResult::unchanged(tokens, count, target);
             if count >= threshold {
@@ -98,19 +104,70 @@ impl<S, O> Parts<'_, S, O> {
         })
     }
 
+    /// Whether nothing of the next request is in the provider's cache now (see
+    /// [`super::cache`]): every edit is then free of a rewrite.
+    pub fn cold(&self) -> bool {
+        self.state.borrow().cache.cold(self.clock.now_ms(), self.config.prices().cache_ttl_ms)
+    }
+
+    /// Whether the ladder stubs stale tool results and a batch of them has paid for its rewrite
+    /// in rent ([`rent`]).
+    pub fn rent_due(&self, work: &[Entry], cold: bool) -> bool {
+        if !self.ladder.contains(&Strategy::ToolResultStub) {
+            return false;
+        }
+        let trigger = self.state.borrow().calibration.estimate_of(self.config.trigger_tokens());
+        let horizon = rent::horizon(work, request_tokens(sum_tokens(work), self.config), trigger);
+        let prices = self.config.prices();
+        // The entries alone first: the analysis only when a batch of their superset is due.
+        if rent::due(work, &rent::stale(work, None), &prices, cold, horizon).is_none() {
+            return false;
+        }
+        let st = Structure::analyze_with(work, &Rules::of(self.config), &|i| work[i].pinned);
+        rent::due(work, &rent::stale(work, Some(&st)), &prices, cold, horizon).is_some()
+    }
+
+    /// Whether, with a cold cache, compacting `tokens` down to the low-water mark `low` pays
+    /// before the trigger: the provider writes the whole request anyway, so each token a
+    /// summary removes saves its write price now and its read price on every later call (as
+    /// many as the model calls so far, the session's own prediction), against the summarizer
+    /// reading it and writing about a tenth of it. Only with a summarizer, and only for at
+    /// least `minCompressionTokenThreshold` tokens.
+    fn deep_pays(&self, tokens: u64, low: u64, work: &[Entry]) -> bool {
+        let freed = tokens.saturating_sub(low);
+        if self.summarizer.is_none() || freed < self.config.min_compression_token_threshold as u64 {
+            return false;
+        }
+        let p = self.config.prices();
+        let calls = rent::calls(work) as f64;
+        let freed = freed as f64;
+        (p.cache_write + p.cache_read * calls) * freed >= p.summarize_input * freed + p.summarize_output * freed / 10.0
+    }
+
     /// Whether a tool result over `toolResultLimit` came in since the model last answered and the
     /// ladder truncates: it is truncated before it is first sent, at the end of the request, where
     /// the edit re-bills no cached prefix (later, every pass's first edit would be before it).
+    /// Results truncation leaves whole (of `pinnedTools`, of `context_reload`) call for no pass.
     pub fn fresh_oversized(&self, work: &[Entry]) -> bool {
         let limit = self.config.tool_result_limit as usize;
-        self.ladder.contains(&Strategy::ToolResultTruncate)
-            && work.iter().rev().take_while(|e| e.msg.role != Role::Assistant).any(|e| {
-                e.msg.synthetic.is_none()
-                    && e.msg
-                        .blocks
-                        .iter()
-                        .any(|b| matches!(b, Block::ToolResult { content, .. } if crate::strategy::worth_cutting(content, limit)))
+        if !self.ladder.contains(&Strategy::ToolResultTruncate) {
+            return false;
+        }
+        let fresh = work.iter().rev().take_while(|e| e.msg.role != Role::Assistant).count();
+        let spared = |id: &str| {
+            work[..work.len() - fresh].iter().rev().take_while(|e| e.msg.role == Role::Assistant).any(|e| {
+                e.msg.blocks.iter().any(|b| {
+                    matches!(b, Block::ToolCall { id: call, name, .. }
+                        if call == id && (name == crate::format::RELOAD_TOOL_NAME || self.config.pinned_tools.contains(name)))
+                })
             })
+        };
+        work[work.len() - fresh..].iter().any(|e| {
+            e.msg.synthetic.is_none()
+                && e.msg.blocks.iter().any(
+                    |b| matches!(b, Block::ToolResult { call_id, content, .. } if crate::strategy::worth_cutting(content, limit) && !spared(call_id)),
+                )
+        })
     }
 
     /// Whether the ladder trims turns and `work` has more than `maxContextTurns` of them.
@@ -127,14 +184,19 @@ impl<S, O> Parts<'_, S, O> {
     /// The target of a pass that starts at `tokens`, in the estimate's units (calibrated). A pass
     /// that tokens trigger aims at the low-water mark `maxToken × targetRatio`, lowered so it
     /// frees at least `minFreedTokens`, and must end below the trigger `maxToken × tokenRatio`;
-    /// below the trigger (a pass of message-count or turn pressure) both are the trigger.
-    pub fn pass_target(&self, tokens: u64) -> Target {
+    /// so does one below the trigger when the cache is cold (`cold`) and compacting `work`
+    /// deep pays ([`Parts::deep_pays`]). Below the trigger otherwise (a pass of message-count,
+    /// turn or rent pressure) both are the trigger.
+    pub fn pass_target(&self, tokens: u64, cold: bool, work: &[Entry]) -> Target {
         let calibration = self.state.borrow().calibration;
         let trigger = calibration.estimate_of(self.config.trigger_tokens());
+        let low = calibration.estimate_of(self.config.target_tokens()).clamp(1, trigger);
         if tokens < trigger {
+            if cold && self.ladder.iter().any(|s| s.uses_llm()) && self.deep_pays(tokens, low, work) {
+                return Target { aim: low, bound: trigger };
+            }
             return Target::exactly(trigger);
         }
-        let low = calibration.estimate_of(self.config.target_tokens()).clamp(1, trigger);
         let min_freed = self.config.min_freed_tokens;
         let aim = if min_freed > 0 { low.min(tokens.saturating_sub(min_freed)).max(1) } else { low };
         Target { aim, bound: trigger }
@@ -154,6 +216,10 @@ pub(crate) enum Mode {
 pub(crate) struct Pass<'a, S, O> {
     parts: Parts<'a, S, O>,
     mode: Mode,
+    /// Nothing of the request is in the provider's cache: no edit costs a rewrite.
+    cold: bool,
+    /// Stale tool results are due for stubs (until the stub step has run).
+    rent: bool,
     /// The working list when the pass started, and its generation.
     snapshot: Vec<Entry>,
     generation: u64,
@@ -190,10 +256,14 @@ impl Drop for Pending<'_> {
 /// Runs a pass towards `forced`, or towards [`Parts::pass_target`] when the trigger says so.
 pub(crate) async fn compress<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S, O>, forced: Option<u64>) -> Result<CompressResult> {
     delete_abandoned(parts).await;
-    if let Some(idle) = parts.trigger_check(forced) {
+    let cold = forced.is_none() && parts.cold();
+    if let Some(idle) = parts.trigger_check(forced, cold) {
         return Ok(idle);
     }
-    let mut pass = Pass::snapshot(parts, Mode::Commit, |tokens| forced.map_or_else(|| parts.pass_target(tokens), Target::exactly));
+    let rent = forced.is_none() && parts.rent_due(&parts.state.borrow().working, cold);
+    let mut pass = Pass::snapshot(parts, Mode::Commit, cold, rent, |tokens, work| {
+        forced.map_or_else(|| parts.pass_target(tokens, cold, work), Target::exactly)
+    });
     let mut result = pass.result();
     if !pass.under_pressure() {
         return Ok(result);
@@ -208,7 +278,7 @@ pub(crate) async fn compress<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S,
 /// Runs the dry run of a pass towards `target`: the plan only, keeping the summarizer's answers
 /// and the cuts it chose for the next pass. Returns the calls made and the answers reused.
 pub(crate) async fn dry_run<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S, O>, target: Target) -> Result<(usize, usize)> {
-    let mut pass = Pass::snapshot(parts, Mode::DryRun, |_| target);
+    let mut pass = Pass::snapshot(parts, Mode::DryRun, false, false, |_, _| target);
     pass.plan().await?;
     parts.prepared.borrow_mut().set_hints(pass.summaries.take_hints());
     Ok((pass.summaries.calls(), pass.summaries.reused()))
@@ -217,14 +287,16 @@ pub(crate) async fn dry_run<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S, 
 impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
     // ---- 1. snapshot -------------------------------------------------------------------------
 
-    /// Copies the working list; `target` gives the pass's target from the request tokens now.
-    fn snapshot(parts: Parts<'a, S, O>, mode: Mode, target: impl FnOnce(u64) -> Target) -> Self {
+    /// Copies the working list; `target` gives the pass's target from the request tokens and
+    /// the list now. `cold`: nothing is in the provider's cache; `rent`: stale results are due
+    /// for stubs.
+    fn snapshot(parts: Parts<'a, S, O>, mode: Mode, cold: bool, rent: bool, target: impl FnOnce(u64, &[Entry]) -> Target) -> Self {
         let (snapshot, generation) = {
             let st = parts.state.borrow();
             (st.working.clone(), st.generation)
         };
         let tokens_before = request_tokens(sum_tokens(&snapshot), parts.config);
-        let target = target(tokens_before);
+        let target = target(tokens_before, &snapshot);
         let summaries = match mode {
             Mode::Commit => Summaries::for_pass(parts.prepared.clone()),
             Mode::DryRun => Summaries::for_prepare(parts.prepared.clone()),
@@ -232,6 +304,8 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
         Pass {
             parts,
             mode,
+            cold,
+            rent,
             work: snapshot.clone(),
             log: PassLog::new(snapshot.len()),
             snapshot,
@@ -248,9 +322,11 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
         CompressResult::unchanged(self.tokens_before, self.snapshot.len(), self.target)
     }
 
-    /// Whether the snapshot is over the target, `msgThreshold` or `maxContextTurns`.
+    /// Whether the snapshot is over the target, `msgThreshold` or `maxContextTurns`, has a new
+    /// result to truncate, or stale results due for stubs.
     fn under_pressure(&self) -> bool {
-        self.tokens_before >= self.target.bound
+        self.tokens_before >= self.target.aim
+            || self.rent
             || self.snapshot.len() >= self.parts.config.msg_threshold as usize
             || self.parts.turn_pressure(&self.snapshot)
             || self.parts.fresh_oversized(&self.snapshot)
@@ -290,16 +366,23 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     let token_pressure = total >= self.target.aim;
                     let turn_pressure = self.parts.turn_pressure(&self.work);
                     let fresh = self.parts.fresh_oversized(&self.work);
-                    if !token_pressure && !count_pressure && !turn_pressure && !fresh {
+                    if !token_pressure && !count_pressure && !turn_pressure && !fresh && !self.rent {
                         return Ok(());
                     }
                     let relevant = match rung.relieves() {
                         Pressure::Count => count_pressure,
                         Pressure::Turns => turn_pressure || token_pressure,
                         Pressure::Tokens => token_pressure,
+                        Pressure::Rent => token_pressure || self.rent,
                     } || (fresh && strategy == Strategy::ToolResultTruncate);
-                    if !relevant || (rung.uses_llm() && self.parts.summarizer.is_none()) {
+                    // Below the trigger a pass makes only the edits that pay: the emergency
+                    // step, which offloads whole rounds to reach a mark, is for the trigger.
+                    let optional = self.tokens_before < self.target.bound && strategy == Strategy::Emergency;
+                    if !relevant || optional || (rung.uses_llm() && self.parts.summarizer.is_none()) {
                         continue;
+                    }
+                    if strategy == Strategy::ToolResultStub {
+                        self.rent = false;
                     }
                     let st = self.analyse(&rules);
                     let origins = self.log.ranges();
@@ -319,6 +402,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                         snapshot: &self.snapshot,
                         origins: &origins,
                         counter: self.parts.counter,
+                        cold: self.cold,
                     };
                     let summarizer: &dyn DynSummarizer = match self.parts.summarizer {
                         Some(s) => s,

@@ -1,7 +1,7 @@
 //! The memory's state and its one owner: the working list, the append-only original log (its
 //! tail: the rest is in the host's store, see [`super::log`]), the offload index (its older
 //! records retired to the store, see [`super::retired`]), the most recent events, the plan, the
-//! calibration and the pending deletes (offloads a failed pass wrote and could not delete, see
+//! calibration, what is known of the provider's cache, and the pending deletes (offloads a failed pass wrote and could not delete, see
 //! [`super::sweep`]).
 //!
 //! Everything that changes the state goes through here: [`State::add`] (checked, all or
@@ -24,6 +24,7 @@ use std::rc::Rc;
 
 use serde_json::{json, Value};
 
+use crate::engine::cache::CacheWatch;
 use crate::engine::calibration::Calibration;
 use crate::engine::events::CompressionEvent;
 use crate::engine::offload::OffloadRecord;
@@ -73,6 +74,8 @@ pub(crate) struct State {
     pub abandoned: Vec<String>,
     /// How the token estimate compares with the provider's counts.
     pub calibration: Calibration,
+    /// When the last model call was made, and whether the provider caches at all.
+    pub cache: CacheWatch,
     /// Real user messages in the working list (the turns `maxContextTurns` counts).
     pub turns: usize,
     /// The working list's version, and where each recent change began.
@@ -328,6 +331,9 @@ impl State {
         if !self.abandoned.is_empty() {
             out["pending"] = json!(self.abandoned);
         }
+        if let Some(cache) = self.cache.to_json() {
+            out["cache"] = cache;
+        }
         out
     }
 
@@ -398,6 +404,7 @@ impl State {
         keep_recent(&mut events);
 
         let calibration = Calibration::from_json(obj.get("calibration"))?;
+        let cache = CacheWatch::from_json(obj.get("cache"))?;
         let plan = match obj.get("plan") {
             None | Some(Value::Null) => None,
             Some(p) => Some(Plan::from_json(p).map_err(|e| bad(format!("state.plan: {}", e.message())))?),
@@ -480,6 +487,7 @@ impl State {
             plan,
             abandoned: pending,
             calibration,
+            cache,
         };
         Ok((config, counter, state))
     }

@@ -21,6 +21,9 @@ use crate::options::read::OptionValue;
 pub enum Strategy {
     /// Tool results over `toolResultLimit` keep their head and tail; the whole is offloaded.
     ToolResultTruncate,
+    /// Stale tool results (read, older than the newest few) become a stub of their first line
+    /// and identifiers when the rent they pay has paid for the rewrite (no LLM).
+    ToolResultStub,
     /// Large messages before the `lastKeep` tail and the current round are offloaded, a preview
     /// left in place (no LLM).
     LargeMessageOffloadWithProtection,
@@ -61,8 +64,9 @@ pub enum Strategy {
 
 /// Every strategy with its documented name, its event type and, for a strategy that asks the
 /// host's summarizer, the `kind` of its requests; in documentation order.
-const NAMES: [(Strategy, &str, &str, Option<&str>); 14] = [
+const NAMES: [(Strategy, &str, &str, Option<&str>); 15] = [
     (Strategy::ToolResultTruncate, "tool-result-truncate", "TOOL_RESULT_TRUNCATE", None),
+    (Strategy::ToolResultStub, "tool-result-stub", "TOOL_RESULT_STUB", None),
     (Strategy::LargeMessageOffloadWithProtection, "large-message-offload-protected", "LARGE_MESSAGE_OFFLOAD_WITH_PROTECTION", None),
     (Strategy::LargeMessageOffload, "large-message-offload", "LARGE_MESSAGE_OFFLOAD", None),
     (Strategy::HistoryRollup, "history-rollup", "RECENT_FOCUS_WINDOW_COMPACT", Some("rollup")),
@@ -91,6 +95,7 @@ const NAMES: [(Strategy, &str, &str, Option<&str>); 14] = [
 /// summary cannot reach the low-water mark.
 pub const DEFAULT_LADDER: &[Strategy] = &[
     Strategy::ToolResultTruncate,
+    Strategy::ToolResultStub,
     Strategy::LargeMessageOffloadWithProtection,
     Strategy::LargeMessageOffload,
     Strategy::HistoryRollup,
@@ -142,9 +147,13 @@ impl Preset {
     pub fn ladder(self) -> &'static [Strategy] {
         match self {
             Preset::AgentScope => DEFAULT_LADDER,
-            Preset::PrefixSummary => &[Strategy::ToolResultTruncate, Strategy::PrefixSummary, Strategy::Emergency],
-            Preset::Facts => &[Strategy::ToolResultTruncate, Strategy::FactRetrieval, Strategy::Emergency],
-            Preset::Turns => &[Strategy::ToolResultTruncate, Strategy::TurnTrim, Strategy::TurnTextOnly, Strategy::Emergency],
+            Preset::PrefixSummary => {
+                &[Strategy::ToolResultTruncate, Strategy::PrefixSummary, Strategy::ToolResultStub, Strategy::Emergency]
+            }
+            Preset::Facts => &[Strategy::ToolResultTruncate, Strategy::FactRetrieval, Strategy::ToolResultStub, Strategy::Emergency],
+            Preset::Turns => {
+                &[Strategy::ToolResultTruncate, Strategy::TurnTrim, Strategy::TurnTextOnly, Strategy::ToolResultStub, Strategy::Emergency]
+            }
         }
     }
 }

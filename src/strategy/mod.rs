@@ -13,8 +13,8 @@
 //!
 //! Besides the rungs, the folder holds what they share and nothing else: the summarize jobs of
 //! the LLM rungs (`llm`), the in-place summaries of the two current-round rungs (`in_place`),
-//! the identifier index every replacement carries (`index`) and the reader of the five-field
-//! structured summary ([`structured`]).
+//! the identifier index every replacement carries (`index`), the pricing of rent against
+//! rewrite ([`rent`]) and the reader of the five-field structured summary ([`structured`]).
 
 mod current_compress;
 mod current_large;
@@ -26,9 +26,11 @@ pub(crate) mod llm;
 mod offload;
 mod prefix;
 mod provider;
+pub(crate) mod rent;
 mod rollup;
 mod round_summary;
 pub mod structured;
+mod stub;
 mod text_only;
 mod tool_runs;
 mod truncate;
@@ -54,6 +56,7 @@ pub use crate::options::presets::{Strategy, DEFAULT_LADDER};
 /// Every rung, one line each.
 pub(crate) const RUNGS: &[&dyn Rung] = &[
     &truncate::ToolResultTruncate,
+    &stub::ToolResultStub,
     &offload::LargeMessageOffload { protect_tail: true },
     &offload::LargeMessageOffload { protect_tail: false },
     &rollup::HistoryRollup,
@@ -78,6 +81,8 @@ pub(crate) enum Pressure {
     Count,
     /// More than `maxContextTurns` turns, or too many tokens.
     Turns,
+    /// Stale content whose rent has paid for the rewrite ([`rent`]), or too many tokens.
+    Rent,
 }
 
 /// One rung of the ladder.
@@ -178,6 +183,9 @@ pub(crate) struct Ctx<'a> {
     /// request shared with the agent's prompt cache names its span in the snapshot.
     pub snapshot: &'a [Entry],
     pub origins: &'a [Range<usize>],
+    /// The provider's cache is cold: nothing of the request is cached, so no edit costs a
+    /// rewrite ([`rent`]).
+    pub cold: bool,
     /// The memory's counter: a rung that cuts a text tells it how (see
     /// [`TokenCounter::prepare_cut`]), so the pass counts the cut text cheaply.
     pub counter: &'a crate::tokens::TokenCounter,

@@ -7,8 +7,9 @@
 //! the marker's random uuid tokenizes, and a pass that judged the cut useless would be followed
 //! by one that judges it useful. The message keeps its role and call id, so even a result the model has not read yet
 //! may shrink this way: its structure is untouched and the rest is one reload away. It is the
-//! only step that touches unread work; what the host pinned, and the results of `pinnedTools`,
-//! it leaves whole.
+//! only step that touches unread work; what the host pinned, the results of `pinnedTools` and
+//! the answers of the model's `context_reload` calls (pages of `offloadReloadLimit`) it leaves
+//! whole.
 
 use futures_util::future::LocalBoxFuture;
 
@@ -42,7 +43,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
         if m.synthetic.is_some() || !st.free(i, Protection::TRUNCATE) {
             continue;
         }
-        let cut = |call_id: &str, content: &str| worth_cutting(content, limit) && !st.pinned_call(call_id);
+        let cut = |call_id: &str, content: &str| worth_cutting(content, limit) && !st.pinned_call(call_id) && !st.reload_call(call_id);
         let over = m.blocks.iter().any(|b| matches!(b, Block::ToolResult { call_id, content, .. } if cut(call_id, content)));
         if !over {
             continue;

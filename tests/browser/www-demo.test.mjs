@@ -74,7 +74,7 @@ test('the demo plays the bundled sample to the end; the meter never passes the w
     assert.equal(budget, 32_000);
     assert.ok(tokens <= budget, `the meter showed ${tokens} tokens over a ${budget}-token window`);
   }
-  assert.ok(Math.max(...log.map((l) => l.tokens)) > 16_000, 'the meter showed real requests');
+  assert.ok(Math.max(...log.map((l) => l.tokens)) > 10_000, 'the meter showed real requests (the largest is about 16,700 tokens)');
 
   const points = await page.evaluate(() => window.demo.state.points);
   assert.equal(points.length, 69);
@@ -196,7 +196,7 @@ test('a reload shows the original text of an offload, byte-exact, from IndexedDB
   assert.equal(shown.length, 1, 'a truncated result offloads its one message');
   const original = sample.find((m) => m.role === 'tool' && m.content === shown[0].text);
   assert.ok(original, 'the dialog shows a tool result of the sample, whole and byte-exact');
-  assert.ok(original.content.length > 20_000, 'it was a large result');
+  assert.ok(original.content.length > 2_000, 'it was a result over toolResultLimit (2,000 characters)');
   assert.match(await page.textContent('#original-meta'), /reloaded from IndexedDB "autocontext-demo"/);
 
   const shot = join(shots, 'www-demo-reload.png');

@@ -300,14 +300,15 @@ pub fn tool_round(tag: &str, n_calls: usize, result_chars: usize) -> Vec<Value> 
 }
 
 /// A config with a fixed session id and the given window, in the reference's geometry: its
-/// ladder (the default without the prefix summary), a pass that stops at the trigger
+/// ladder (the default without the prefix summary and the stale-result stubs, which a pass
+/// makes when they pay rather than when the window is full), a pass that stops at the trigger
 /// (`targetRatio` = `tokenRatio`) and tool results truncated above 20,000 characters. The tests' windows are computed for a pass that
 /// frees just enough, to reach one step at a time. The default policy (its ladder, low-water
 /// mark, truncation limit and reserve) is what tests/replay.rs replays the corpora with and
 /// tests/properties.rs generates sessions for; tests/engine.rs tests it.
 pub fn config(session: &str, max_token: u64) -> Config {
     let d = Config::default();
-    let reference = DEFAULT_LADDER.iter().copied().filter(|&s| s != Strategy::PrefixSummary).collect();
+    let reference = DEFAULT_LADDER.iter().copied().filter(|&s| s != Strategy::PrefixSummary && s != Strategy::ToolResultStub).collect();
     Config {
         session_id: session.to_string(),
         max_token,

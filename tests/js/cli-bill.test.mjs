@@ -9,16 +9,16 @@ import { join } from 'node:path';
 import { AutoContextMemory, MemoryStore, countTokens, offlineSummarize } from 'autocontext';
 import { cli, near, tempDir } from './cli-helpers.mjs';
 
-/** A coding session: a system prompt, a task, four tool rounds with long results, an answer. */
-function conversation() {
-  const words = (seed, count) => Array.from({ length: count }, (_, i) => `w${(seed * 7919 + i * 104729) % 99991}`).join(' ');
+/** A coding session: a system prompt, a task, four tool rounds with results of `words` words (about 7 characters each), an answer. */
+function conversation(words = 1200) {
+  const text = (seed, count) => Array.from({ length: count }, (_, i) => `w${(seed * 7919 + i * 104729) % 99991}`).join(' ');
   const messages = [
     { role: 'system', content: 'You are a careful coding agent.' },
     { role: 'user', content: 'Find why the invoice totals are off by a cent and fix it.' },
   ];
   for (let r = 1; r <= 4; r++) {
     messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${r}`, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `src/part${r}.py` }) } }] });
-    messages.push({ role: 'tool', tool_call_id: `call_${r}`, content: `# src/part${r}.py\n${words(r, 1200)}` });
+    messages.push({ role: 'tool', tool_call_id: `call_${r}`, content: `# src/part${r}.py\n${text(r, words)}` });
   }
   messages.push({ role: 'assistant', content: 'Rounding happened per line instead of per invoice; fixed in src/part3.py.' });
   return messages;
@@ -45,7 +45,7 @@ function price(requests, window) {
     out.inputTokens += total;
     out.cachedTokens += cached;
     out.anthropic += 0.1 * cached + 1.25 * (total - cached);
-    out.openai += 0.5 * cached + (total - cached);
+    out.openai += 0.1 * cached + (total - cached);
     if (p < previous.length) out.rewrites++;
     if (total > window) out.overWindow++;
     previous = keys;
@@ -70,10 +70,10 @@ async function autocontextRequests(messages, maxToken) {
   return requests;
 }
 
-async function run(args) {
+async function run(args, messages = conversation()) {
   const dir = await tempDir();
   const file = join(dir, 'session.json');
-  await writeFile(file, JSON.stringify({ messages: conversation() }));
+  await writeFile(file, JSON.stringify({ messages }));
   const text = await cli(['compress', file, ...args]);
   const json = await cli(['compress', file, ...args, '--json']);
   assert.equal(text.code, 0, text.stderr);
@@ -83,9 +83,9 @@ async function run(args) {
 
 const pct = (part, whole) => Math.round((1000 * part) / whole) / 10;
 
-test('bill: a conversation that fits costs the same with and without, cached up to the previous request', async () => {
-  const messages = conversation();
-  const { text, bill } = await run(['--max-token', '100000']);
+test('bill: a conversation that fits, its results under toolResultLimit, costs the same with and without, cached up to the previous request', async () => {
+  const messages = conversation(200);
+  const { text, bill } = await run(['--max-token', '100000'], messages);
   const expected = price(historyRequests(messages), 100_000);
   assert.equal(bill.prices, 'anthropic');
   assert.deepEqual([bill.cacheRead, bill.cacheWrite], [0.1, 1.25]);
@@ -108,14 +108,24 @@ test('bill: a conversation that fits costs the same with and without, cached up 
   assert.match(text, /^ {2}cache-aware: input tokens at Anthropic's prices, cache read 0\.1×, cache write 1\.25× \(--prices openai\)$/m);
 });
 
-test('bill: under a small window autocontext sends less and says so; --prices openai prices cached input at 0.5', async () => {
+test('bill: a long result is cut before it is first sent, so a conversation that fits costs less and rewrites nothing', async () => {
+  const messages = conversation();
+  const { bill } = await run(['--max-token', '100000'], messages);
+  const without = price(historyRequests(messages), 100_000);
+  assert.equal(bill.without.inputTokens, without.inputTokens);
+  assert.equal(bill.with.rewrites, 0, 'each result was cut as it came, at the end of the request');
+  assert.ok(bill.with.inputTokens < 0.6 * bill.without.inputTokens, `${bill.with.inputTokens} vs ${bill.without.inputTokens}`);
+  assert.ok(bill.saved.cacheAwarePercent > 30, `${bill.saved.cacheAwarePercent}%`);
+});
+
+test('bill: under a small window autocontext sends less and says so; --prices openai prices cached input at 0.1', async () => {
   const messages = conversation();
   const window = 4000;
   const { text, bill } = await run(['--max-token', String(window), '--prices', 'openai']);
   const without = price(historyRequests(messages), window);
   const withAc = price(await autocontextRequests(messages, window), window);
   assert.equal(bill.prices, 'openai');
-  assert.deepEqual([bill.cacheRead, bill.cacheWrite], [0.5, 1]);
+  assert.deepEqual([bill.cacheRead, bill.cacheWrite], [0.1, 1]);
   // Without autocontext: the history is what it is, to the token.
   assert.deepEqual(bill.without, { inputTokens: without.inputTokens, cachedTokens: without.cachedTokens, cacheAware: Math.round(without.openai), rewrites: 0, overWindow: without.overWindow });
   assert.ok(without.overWindow >= 2, `the history outgrows the window: ${without.overWindow}`);
@@ -133,7 +143,7 @@ test('bill: under a small window autocontext sends less and says so; --prices op
   assert.equal(bill.saved.cacheAwarePercent, pct(bill.saved.cacheAware, bill.without.cacheAware));
   const over = without.overWindow;
   assert.match(text, new RegExp(`^  without autocontext\\s+[\\d,]+\\s+[\\d,]+   ${over} calls over the window$`, 'm'));
-  assert.match(text, /^ {2}cache-aware: input tokens at OpenAI's prices, cached input 0\.5×, the rest 1× \(--prices anthropic\)$/m);
+  assert.match(text, /^ {2}cache-aware: input tokens at OpenAI's prices, cached input 0\.1×, the rest 1× \(--prices anthropic\)$/m);
 });
 
 test('bill: the same figures as the engine counts them, in the Anthropic format too', async () => {

@@ -13,23 +13,26 @@ const GOLDEN = {
   conversation: '158 messages · 8 user turns · 68 model turns (openai, detected)',
   budget: 'window 32,000 · target 24,000 (× 0.75) · o200k_base',
   before: { messages: 158, tokens: 91_456 },
-  after: { messages: 67, tokens: 14_419 },
-  // [type, count, messages replaced, tokens saved]
+  after: { messages: 67, tokens: 11_085 },
+  // [type, count, messages replaced, tokens saved]: results cut at arrival above 2,000
+  // characters, stale ones stubbed once their rent paid for it, summaries at the trigger.
   events: [
-    ['TOOL_RESULT_TRUNCATE', 4, 4, 43_617],
+    ['TOOL_RESULT_TRUNCATE', 16, 16, 58_935],
     ['EMERGENCY_OFFLOAD', 1, 2, 60],
-    ['PREFIX_SUMMARY', 3, 93, 33_360],
+    ['PREFIX_SUMMARY', 2, 53, 12_078],
+    ['TOOL_RESULT_STUB', 12, 12, 5_702],
+    ['RECENT_FOCUS_WINDOW_COMPACT', 1, 40, 3_596],
   ],
-  summarizer: { calls: 10, inputTokens: 30_022, outputTokens: 5_281 },
+  summarizer: { calls: 8, inputTokens: 19_582, outputTokens: 2_703 },
   turns: { user: 8, model: 68, overWindow: 0, overWindowWithout: 43 },
-  largest: { tokens: 23_078, tokensWithout: 90_882 },
-  passes: { checks: 69, compressed: 4 },
+  largest: { tokens: 16_687, tokensWithout: 90_882 },
+  passes: { checks: 69, compressed: 15 },
   // Each offload holds only its own span: a summary of earlier summaries names their offloads.
-  offloads: { count: 8, messages: 99, bytes: 299_889 },
+  offloads: { count: 27, messages: 118, bytes: 313_967 },
   // The bill of the 68 model calls at Anthropic's prices.
   bill: {
     without: { inputTokens: 3_448_490, cachedTokens: 3_357_407, cacheAware: 449_594, rewrites: 0, overWindow: 43 },
-    with: { inputTokens: 898_040, cachedTokens: 829_711, cacheAware: 168_382, rewrites: 3, overWindow: 0 },
+    with: { inputTokens: 673_597, cachedTokens: 611_868, cacheAware: 138_348, rewrites: 4, overWindow: 0 },
   },
 };
 

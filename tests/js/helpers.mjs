@@ -116,3 +116,21 @@ export function holdsResult(m, id) {
 }
 
 export const FORMATS = ['openai', 'anthropic', 'ai-sdk'];
+
+/**
+ * The default ladder without the stale-result stubs: for tests that watch another step read
+ * results whole (the stubs would shrink them first; tests/rent.rs and promises.test.mjs test
+ * those).
+ */
+export const LADDER_WITHOUT_STUBS = Object.freeze([
+  'tool-result-truncate',
+  'large-message-offload-protected',
+  'large-message-offload',
+  'history-rollup',
+  'tool-run-compress',
+  'previous-round-summary',
+  'prefix-summary',
+  'current-round-large-message',
+  'current-round-compress',
+  'emergency',
+]);

@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { AutoContextMemory, isAutoContextError, validate } from 'autocontext';
 import { FORMATS, call, holdsResult, round, text, thrown, toFormat } from './helpers.mjs';
 
-// Under toolResultLimit (10,000 characters): truncation, the one step allowed on unread work, has
-// nothing to do.
+// Under toolResultLimit (10,000 characters here; the default is 2,000): truncation, the one step
+// allowed on unread work, has nothing to do.
 const UNREAD = text(9_000, 9);
+const LIMIT = 10_000;
 
 /** Three rounds, then a call whose long result the model has not answered, then the user typing. */
 const interjection = () => [
@@ -37,7 +38,7 @@ test('a tool result the model has not read stays whole when the user speaks afte
     for (const strategies of [undefined, ['previous-round-summary'], ['current-round-large-message', 'current-round-compress']]) {
       const what = `${format} ${strategies ?? 'default'}`;
       const { requests, summarize } = recorder();
-      const memory = new AutoContextMemory({ format, maxToken: 6_000, strategies, summarize });
+      const memory = new AutoContextMemory({ format, maxToken: 6_000, strategies, summarize, toolResultLimit: LIMIT });
       const messages = toFormat(format, interjection());
       memory.add(messages);
       assert.equal(memory.needsCompression(), true, what);
@@ -297,20 +298,27 @@ test('one reload gives the original, also of a result truncated and then offload
     ];
     const messages = toFormat(format, openai);
     // The reference's geometry: a pass that stops at the trigger, results cut above 20,000
-    // characters, so the offload step, not a deeper one, takes the truncated copy.
-    const memory = new AutoContextMemory({ format, maxToken: 9_000, targetRatio: 0.75, toolResultLimit: 20_000 });
-    memory.add(messages);
-    const result = await memory.compressIfNeeded();
-    assert.ok(result.underTarget, format);
-    const at = memory.messages().findIndex((m) => holdsResult(m, 'dump'));
-    const events = result.events.filter((e) => e.index <= at && at < e.index + e.replacementCount);
-    assert.equal(events.length, 1, `${format}: one event for the message replaced twice: ${JSON.stringify(result.events)}`);
-    assert.match(events[0].type, /^LARGE_MESSAGE_OFFLOAD/);
-    const back = await memory.reload(events[0].offloadUuid);
-    assert.deepStrictEqual(back, [messages.find((m) => holdsResult(m, 'dump'))], `${format}: the original, not the truncated copy`);
-    const answer = await memory.handleReloadCall({ working_context_offload_uuid: events[0].offloadUuid });
-    assert.ok(!answer.includes('characters omitted'), format);
-    assert.equal(memory.offloads().length, result.events.filter((e) => e.offloadUuid).length, `${format}: no offload of an intermediate`);
+    // characters, so the offload step, not a deeper one, takes the truncated copy; with the
+    // default ladder, the stale-result stub takes it first.
+    for (const [strategies, step] of [
+      [['tool-result-truncate', 'large-message-offload-protected', 'large-message-offload', 'emergency'], /^LARGE_MESSAGE_OFFLOAD/],
+      [undefined, /^TOOL_RESULT_STUB$/],
+    ]) {
+      const what = `${format} ${strategies ? 'reference' : 'default'}`;
+      const memory = new AutoContextMemory({ format, maxToken: 9_000, targetRatio: 0.75, toolResultLimit: 20_000, strategies });
+      memory.add(messages);
+      const result = await memory.compressIfNeeded();
+      assert.ok(result.underTarget, what);
+      const at = memory.messages().findIndex((m) => holdsResult(m, 'dump'));
+      const events = result.events.filter((e) => e.index <= at && at < e.index + e.replacementCount);
+      assert.equal(events.length, 1, `${what}: one event for the message replaced twice: ${JSON.stringify(result.events)}`);
+      assert.match(events[0].type, step, what);
+      const back = await memory.reload(events[0].offloadUuid);
+      assert.deepStrictEqual(back, [messages.find((m) => holdsResult(m, 'dump'))], `${what}: the original, not the truncated copy`);
+      const answer = await memory.handleReloadCall({ working_context_offload_uuid: events[0].offloadUuid });
+      assert.ok(!answer.includes('characters omitted'), what);
+      assert.equal(memory.offloads().length, result.events.filter((e) => e.offloadUuid).length, `${what}: no offload of an intermediate`);
+    }
   }
 });
 

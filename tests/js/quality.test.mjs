@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AutoContextMemory, countTokens, validate } from 'autocontext';
-import { call, markers, round, text } from './helpers.mjs';
+import { LADDER_WITHOUT_STUBS, call, markers, round, text } from './helpers.mjs';
 
 const OPENING = '[Identifiers in what was offloaded: ';
 
@@ -162,9 +162,17 @@ test('summarizeFromCache sends the agent\'s own request, then the instruction, v
     assert.deepEqual(req.messages.slice(0, shared), sent.slice(0, shared), `${format}: the agent's request, byte for byte`);
     assert.match(JSON.stringify(req.messages.at(-1)), /of the conversation above \(counting its messages from 1\)/);
     assert.deepEqual(validate(req.messages, format, { request: true }), [], format);
-    // Without the option, the request is the span and reads long results as head and tail.
+    // Without the option, the request is the span and reads long results as head and tail
+    // (results kept whole until the summary reads them: cut above 10,000 characters, no stubs).
     const plain = [];
-    const other = new AutoContextMemory({ format, maxToken: 6_000, summarize: (r) => (plain.push(r), 'summary'), sessionId: `plain-${format}` });
+    const other = new AutoContextMemory({
+      format,
+      maxToken: 6_000,
+      toolResultLimit: 10_000,
+      strategies: LADDER_WITHOUT_STUBS,
+      summarize: (r) => (plain.push(r), 'summary'),
+      sessionId: `plain-${format}`,
+    });
     for (let n = 1; n <= 12 && plain.length === 0; n++) {
       for (const m of make(n)) other.add(m);
       await other.compressIfNeeded();

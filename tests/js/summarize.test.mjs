@@ -5,14 +5,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AutoContextError, AutoContextMemory, compress, isAutoContextError } from 'autocontext';
 import { MemoryStore } from 'autocontext/stores/memory';
-import { markers, round } from './helpers.mjs';
+import { LADDER_WITHOUT_STUBS, markers, round } from './helpers.mjs';
 
 // Two earlier rounds of small tool results (nothing large enough to offload alone), each well
 // over minCompressionTokenThreshold, and a short current round: only summaries can help. The
 // most recent round and the latest answer are protected by default (promises.test.mjs tests
-// that); here every earlier round is summarized.
+// that); here every earlier round is summarized. The default ladder without the stale-result
+// stubs, which would shrink the results before the summaries read them (tests/rent.rs tests
+// those).
 const OPTIONS = {
   maxToken: 2000,
+  strategies: LADDER_WITHOUT_STUBS,
   minCompressionTokenThreshold: 200,
   minConsecutiveToolMessages: 1000,
   protectLastRound: false,
