@@ -3,10 +3,13 @@
 // request costs, with and without a provider's prompt cache (js/cli/accounting.js, shared with the command line). Each
 // system runs in a fresh Node process of its own, so its CPU figure and its garbage are its own.
 //
-//   node bench/cost.mjs [--systems a,b] [--traces part,part] [--json file] [--md file] [--jobs n]
+//   node bench/cost.mjs [--systems a,b] [--traces part,part] [--window n] [--provider p] [--json file] [--md file] [--jobs n]
 //
 //   --systems   system ids (default: all; an unknown id lists the known ones)
 //   --traces    keep traces whose name contains one of these parts (default: all 30)
+//   --window    the model's window in tokens (default 32000); every system compresses at 75% of it
+//   --provider  whose prices autocontext's systems are told, `anthropic` (default) or `openai`
+//               (the ledger prices every request both ways; a peer knows no prices)
 //   --json      where the results go (default target/bench/cost.json): `systems[]`, each with
 //               `totals` and `traces[]`; per trace every figure of the report (turns, plain,
 //               anthropic, openai, cachedTokens, rewrites, overWindow, invalid, empty,
@@ -23,6 +26,9 @@
 //               it (on the same traces) instead of being replayed again, so the targets and the
 //               ratios against the peers come with a run of one preset
 //
+// AUTOCONTEXT_BENCH_OPTIONS (JSON) adds options to every autocontext system, for trying a
+// setting on the whole corpus: `AUTOCONTEXT_BENCH_OPTIONS='{"toolResultLimit": 3000}'`.
+//
 // Examples: `node bench/cost.mjs --systems default,langchain-summarization-4k --traces astroid`;
 // after `npm run bench`, `node bench/cost.mjs --systems default --reuse target/bench/results.json`.
 // Needs `npm run build` first (it imports the package from dist/).
@@ -37,9 +43,13 @@ const root = join(here, '..');
 
 export const WINDOW = 32_000;
 export const RATIO = 0.75;
+/** The windows `npm run bench` replays every system at: a small one, and the ones Claude and GPT users run. */
+export const WINDOWS = [32_000, 128_000, 200_000];
+/** Whose prices autocontext's systems can be told (js/cli/accounting.js prices both). */
+export const PROVIDERS = ['anthropic', 'openai'];
 
 function parseArgs(argv) {
-  const out = { systems: [], traces: [], json: join(root, 'target', 'bench', 'cost.json'), md: null, jobs: 1, child: null, reuse: null };
+  const out = { systems: [], traces: [], json: join(root, 'target', 'bench', 'cost.json'), md: null, jobs: 1, child: null, reuse: null, window: WINDOW, provider: 'anthropic' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const list = () => argv[++i].split(',').map((s) => s.trim()).filter(Boolean);
@@ -50,8 +60,12 @@ function parseArgs(argv) {
     else if (a === '--jobs') out.jobs = Math.max(1, Number(argv[++i]));
     else if (a === '--child') out.child = argv[++i];
     else if (a === '--reuse') out.reuse = argv[++i];
+    else if (a === '--window') out.window = Number(argv[++i]);
+    else if (a === '--provider') out.provider = argv[++i];
     else throw new Error(`cost: unknown argument ${a}`);
   }
+  if (!(Number.isInteger(out.window) && out.window > 0)) throw new Error(`cost: --window must be a positive integer, got ${out.window}`);
+  if (!PROVIDERS.includes(out.provider)) throw new Error(`cost: --provider must be ${PROVIDERS.join(' or ')}, got ${out.provider}`);
   return out;
 }
 
@@ -63,7 +77,7 @@ function packageVersion(name) {
 export const PEER_PACKAGES = ['langchain', '@langchain/core', '@mastra/core', '@strands-agents/sdk', 'gpt-tokenizer'];
 
 /** One system over the traces, in this process; prints its JSON result. */
-async function runChild(systemId, traceFilters) {
+async function runChild(systemId, traceFilters, window, provider) {
   const { costTraces } = await import('./cost/traces.mjs');
   const { pickSystems } = await import('./cost/systems/index.mjs');
   const { replayTrace, sumTraces } = await import('./cost/replay.mjs');
@@ -76,15 +90,15 @@ async function runChild(systemId, traceFilters) {
   const [system] = await pickSystems([systemId]);
   const rows = [];
   for (const trace of costTraces(traceFilters)) {
-    rows.push(await replayTrace(system, trace, { lib: { autocontext }, window: WINDOW, ratio: RATIO, countText, peerCountText: countText, validate }));
+    rows.push(await replayTrace(system, trace, { lib: { autocontext }, window, ratio: RATIO, provider, countText, peerCountText: countText, validate }));
   }
   const { start, ...described } = system;
   process.stdout.write(JSON.stringify({ ...described, totals: sumTraces(rows), traces: rows }));
 }
 
-function runInChild(systemId, traceFilters) {
+function runInChild(systemId, traceFilters, window, provider) {
   return new Promise((resolve, reject) => {
-    const args = [fileURLToPath(import.meta.url), '--child', systemId];
+    const args = [fileURLToPath(import.meta.url), '--child', systemId, '--window', String(window), '--provider', provider];
     if (traceFilters.length > 0) args.push('--traces', traceFilters.join(','));
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const out = [];
@@ -116,7 +130,7 @@ async function reusedSystems(previous, skip, traceNames) {
 }
 
 /** Runs the selected systems (each in a child process) and returns the results object. */
-export async function runCost({ systems = [], traces = [], jobs = 1, reuse = null, log = () => {} } = {}) {
+export async function runCost({ systems = [], traces = [], jobs = 1, reuse = null, window = WINDOW, provider = 'anthropic', log = () => {} } = {}) {
   const { SYSTEM_IDS } = await import('./cost/systems/index.mjs');
   const { costTraces } = await import('./cost/traces.mjs');
   for (const id of systems) {
@@ -141,7 +155,7 @@ export async function runCost({ systems = [], traces = [], jobs = 1, reuse = nul
     while (next < picked.length) {
       const i = next++;
       const t = Date.now();
-      results[i] = await runInChild(picked[i].id, traces);
+      results[i] = await runInChild(picked[i].id, traces, window, provider);
       log(`${picked[i].id}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
     }
   };
@@ -150,7 +164,9 @@ export async function runCost({ systems = [], traces = [], jobs = 1, reuse = nul
   machine.seconds = (Date.now() - started) / 1000;
   if (reuse !== null) {
     const saved = JSON.parse(readFileSync(reuse, 'utf8'));
-    const previous = saved.cost ?? saved; // npm run bench's results.json holds it under `cost`
+    // npm run bench's results.json holds a run per window and provider under `costWindows`.
+    const previous = saved.costWindows?.find((w) => w.window === window)?.[provider] ?? saved.cost ?? saved;
+    if (previous.settings?.window !== window) throw new Error(`cost: ${reuse} holds no run at window ${window}`);
     const taken = await reusedSystems(previous, new Set(picked.map((p) => p.id)), selected.map((t) => t.name));
     log(`reused from ${reuse}: ${taken.map((x) => x.id).join(', ') || 'nothing (no system there covers these traces)'}`);
     results.push(...taken);
@@ -158,7 +174,7 @@ export async function runCost({ systems = [], traces = [], jobs = 1, reuse = nul
   }
   return {
     machine,
-    settings: { window: WINDOW, ratio: RATIO, trigger: Math.floor(WINDOW * RATIO), traceFilters: traces, traces: selected.map((t) => t.name) },
+    settings: { window, provider, ratio: RATIO, trigger: Math.floor(window * RATIO), traceFilters: traces, traces: selected.map((t) => t.name) },
     versions: Object.fromEntries(['autocontext', ...PEER_PACKAGES].map((p) => [p, packageVersion(p)])),
     systems: results,
   };
@@ -167,13 +183,13 @@ export async function runCost({ systems = [], traces = [], jobs = 1, reuse = nul
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = parseArgs(process.argv.slice(2));
   if (args.child !== null) {
-    await runChild(args.child, args.traces);
+    await runChild(args.child, args.traces, args.window, args.provider);
   } else {
     if (!existsSync(join(root, 'dist', 'entrypoints', 'node.js'))) {
       console.error("cost: dist/ is not built; run 'npm run build' first");
       process.exit(1);
     }
-    const results = await runCost({ systems: args.systems, traces: args.traces, jobs: args.jobs, reuse: args.reuse, log: (...a) => console.error('cost:', ...a) });
+    const results = await runCost({ systems: args.systems, traces: args.traces, jobs: args.jobs, reuse: args.reuse, window: args.window, provider: args.provider, log: (...a) => console.error('cost:', ...a) });
     mkdirSync(dirname(args.json), { recursive: true });
     writeFileSync(args.json, JSON.stringify(results));
     const { costReport } = await import('./cost/report.mjs');

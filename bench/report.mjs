@@ -2,7 +2,7 @@
 // each system (bench/cost/report.mjs), then the targets of the counter and the engine with what
 // was measured, then every table. Medians everywhere; ratios against the peers measured in the
 // same run.
-import { costReport } from './cost/report.mjs';
+import { costReport, windowsReport } from './cost/report.mjs';
 
 const OURS = 'autocontext';
 const PEERS = ['gpt-tokenizer', 'js-tiktoken', 'tiktoken'];
@@ -108,6 +108,9 @@ export function report(r) {
   if (m.buildSeconds !== undefined) out.push(`Building the package (three WebAssembly builds, bindings, TypeScript) took ${f1(m.buildSeconds)} s before this run.`);
   out.push('');
 
+  if (r.costWindows) {
+    out.push(windowsReport(r.costWindows, { level: 2, chart: (w) => `cost-${w / 1000}k.svg` }));
+  }
   if (r.cost) {
     out.push(costReport(r.cost, { level: 2 }));
   }

@@ -19,7 +19,8 @@ import * as esbuild from 'esbuild';
 import { COUNTERS, ENCODINGS, EXACT, REFERENCE, version } from './counters.mjs';
 import { benchTexts, corpusDir, root, traces } from './texts.mjs';
 import { report } from './report.mjs';
-import { PEER_PACKAGES, runCost } from './cost.mjs';
+import { PEER_PACKAGES, PROVIDERS, WINDOWS, runCost } from './cost.mjs';
+import { costChart } from './cost/chart.mjs';
 import { wasmBreakdown } from './wasm-size.mjs';
 
 const args = process.argv.slice(2);
@@ -231,8 +232,27 @@ delete engine.compress;
 
 // What a session costs: every system over every trace (bench/cost.mjs), each in its own process.
 // The smoke run replays two short traces, enough to see every system work.
+// Then the same at every window of WINDOWS, and autocontext's systems again told OpenAI's
+// prices (a peer's requests do not depend on them), each window's picture in docs/.
 log('cost: every system over the traces');
-const cost = await runCost({ traces: smoke ? ['tau-bench-gpt4o-airline-task4', 'pydantic-ai-claude-parallel'] : [], log: (...a) => log('cost:', ...a) });
+const costTraces = smoke ? ['tau-bench-gpt4o-airline-task4', 'pydantic-ai-claude-parallel'] : [];
+const cost = await runCost({ traces: costTraces, jobs: 2, log: (...a) => log('cost:', ...a) });
+const { AUTOCONTEXT_SYSTEMS } = await import('./cost/systems/autocontext.mjs');
+const costWindows = [];
+for (const window of WINDOWS) {
+  const byProvider = {};
+  for (const provider of PROVIDERS) {
+    if (window === cost.settings.window && provider === cost.settings.provider) {
+      byProvider[provider] = cost;
+      continue;
+    }
+    log(`cost: window ${window}, ${provider} prices`);
+    const systems = provider === 'anthropic' ? [] : AUTOCONTEXT_SYSTEMS.map((x) => x.id);
+    byProvider[provider] = await runCost({ traces: costTraces, systems, window, provider, jobs: 2, log: (...a) => log('cost:', ...a) });
+  }
+  costWindows.push({ window, ...byProvider });
+  writeFileSync(join(root, 'docs', `cost-${window / 1000}k.svg`), costChart(byProvider.anthropic));
+}
 
 // A long session, 100,000 messages of the corpus back to back: the engine alone in Node
 // (bench/long-session.mjs), and the example Worker's Durable Object in workerd
@@ -255,7 +275,7 @@ const nativePass = existsSync(nativePassFile) ? JSON.parse(readFileSync(nativePa
 machine.loadEnd = loadavg();
 machine.seconds = (Date.now() - started.getTime()) / 1000;
 
-const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, vocabSizes, liteBreakdown, engine, native, nativePass, cost, long };
+const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, vocabSizes, liteBreakdown, engine, native, nativePass, cost, costWindows, long };
 writeFileSync(join(work, 'results.json'), JSON.stringify(results, null, 2));
 mkdirSync(join(out, '..'), { recursive: true });
 writeFileSync(out, report(results));

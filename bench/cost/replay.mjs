@@ -6,7 +6,7 @@
 // against what the recorded agent wrote next, outside the system's CPU clock.
 import { Ledger, recoverable } from '../../js/cli/accounting.js';
 import { CpuClock } from './clock.mjs';
-import { RETENTION_KEYS, Retention, laterUse, messageText, offloadMarkers } from './retention.mjs';
+import { RETENTION_KEYS, Retention, laterLines, laterUse, messageText, offloadMarkers } from './retention.mjs';
 import { SummarizerLog } from './summarizer.mjs';
 
 const median = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
@@ -16,16 +16,18 @@ const median = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[M
  *                 behind one offload marker (the retention's one reload), and its optional
  *                 `markersOf(text)` the markers a text names (default: autocontext's)
  * @param trace    `{ name, messages }`
- * @param env      `{ lib, window, ratio, countText, peerCountText, validate }`
+ * @param env      `{ lib, window, ratio, countText, peerCountText, validate, provider }`: `provider`
+ *                 is whose prices autocontext's systems are told (the ledger prices both)
  */
 export async function replayTrace(system, trace, env) {
   const log = new SummarizerLog();
   const clock = new CpuClock();
   // The part of the management CPU a peer spends in the token counter the benchmark gives it.
   const countClock = new CpuClock();
-  const session = await system.start({ lib: env.lib, window: env.window, ratio: env.ratio, log, clock, countClock, countText: env.peerCountText, trace });
+  const session = await system.start({ lib: env.lib, window: env.window, ratio: env.ratio, provider: env.provider, log, clock, countClock, countText: env.peerCountText, trace });
   const ledger = new Ledger({ countText: env.countText, window: env.window, validate: env.validate });
   const used = laterUse(trace.messages);
+  const lines = laterLines(trace.messages);
   const retention = new Retention(session.reloadOne, session.markersOf);
   const passes = [];
   const errors = [];
@@ -36,7 +38,7 @@ export async function replayTrace(system, trace, env) {
       const out = await session.request();
       const record = ledger.turn(out.messages, newest);
       log.sent(out.messages);
-      await retention.turn(used.get(i), out.messages);
+      await retention.turn(used.get(i), out.messages, lines.get(i));
       if (out.ownCount !== undefined && out.ownCount !== record.tokens) countMismatches++;
       if (out.error && errors.length < 3) errors.push({ turn: ledger.turns.length - 1, error: out.error });
       if (out.pass) passes.push({ turn: ledger.turns.length - 1, ...out.pass, firstChanged: record.firstChanged, messages: record.messages, tokens: record.tokens });

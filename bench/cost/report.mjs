@@ -22,8 +22,9 @@ export function holdsWindow(t) {
   return t.overWindow <= HOLD_OVER_WINDOW * t.turns && t.invalid === 0 && t.newestDropped === 0;
 }
 
-/** The price of a summarizer's output token against an input token (Anthropic's models: 5×). */
+/** The price of a summarizer's output token against an input token (Anthropic's models: 5×; OpenAI's 6×). */
 export const OUTPUT_PRICE = 5;
+const OUTPUT_PRICES = { anthropic: 5, openai: 6 };
 
 /** The cache-aware cost a system may have against the cheapest peer that holds the window (with the summarizer priced too). */
 export const COST_TARGET = 0.9;
@@ -33,9 +34,9 @@ export const COST_TARGET = 0.9;
  * of each call's input that repeats the agent's previous request is read from the prompt cache
  * (0.1×), the rest of its input is billed at 1×, its output at {@link OUTPUT_PRICE}.
  */
-export function withSummarizer(t) {
+export function withSummarizer(t, provider = 'anthropic') {
   const cached = t.summarizerCached ?? 0;
-  return t.anthropic + (t.summarizerInput - cached) + PRICES.anthropic.read * cached + OUTPUT_PRICE * t.summarizerOutput;
+  return t[provider] + (t.summarizerInput - cached) + PRICES[provider].read * cached + OUTPUT_PRICES[provider] * t.summarizerOutput;
 }
 
 /** Later-use retention targets of the default preset: shares of the later-used identifiers. */
@@ -142,7 +143,7 @@ function targetRows(r) {
 }
 
 function systemRows(r) {
-  return r.systems.map((s) => {
+  return r.systems.filter((s) => !s.curve).map((s) => {
     const t = s.totals;
     const holds = s.peer ? (holdsWindow(t) ? 'yes' : 'no') : '';
     return [
@@ -300,7 +301,7 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   );
   out.push('');
   out.push(
-    'Per model call, `prefix` is the tokens of the longest common prefix, message by message, with the previous request, `rest` the remaining tokens: cost = prefix + rest; cache-aware (Anthropic) = 0.1 × prefix + 1.25 × rest (cache read, cache write); cache-aware (OpenAI) = 0.5 × prefix + rest. Cache-aware with the summarizer adds each summarize call as the same Anthropic model would bill it: the leading messages of its input that repeat the agent\'s previous request (equal as canonical JSON, as the prefix is) at 0.1× (a cache read), the rest of its input at 1×, its output at ' + OUTPUT_PRICE + '× (the output price of Anthropic\'s models against their input price); a smaller model for summaries bills less. A prompt rewrite is a request that does not extend the previous one. Invalid: autocontext\'s `validate(request, \'openai\')` finds a problem, or the request holds nothing but system messages ("empty"). The newest message (the last one added before the call) counts as sent when it is the request\'s last message, whole or cut to its head (a long tool result truncated, maybe under a one-line header such as Strands\' `[Truncated: ...]`). Originals recoverable: the share of the trace\'s messages sent verbatim in the next request or reloadable from the system\'s own store through what that request names (autocontext\'s offload markers, followed into what they give back; Strands\' stash references; no other peer has one); in one reload: the same with one reload of each marker the request names, the markers inside what it gives back not followed. Management CPU: CPU time of the calls a host makes to the context manager (autocontext: `add`, `compressIfNeeded`, `messages`; a middleware\'s hook; a processor\'s `processLLMRequest`; `trimMessages`), summarizer and token counter included, the benchmark\'s own conversions and accounting excluded.',
+    'Per model call, `prefix` is the tokens of the longest common prefix, message by message, with the previous request, `rest` the remaining tokens: cost = prefix + rest; cache-aware (Anthropic) = 0.1 × prefix + 1.25 × rest (cache read, cache write); cache-aware (OpenAI) = 0.1 × prefix + rest (its current models). Cache-aware with the summarizer adds each summarize call as the same Anthropic model would bill it: the leading messages of its input that repeat the agent\'s previous request (equal as canonical JSON, as the prefix is) at 0.1× (a cache read), the rest of its input at 1×, its output at ' + OUTPUT_PRICE + '× (the output price of Anthropic\'s models against their input price); a smaller model for summaries bills less. A prompt rewrite is a request that does not extend the previous one. Invalid: autocontext\'s `validate(request, \'openai\')` finds a problem, or the request holds nothing but system messages ("empty"). The newest message (the last one added before the call) counts as sent when it is the request\'s last message, whole or cut to its head (a long tool result truncated, maybe under a one-line header such as Strands\' `[Truncated: ...]`). Originals recoverable: the share of the trace\'s messages sent verbatim in the next request or reloadable from the system\'s own store through what that request names (autocontext\'s offload markers, followed into what they give back; Strands\' stash references; no other peer has one); in one reload: the same with one reload of each marker the request names, the markers inside what it gives back not followed. Management CPU: CPU time of the calls a host makes to the context manager (autocontext: `add`, `compressIfNeeded`, `messages`; a middleware\'s hook; a processor\'s `processLLMRequest`; `trimMessages`), summarizer and token counter included, the benchmark\'s own conversions and accounting excluded.',
   );
   out.push('');
   out.push(RETENTION_NOTE);
@@ -345,7 +346,7 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   out.push(`${h(1)} How each system is driven`);
   out.push('');
   for (const line of [
-    "autocontext (the built package, `import 'autocontext'`): `add` each message, `compressIfNeeded()` then `messages()` before each call; `maxToken: 32000`, `tokenRatio: 0.75`, a `MemoryStore`. The facts preset extracts four concepts (error, test, file, user). Its summarizer is sent the summarize request's `system` and `prompt`; with `summarizeFromCache` a request that shares the agent's prompt cache is sent as its `messages` instead (the agent's own request, byte for byte, then the instruction), and the summary is the offline one of the same span.",
+    "autocontext (the built package, `import 'autocontext'`): `add` each message, `compressIfNeeded()` then `messages()` before each call; `maxToken` the window, `tokenRatio: 0.75`, a `MemoryStore`, and `prices` those of the provider the run prices (Anthropic: read 0.1, write 1.25, output 5; OpenAI: read 0.1, write 1, output 6), as a host of that provider gets them by default. The facts preset extracts four concepts (error, test, file, user). Its summarizer is sent the summarize request's `system` and `prompt`; with `summarizeFromCache` a request that shares the agent's prompt cache is sent as its `messages` instead (the agent's own request, byte for byte, then the instruction), and the summary is the offline one of the same span.",
     "LangChain (`langchain` " + (r.versions.langchain ?? '?') + ', `@langchain/core` ' + (r.versions['@langchain/core'] ?? '?') + "): the middleware hooks are called as `createAgent` calls them, the trace's leading system messages being the agent's system prompt (outside the state). `summarizationMiddleware`'s `beforeModel` gets the state and its update is applied (so the state carries over); its token counter sees the state only, so its trigger is 24,000 minus the system prompt's tokens; its summarizer is a chat model answering with the offline summary of the span inside its prompt. `contextEditingMiddleware` + `ClearToolUsesEdit` (trigger 24,000 tokens, keep 3, placeholder `[cleared]`) edits the state's own list in `wrapModelCall`, counting with the `model` method (the benchmark's counter, system prompt included). `trimMessages` (strategy 'last', 24,000 tokens, `includeSystem`, `startOn: 'human'`) runs on the whole history before each call; when no human message is left to start on, it returns `[undefined]`, an empty request. Every LangChain counter is the exact o200k_base counter of gpt-tokenizer " + (r.versions['gpt-tokenizer'] ?? '') + " (the fastest exact JavaScript one) with the benchmark's per-message accounting, memoized per message; its CPU time is shown apart (\"counting\").",
     "Mastra (`@mastra/core` " + (r.versions['@mastra/core'] ?? '?') + "): each processor's `processLLMRequest` on the provider prompt before each call, from the whole history (their changes are transient). A run starts at each user message and the processors' state lives for one run, so `ToolCallFilter` with no options removes the tool calls of earlier runs only. `TokenLimiter(24000)` counts with its own estimate (tokenx), which reads fewer tokens than o200k_base on these traces, and drops whole tool exchanges, newest kept first, skipping one that does not fit (so it can drop the newest).",
     "Strands Agents (`@strands-agents/sdk` " +
@@ -355,6 +356,119 @@ export function costReport(r, { level = 2, perTrace = ['default'] } = {}) {
   ]) {
     out.push(`- ${line}`);
   }
+  out.push('');
+  return out.join('\n');
+}
+
+/** The targets of issue 33 at each window: against Strands 'auto' (summary at 75%) and the raw agent, the summarizer priced. */
+export const WINDOW_TARGETS = {
+  cost: { 32000: 0.95, 128000: 0.85, 200000: 0.85 },
+  raw: { 128000: 0.6, 200000: 0.6 },
+  oldInView: { 32000: 0.78, 128000: 0.9, 200000: 0.9 },
+  overStrands: 5,
+};
+
+/**
+ * The section on windows: for each window (a `{ window, anthropic, openai }` of `runCost`
+ * results, the OpenAI run holding autocontext's systems told OpenAI's prices), the targets,
+ * then every system's cost at both providers' prices with the summarizer, beside what it keeps
+ * in view, and the chart (`chart` names its file).
+ */
+export function windowsReport(windows, { level = 2, chart = (w) => null } = {}) {
+  const h = (n) => '#'.repeat(level + n);
+  const out = [];
+  out.push(`${h(0)} The bill at every window, both providers`);
+  out.push('');
+  out.push(
+    "Every system over the same traces at 32k, 128k and 200k windows, compressing at 75% of each. Costs are cache-aware with the summarizer's calls priced as the same provider bills them (Anthropic: cache read 0.1×, write 1.25×, summarizer output 5×; OpenAI's current models: cached input 0.1×, the rest 1×, output 6×). autocontext's systems are told the prices of the provider the column prices (its `prices` option, each format's default for that provider), so each column is a run of its own; a peer knows no prices, one run serves both columns. Strands is `contextManager: 'auto'` with its summary at 75%, the closest peer at these windows.",
+  );
+  out.push('');
+  for (const { window, anthropic, openai } of windows) {
+    const by = (r, id) => r?.systems.find((s) => s.id === id);
+    const strands = by(anthropic, 'strands-auto-75');
+    const raw = by(anthropic, 'raw');
+    const ours = by(anthropic, 'default');
+    const oursOpenai = by(openai, 'default');
+    out.push(`${h(1)} Window ${int(window)}`);
+    out.push('');
+    if (ours && strands) {
+      const t = ours.totals;
+      const T = WINDOW_TARGETS;
+      const met = (ok) => (ok ? 'met' : '**not met**');
+      const rows = [];
+      const cost = withSummarizer(t) / withSummarizer(strands.totals);
+      if (T.cost[window] !== undefined) rows.push([`cost with the summarizer (Anthropic) ≤ ${T.cost[window]}× Strands 'auto' at 75%`, `${f2(cost)}× (${M(withSummarizer(t))} vs ${M(withSummarizer(strands.totals))} M)`, met(cost <= T.cost[window])]);
+      if (oursOpenai) {
+        const o = withSummarizer(oursOpenai.totals, 'openai') / withSummarizer(strands.totals, 'openai');
+        rows.push([`the same at OpenAI's prices`, `${f2(o)}× (${M(withSummarizer(oursOpenai.totals, 'openai'))} vs ${M(withSummarizer(strands.totals, 'openai'))} M)`, T.cost[window] === undefined ? '' : met(o <= T.cost[window])]);
+      }
+      if (raw && T.raw[window] !== undefined) {
+        const x = withSummarizer(t) / withSummarizer(raw.totals);
+        rows.push([`≤ ${T.raw[window]}× the raw agent`, `${f2(x)}× (${M(withSummarizer(raw.totals))} M raw, ${int(raw.totals.overWindow)} of its turns over the window)`, met(x <= T.raw[window])]);
+      }
+      const ours_ = t.oldInView / t.oldIds;
+      const theirs = strands.totals.oldInView / strands.totals.oldIds;
+      rows.push([
+        `old later-used identifiers in view ≥ Strands' + ${T.overStrands} points and ≥ ${100 * T.oldInView[window]}%`,
+        `${pct(t.oldInView, t.oldIds)} vs ${pct(strands.totals.oldInView, strands.totals.oldIds)}`,
+        met(ours_ >= theirs + T.overStrands / 100 && ours_ >= T.oldInView[window]),
+      ]);
+      rows.push([`later-used identifiers in view or one reload ≥ 99.5%`, `${pct(t.idsReach, t.ids)} (Strands ${pct(strands.totals.idsReach, strands.totals.ids)})`, met(t.idsReach / t.ids >= 0.995)]);
+      rows.push([
+        '0 over the window, 0 invalid, 100% recoverable, the newest message always sent',
+        `${int(t.overWindow)} over, ${int(t.invalid)} invalid, ${pct(t.recoverable, t.originals)} recoverable, newest dropped ${int(t.newestDropped)}`,
+        met(t.overWindow === 0 && t.invalid === 0 && t.recoverable === t.originals && t.newestDropped === 0),
+      ]);
+      out.push(table(['target', 'measured', ''], rows));
+      out.push('');
+    }
+    const rows = anthropic.systems
+      .filter((s) => !s.curve)
+      .map((s) => {
+        const t = s.totals;
+        const o = by(openai, s.id)?.totals ?? (s.family === 'autocontext' ? null : t);
+        return [
+          s.label,
+          `**${M(withSummarizer(t))}**`,
+          strands ? f2(withSummarizer(t) / withSummarizer(strands.totals)) : '–',
+          raw ? f2(withSummarizer(t) / withSummarizer(raw.totals)) : '–',
+          o ? M(withSummarizer(o, 'openai')) : '–',
+          `${pct(t.idsInView ?? 0, t.ids ?? 0)} / ${pct(t.oldInView ?? 0, t.oldIds ?? 0)}`,
+          `${pct(t.idsReach ?? 0, t.ids ?? 0)}`,
+          `${pct(t.linesInView ?? 0, t.lines ?? 0)} / ${pct(t.oldLinesInView ?? 0, t.oldLines ?? 0)}`,
+          int(t.overWindow),
+          int(t.invalid),
+          pct(t.recoverable, t.originals),
+          int(t.rewrites),
+        ];
+      });
+    out.push(
+      table(
+        ['system', 'Anthropic, with the summarizer (M)', "× Strands 'auto' 75%", '× raw', 'OpenAI, with the summarizer (M)', 'identifiers in view, all / old', 'in view or one reload', 'later-used lines in view, all / old', 'over-window turns', 'invalid', 'recoverable', 'rewrites'],
+        rows,
+      ),
+    );
+    out.push('');
+    const file = chart(window);
+    if (file) {
+      out.push(`![cost against old later-used identifiers in view at ${int(window)} tokens](${file})`);
+      out.push('');
+    }
+    const curve = anthropic.systems.filter((s) => s.curve || s.id === 'default');
+    if (curve.length > 1) {
+      const limit = (s) => (s.id === 'default' ? 2000 : Number(/(\d+)$/.exec(s.id)[1]));
+      out.push(
+        `The default's arrival limit (\`toolResultLimit\`): ${curve
+          .sort((a, b) => limit(a) - limit(b))
+          .map((s) => `${limit(s)} characters ${M(withSummarizer(s.totals))} M, ${pct(s.totals.oldInView, s.totals.oldIds)} of the old identifiers and ${pct(s.totals.linesInView, s.totals.lines)} of the lines in view`)
+          .join('; ')}.`,
+      );
+      out.push('');
+    }
+  }
+  out.push(
+    'Later-used lines: at every model turn, the lines (trimmed, 24 characters or more) of the agent\'s next message, its text and its tool calls\' decoded arguments (the code an edit replaces, a command it repeats), that the conversation before it held verbatim; in view when the request holds the line. Identifiers say whether the agent can still name what it saw, lines whether it can still quote it.',
+  );
   out.push('');
   return out.join('\n');
 }

@@ -181,6 +181,86 @@ export function laterUse(messages, oldChars = OLD_CHARS) {
   return out;
 }
 
+/** The shortest later-used line that counts, in characters (trimmed). */
+export const MIN_LINE_CHARS = 24;
+
+/** The string leaves of a parsed JSON value, in order. */
+function strings(v, out) {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) strings(x, out);
+  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) strings(x, out);
+  return out;
+}
+
+/**
+ * The text of an OpenAI chat message as lines of content: its content's text parts, then each
+ * tool call's name and the string values of its arguments, decoded (a tool call that edits a
+ * file carries the lines it replaces as a JSON string; decoded, they read as the file's lines).
+ * @param {Record<string, any>} m
+ */
+export function readableText(m) {
+  const parts = [];
+  if (typeof m.content === 'string') parts.push(m.content);
+  else if (Array.isArray(m.content)) for (const p of m.content) if (typeof p?.text === 'string') parts.push(p.text);
+  for (const c of m.tool_calls ?? []) {
+    parts.push(c.function?.name ?? '');
+    const args = c.function?.arguments ?? '';
+    try {
+      parts.push(...strings(JSON.parse(args), []));
+    } catch {
+      parts.push(args);
+    }
+  }
+  return parts.join('\n');
+}
+
+/** The distinct lines of a text that count: trimmed, at least {@link MIN_LINE_CHARS} characters, holding a letter or digit. */
+export function contentLines(text) {
+  const out = new Set();
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line.length >= MIN_LINE_CHARS && /[A-Za-z0-9]/.test(line)) out.add(line);
+  }
+  return [...out];
+}
+
+/**
+ * Later-used lines: at each model turn, the lines of the agent's next message (its text and
+ * its tool calls' decoded arguments: the code an edit replaces, a command it repeats, a line it
+ * quotes) that the conversation before it, system prompt left out, holds verbatim. Identifiers
+ * say whether the agent can still name what it saw; lines whether it can still quote it, which
+ * an edit of a file it read needs. Keyed like {@link laterUse}; `old` as there.
+ * @param {Record<string, any>[]} messages
+ * @returns {Map<number, { line: string, old: boolean }[]>}
+ */
+export function laterLines(messages, oldChars = OLD_CHARS) {
+  const texts = messages.map((m) => (isSystem(m) ? null : readableText(m)));
+  const end = [];
+  let length = 0;
+  const pieces = [];
+  for (const t of texts) {
+    end.push(length);
+    if (t === null) continue;
+    if (pieces.length > 0) length += 1;
+    pieces.push(t);
+    length += t.length;
+  }
+  const conversation = pieces.join('\n');
+  const out = new Map();
+  for (const [i, m] of messages.entries()) {
+    if (m.role !== 'assistant' || i === 0) continue;
+    const before = end[i];
+    const used = [];
+    for (const line of contentLines(texts[i])) {
+      if (line.length > before) continue;
+      const at = conversation.lastIndexOf(line, before - line.length);
+      if (at >= 0) used.push({ line, old: before - (at + line.length) > oldChars });
+    }
+    out.set(i, used);
+  }
+  return out;
+}
+
 /**
  * The kind of replacement a message holding an offload marker is, from its text: an emergency
  * notice, a truncated tool result, a summary (the benchmark's summarizer wrote it), or else an
@@ -188,6 +268,7 @@ export function laterUse(messages, oldChars = OLD_CHARS) {
  */
 export function replacementKind(text) {
   if (text.includes('[Context note: ')) return 'emergency';
+  if (/\[Earlier tool output of \d+ characters, stubbed/.test(text)) return 'stub';
   if (/\[\.\.\. \d+ of \d+ characters omitted/.test(text) || text.startsWith('[Truncated: ')) return 'truncated';
   if (text.includes(SUMMARY_PREFIX) || text.includes('[Summarized together with the result of')) return 'summary';
   return 'notice';
@@ -205,8 +286,19 @@ export const RETENTION_KEYS = [
   'oldBehindTruncated',
   'oldBehindNotice',
   'oldBehindEmergency',
+  'oldBehindStub',
   'oldUnreached',
   'oldDeeper',
+  'lines',
+  'linesInView',
+  'linesReach',
+  'oldLines',
+  'oldLinesInView',
+  'linesBehindSummary',
+  'linesBehindTruncated',
+  'linesBehindNotice',
+  'linesBehindEmergency',
+  'linesBehindStub',
 ];
 
 /**
@@ -250,8 +342,9 @@ export class Retention {
    * @param {{ id: string, old: boolean }[]} used
    * @param {Record<string, any>[]} request
    */
-  async turn(used, request) {
+  async turn(used, request, lines = []) {
     const t = this.totals;
+    if (lines.length > 0) await this.lines(lines, request);
     if (used.length === 0) return;
     const texts = request.map(messageText);
     const view = texts.join('\n');
@@ -293,6 +386,49 @@ export class Retention {
         t.oldUnreached++;
         deeper ??= await this.beyond(reloads);
         if (deeper.some((text) => text.includes(u.id))) t.oldDeeper++;
+      }
+    }
+  }
+
+  /**
+   * Scores one request's later-used lines: in view when the request's readable text holds the
+   * line, in reach when it or one reload of a marker it names does.
+   * @param {{ line: string, old: boolean }[]} lines
+   * @param {Record<string, any>[]} request
+   */
+  async lines(lines, request) {
+    const t = this.totals;
+    const view = request.map(readableText).join('\n');
+    let reloaded = null;
+    for (const u of lines) {
+      t.lines++;
+      if (u.old) t.oldLines++;
+      if (view.includes(u.line)) {
+        t.linesInView++;
+        t.linesReach++;
+        if (u.old) t.oldLinesInView++;
+        continue;
+      }
+      if (this.reloadOne === undefined) continue;
+      if (reloaded === null) {
+        const kinds = new Map();
+        for (const m of request) {
+          const text = messageText(m);
+          for (const uuid of this.markersOf(text)) if (!kinds.has(uuid)) kinds.set(uuid, replacementKind(text));
+        }
+        reloaded = await Promise.all(
+          [...kinds].map(([uuid, kind]) =>
+            this.reloadOne(uuid).then(
+              (originals) => [kind, originals.map(readableText).join('\n')],
+              () => [kind, ''],
+            ),
+          ),
+        );
+      }
+      const hit = reloaded.find(([, text]) => text.includes(u.line));
+      if (hit !== undefined) {
+        t.linesReach++;
+        t[`linesBehind${hit[0][0].toUpperCase()}${hit[0].slice(1)}`]++;
       }
     }
   }

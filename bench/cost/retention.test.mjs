@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { messageTokens } from '../../js/cli/accounting.js';
 import { replayTrace } from './replay.mjs';
-import { Retention, identifiers, laterUse, messageText, offloadMarkers, replacementKind } from './retention.mjs';
+import { Retention, contentLines, identifiers, laterLines, laterUse, messageText, offloadMarkers, replacementKind } from './retention.mjs';
 
 const ids = (text) => [...identifiers(text).keys()];
 const marker = (uuid) => `<!-- CONTEXT_OFFLOAD: uuid=${uuid} -->`;
@@ -132,8 +132,20 @@ test('retention: in view, one reload (not two), by replacement kind, memoized; a
     oldBehindTruncated: twice(1),
     oldBehindNotice: 0,
     oldBehindEmergency: 0,
+    oldBehindStub: 0,
     oldUnreached: twice(1),
     oldDeeper: twice(1),
+    // No later-used lines were given.
+    lines: 0,
+    linesInView: 0,
+    linesReach: 0,
+    oldLines: 0,
+    oldLinesInView: 0,
+    linesBehindSummary: 0,
+    linesBehindTruncated: 0,
+    linesBehindNotice: 0,
+    linesBehindEmergency: 0,
+    linesBehindStub: 0,
   });
   assert.deepEqual(Object.fromEntries(calls), { [U1]: 1, [U2]: 1, [U3]: 1 }, 'each offload reloaded once');
   const t = r.totals;
@@ -144,8 +156,37 @@ test('retention: in view, one reload (not two), by replacement kind, memoized; a
   assert.deepEqual([peer.totals.idsInView, peer.totals.idsReach, peer.totals.oldReach, peer.totals.oldUnreached, peer.totals.oldDeeper], [1, 1, 1, 3, 0]);
 });
 
+test('later-used lines: what the next message quotes of what came before, decoded from tool-call arguments, in view or one reload', async () => {
+  const edited = '    return parse_block(tokens, depth + 1)';
+  const messages = [
+    { role: 'system', content: 'a system line that is long enough to count' },
+    { role: 'user', content: 'fix the parser' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path": "src/parser.py"}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: `def parse(tokens):\n${edited}\nshort\n` },
+    {
+      role: 'assistant',
+      content: 'a system line that is long enough to count',
+      tool_calls: [{ id: 'c2', type: 'function', function: { name: 'edit', arguments: JSON.stringify({ old: edited, new: '    return parse_block(tokens, depth)' }) } }],
+    },
+  ];
+  const lines = laterLines(messages, 10);
+  // The edit's old text (decoded from its JSON arguments) was in the result; its new text and
+  // what only the system prompt held were not seen before.
+  assert.deepEqual(lines.get(4), [{ line: edited.trim(), old: false }]);
+  assert.deepEqual(laterLines(messages, 0).get(4), [{ line: edited.trim(), old: true }]);
+  assert.deepEqual(contentLines('  x\nshort line\n' + '-'.repeat(30) + '\n' + 'a'.repeat(24) + '\n'), ['a'.repeat(24)]);
+  const stub = { role: 'tool', tool_call_id: 'c1', content: `def parse(tokens):\n[Earlier tool output of 80 characters, stubbed: call context_reload with the uuid below to read it whole]\n${marker(U1)}` };
+  const r = new Retention(async () => [messages[3]]);
+  await r.turn([], [messages[1], messages[2], messages[3]], lines.get(4));
+  await r.turn([], [messages[1], messages[2], stub], lines.get(4));
+  await r.turn([], [messages[1], messages[2], { ...stub, content: 'gone' }], lines.get(4));
+  const t = r.totals;
+  assert.deepEqual([t.lines, t.linesInView, t.linesReach, t.linesBehindStub], [3, 1, 2, 1]);
+});
+
 test('a replacement is told by its text', () => {
   assert.equal(replacementKind(`[Context note: 12 messages from earlier rounds were offloaded.]\n${marker(U1)}`), 'emergency');
+  assert.equal(replacementKind(`first line\n[Earlier tool output of 4026 characters, stubbed: call context_reload with the uuid below to read it whole]\n${marker(U1)}`), 'stub');
   assert.equal(replacementKind(`abc\n[... 10 of 99 characters omitted; call context_reload ...]\n${marker(U1)}`), 'truncated');
   assert.equal(replacementKind(`[Summary of the earlier conversation]\n[summary] text\n${marker(U1)}`), 'summary');
   assert.equal(replacementKind(`[Summarized together with the result of c1.]\n${marker(U1)}`), 'summary');

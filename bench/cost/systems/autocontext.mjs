@@ -17,7 +17,23 @@ const CONCEPTS = [
   { keyword: 'user', description: 'what the user asked for', factType: 'single' },
 ];
 
-/** autocontext's systems: each preset, the default with `minFreedTokens: 4000`, and the default with summarize requests that share the agent's prompt cache. */
+/**
+ * What the engine is told a provider bills (its `prices` option), as the ledger prices that
+ * provider (js/cli/accounting.js): the engine prices its edits as the bill does.
+ */
+export const PROVIDER_PRICES = {
+  anthropic: { cacheRead: 0.1, cacheWrite: 1.25, summarizeOutput: 5 },
+  openai: { cacheRead: 0.1, cacheWrite: 1, summarizeOutput: 6 },
+};
+
+/** The arrival limits of the default's curve (its main knob; the default is 2000). */
+export const CURVE_LIMITS = [1000, 1500, 3000, 5000, 10000];
+
+/**
+ * autocontext's systems: each preset, the default with `minFreedTokens: 4000`, the default with
+ * summarize requests that share the agent's prompt cache, and the default at other arrival
+ * limits (`curve`: the knob's curve in the charts, left out of the tables).
+ */
 export const AUTOCONTEXT_SYSTEMS = [
   { id: 'default', label: 'autocontext, default preset', options: {} },
   { id: 'prefix-summary', label: 'autocontext, prefix-summary', options: { preset: 'prefix-summary' } },
@@ -25,11 +41,12 @@ export const AUTOCONTEXT_SYSTEMS = [
   { id: 'turns', label: 'autocontext, turns', options: { preset: 'turns' } },
   { id: 'default-minfreed-4000', label: 'autocontext, default + minFreedTokens 4000', options: { minFreedTokens: 4000 } },
   { id: 'default-cache', label: 'autocontext, default + summarizeFromCache', options: { summarizeFromCache: true } },
+  ...CURVE_LIMITS.map((limit) => ({ id: `default-limit-${limit}`, label: `autocontext, default + toolResultLimit ${limit}`, options: { toolResultLimit: limit }, curve: true })),
 ].map((s) => ({ ...s, family: 'autocontext', peer: false, start: (ctx) => start(s, ctx) }));
 
 let sessions = 0;
 
-async function start(system, { lib, window, ratio, log, clock }) {
+async function start(system, { lib, window, ratio, log, clock, provider = 'anthropic' }) {
   const { AutoContextMemory, MemoryStore } = lib.autocontext;
   const summarize = (request) => {
     const text = summarizeSpan(request.prompt);
@@ -43,7 +60,17 @@ async function start(system, { lib, window, ratio, log, clock }) {
     return text;
   };
   const memory = clock.timeSync(
-    () => new AutoContextMemory({ maxToken: window, tokenRatio: ratio, summarize, store: new MemoryStore(), sessionId: `cost-${system.id}-${++sessions}`, ...system.options }),
+    () =>
+      new AutoContextMemory({
+        maxToken: window,
+        tokenRatio: ratio,
+        summarize,
+        store: new MemoryStore(),
+        sessionId: `cost-${system.id}-${++sessions}`,
+        prices: PROVIDER_PRICES[provider],
+        ...system.options,
+        ...JSON.parse(process.env.AUTOCONTEXT_BENCH_OPTIONS ?? '{}'),
+      }),
   );
   return {
     add(message) {

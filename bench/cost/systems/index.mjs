@@ -3,7 +3,10 @@
 // starts in well under a second.
 
 const FAMILIES = {
-  autocontext: { ids: ['default', 'prefix-summary', 'facts', 'turns', 'default-minfreed-4000', 'default-cache'], load: async () => (await import('./autocontext.mjs')).AUTOCONTEXT_SYSTEMS },
+  autocontext: {
+    ids: ['default', 'prefix-summary', 'facts', 'turns', 'default-minfreed-4000', 'default-cache', ...[1000, 1500, 3000, 5000, 10000].map((l) => `default-limit-${l}`)],
+    load: async () => (await import('./autocontext.mjs')).AUTOCONTEXT_SYSTEMS,
+  },
   langchain: {
     ids: ['langchain-summarization-20', 'langchain-summarization-4k', 'langchain-trim', 'langchain-context-editing'],
     load: async () => (await import('./langchain.mjs')).LANGCHAIN_SYSTEMS,
