@@ -236,7 +236,7 @@ delete engine.compress;
 // prices (a peer's requests do not depend on them), each window's picture in docs/.
 log('cost: every system over the traces');
 const costTraces = smoke ? ['tau-bench-gpt4o-airline-task4', 'pydantic-ai-claude-parallel'] : [];
-const cost = await runCost({ traces: costTraces, jobs: 2, log: (...a) => log('cost:', ...a) });
+const cost = await runCost({ traces: costTraces, log: (...a) => log('cost:', ...a) }); // one at a time: its CPU figures are compared
 const { AUTOCONTEXT_SYSTEMS } = await import('./cost/systems/autocontext.mjs');
 const costWindows = [];
 for (const window of WINDOWS) {

@@ -502,7 +502,7 @@ export interface EngineOptions {
    * paths, names, ids and numbers it took out of view; 0 turns it off.
    *
    * They are ranked by how likely the agent needs them again (named by the user or a tool call,
-   * repeated, recent), at most a quarter of what the replacement frees and a twentieth of the
+   * repeated, recent), at most half of what the replacement frees and a twentieth of the
    * low-water mark.
    *
    * Default: 2000.

@@ -496,13 +496,17 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
     /// still have landed, so a pass that does not commit deletes every key it tried.
     async fn write_offloads(&self, written: &mut Vec<(String, String)>) -> Result<Vec<(String, usize)>> {
         let (config, store, snapshot) = (self.parts.config, self.parts.store, &self.snapshot);
-        // Each offload holds originals, never a message this pass wrote.
-        let referenced: HashSet<String> = self
-            .work
-            .iter()
-            .filter(|e| e.msg.synthetic.is_some())
-            .flat_map(|e| crate::message::find_markers(&e.msg.wire.to_string()))
-            .collect();
+        // Each offload holds originals, never a message this pass wrote. The markers a taken-in
+        // replacement of this pass may still be named by are in this pass's replacements (an
+        // earlier pass's message cannot name them): read only when some replacement was taken.
+        let referenced: HashSet<String> = if self.log.any_taken() {
+            (0..self.work.len())
+                .filter(|&i| self.log.is_replacement(i) && self.work[i].msg.synthetic.is_some())
+                .flat_map(|i| crate::message::find_markers(&self.work[i].msg.wire.to_string()))
+                .collect()
+        } else {
+            HashSet::new()
+        };
         let payloads: Vec<(String, String, usize)> = {
             let st = self.parts.state.borrow();
             let mut seen = HashSet::new();

@@ -131,6 +131,18 @@ impl PassLog {
             .collect()
     }
 
+    /// Whether a replacement of the pass that offloads was taken into a later one (its marker
+    /// may still be named by what took it in: [`PassLog::to_write`]).
+    pub fn any_taken(&self) -> bool {
+        self.replacements.iter().any(|r| !r.alive && r.offload.is_some())
+    }
+
+    /// Whether message `i` of the pass's working list is one of the pass's replacements (only
+    /// those can name a marker the pass made).
+    pub fn is_replacement(&self, i: usize) -> bool {
+        matches!(self.origins[i], Origin::Replaced(_))
+    }
+
     /// The replacements alive at the end of the pass, in the order they were made.
     #[cfg(test)]
     pub fn alive(&self) -> impl Iterator<Item = &Replacement> {

@@ -348,8 +348,8 @@ options! {
     /// paths, names, ids and numbers it took out of view; 0 turns it off.
     ///
     /// They are ranked by how likely the agent needs them again (named by the user or a tool
-    /// call, repeated, recent), at most a quarter of what the replacement frees and a twentieth
-    /// of the low-water mark.
+    /// call, repeated, recent), at most half of what the replacement frees and a twentieth of
+    /// the low-water mark.
     "identifierIndexChars" identifier_index_chars: u32 = 2000,
         check |c| {
             if c.identifier_index_chars > 100_000 {

@@ -13,26 +13,26 @@ const GOLDEN = {
   conversation: '158 messages · 8 user turns · 68 model turns (openai, detected)',
   budget: 'window 32,000 · target 24,000 (× 0.75) · o200k_base',
   before: { messages: 158, tokens: 91_456 },
-  after: { messages: 67, tokens: 11_085 },
+  after: { messages: 67, tokens: 13_216 },
   // [type, count, messages replaced, tokens saved]: results cut at arrival above 2,000
-  // characters, stale ones stubbed once their rent paid for it, summaries at the trigger.
+  // characters, summaries at the trigger. No stub: in a 32k window the trigger's pass comes
+  // before a stale batch's rent could pay for its rewrite three times over.
   events: [
-    ['TOOL_RESULT_TRUNCATE', 16, 16, 58_935],
+    ['TOOL_RESULT_TRUNCATE', 16, 16, 58_899],
     ['EMERGENCY_OFFLOAD', 1, 2, 60],
-    ['PREFIX_SUMMARY', 2, 53, 12_078],
-    ['TOOL_RESULT_STUB', 12, 12, 5_702],
-    ['RECENT_FOCUS_WINDOW_COMPACT', 1, 40, 3_596],
+    ['PREFIX_SUMMARY', 2, 53, 12_050],
+    ['RECENT_FOCUS_WINDOW_COMPACT', 1, 40, 7_231],
   ],
-  summarizer: { calls: 8, inputTokens: 19_582, outputTokens: 2_703 },
+  summarizer: { calls: 9, inputTokens: 23_884, outputTokens: 3_472 },
   turns: { user: 8, model: 68, overWindow: 0, overWindowWithout: 43 },
-  largest: { tokens: 16_687, tokensWithout: 90_882 },
-  passes: { checks: 69, compressed: 15 },
+  largest: { tokens: 19_366, tokensWithout: 90_882 },
+  passes: { checks: 69, compressed: 14 },
   // Each offload holds only its own span: a summary of earlier summaries names their offloads.
-  offloads: { count: 27, messages: 118, bytes: 313_967 },
+  offloads: { count: 20, messages: 111, bytes: 312_624 },
   // The bill of the 68 model calls at Anthropic's prices.
   bill: {
     without: { inputTokens: 3_448_490, cachedTokens: 3_357_407, cacheAware: 449_594, rewrites: 0, overWindow: 43 },
-    with: { inputTokens: 673_597, cachedTokens: 611_868, cacheAware: 138_348, rewrites: 4, overWindow: 0 },
+    with: { inputTokens: 717_950, cachedTokens: 664_155, cacheAware: 133_659, rewrites: 3, overWindow: 0 },
   },
 };
 
