@@ -46,7 +46,15 @@ test('the README opens for users and its links resolve on npm, where only it is 
     const own = target.match(/^https:\/\/(?:github\.com|raw\.githubusercontent\.com)\/([^/]+\/[^/]+)\/(?:blob\/|tree\/)?main\/(.+)$/);
     if (own) {
       assert.equal(`https://github.com/${own[1]}`, repo, `a link into another repository: ${target}`);
-      assert.ok(existsSync(join(dirname(readme), own[2])), `a link to a file the repository lacks: ${target}`);
+      const [path, fragment] = own[2].split('#');
+      const file = join(dirname(readme), path);
+      assert.ok(existsSync(file), `a link to a file the repository lacks: ${target}`);
+      if (fragment !== undefined && path.endsWith('.md')) {
+        // GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens.
+        const anchors = [...readFileSync(file, 'utf8').matchAll(/^#+ (.*)$/gm)].map((h) =>
+          h[1].trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-'));
+        assert.ok(anchors.includes(fragment), `a link to a heading ${path} lacks: ${target}`);
+      }
     }
   }
 });
