@@ -1,18 +1,22 @@
-// The source tree's two rules, checked by `npm test`:
+// The source tree's rules, checked by `npm test`:
 //
 // 1. Imports form a tree: no file of src/ or js/ imports, directly or through others, a file
 //    that imports it back, and no folder does so with a sibling file or folder. A cycle means
-//    two pieces can only be understood together; the layers of the Layout section (README.md)
-//    are only true while there is none.
-// 2. The Layout section of README.md names every folder of src/ and js/, so the map a reader
-//    starts from is the tree as it is.
+//    two pieces can only be understood together.
+// 2. The Layout section of README.md is the map, and the map is the tree as it is: every file
+//    of src/ and js/ belongs to one of its entries (named itself, or inside a folder it names),
+//    every entry names files that exist, and a file imports only files of its own entry or of
+//    entries above it in the list. A reader can then read the list from the top, each layer
+//    understood from those before it; what everything uses sits above what uses it.
 //
 // Rust: the edges are the paths a file names (`use crate::…`, `use super::…`, `crate::x::f()`
 // in code, a child module's path in its parent), each resolved to the file of the deepest
 // module it names; tests inside a file count too. A `mod x;` declaration is no edge, so a
 // folder's mod.rs may declare its children, but a child never imports its mod.rs: what the
 // children share lives in a sibling file. TypeScript: every relative `import`/`export … from`
-// and `import()` of js/.
+// and `import()` of js/, and imports of the package by its own name (`'autocontext'`,
+// `'autocontext/stores/memory'`: the adapters import the package as their users do), resolved
+// through package.json's `exports` to the source file that becomes what they name.
 //
 //   node scripts/check-tree.mjs            checks both; exit 1 with each fault named
 //   node scripts/check-tree.mjs --edges    also prints every import, file -> file
@@ -233,12 +237,21 @@ function tsGraph() {
   const files = walk(dir, ['.ts', '.mts', '.js', '.mjs']).filter((f) => !f.endsWith('.d.ts') || existsSync(f));
   const known = new Set(files);
   const edges = new Map(files.map((f) => [f, new Map()]));
-  const importRe = /(?:^|[;\n])\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.[^'"]+)['"]|\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g;
+  const importRe = /(?:^|[;\n])\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"]((?:\.|autocontext(?=[\/'"]))[^'"]*)['"]|\bimport\(\s*['"]((?:\.|autocontext(?=[\/'"]))[^'"]*)['"]\s*\)/g;
+  const exportsMap = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).exports;
+  /** The source file of js/ behind a specifier of the package's own name, through `exports`. */
+  const selfImport = (spec) => {
+    const entry = exportsMap[spec === 'autocontext' ? '.' : `.${spec.slice('autocontext'.length)}`];
+    const types = typeof entry === 'string' ? entry : entry?.types;
+    if (!types) return null;
+    return join(root, types.replace(/^\.\/dist\//, 'js/').replace(/\.d\.ts$/, '.ts'));
+  };
   for (const f of files) {
     const text = readFileSync(f, 'utf8').replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/^\s*\/\/.*$/gm, '');
     for (let m; (m = importRe.exec(text)); ) {
       const spec = m[1] ?? m[2];
-      const base = resolve(dirname(f), spec);
+      const base = spec.startsWith('.') ? resolve(dirname(f), spec) : selfImport(spec);
+      if (!base) continue;
       const candidates = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.mjs$/, '.mts'), base.replace(/\.js$/, '.d.ts'), `${base}.ts`, join(base, 'index.ts')];
       const target = candidates.find((c) => known.has(c));
       // Imports of build output (./wasm/…, generated at build time) are not files of js/.
@@ -338,29 +351,98 @@ function check(name, { edges, unit }, top) {
 
 // ---------------------------------------------------------------- the Layout section
 
-/** Folders of src/ and js/ the Layout section of README.md does not name (as `name/`). */
-function unnamedFolders() {
+/** The Layout section of README.md. */
+function layoutSection() {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const start = readme.indexOf('\n## Layout\n');
-  if (start < 0) return ['README.md has no "## Layout" section'];
+  if (start < 0) return null;
   const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
+  return readme.slice(start, end < 0 ? undefined : end);
+}
+
+/**
+ * The entries of the Layout's list under `src/` and `js/`, in order: each a line indented by two
+ * spaces under its top folder, opening with its names (`tokens.rs`, `types.ts, errors.ts, sdk/`:
+ * files, and folders ending in `/`, separated by commas), then what they hold. Returns each entry's paths (relative to the root; a folder
+ * ends with `/`) and its position in the list.
+ */
+function layoutEntries(section) {
+  const block = /```text\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const entries = [];
+  let top = null;
+  for (const line of block.split('\n')) {
+    const topMatch = /^(\S+\/)/.exec(line);
+    if (topMatch) {
+      top = ['src/', 'js/'].includes(topMatch[1]) ? topMatch[1] : null;
+      continue;
+    }
+    const m = /^ {2}([\w.-]+\/?(?:, [\w.-]+\/?)*)(?:\s|,?$)/.exec(line);
+    if (!top || !m) continue;
+    const names = m[1].split(',').map((n) => n.trim()).filter(Boolean);
+    entries.push({ line: line.trim(), paths: names.map((n) => `${top}${n}`), rank: entries.length });
+  }
+  return entries;
+}
+
+/**
+ * Files of src/ and js/ no entry names, entries that name nothing, and imports that go down the
+ * list (to a file of an entry below the importing file's).
+ */
+function layoutProblems(graphs) {
+  const section = layoutSection();
+  if (section === null) return ['README.md has no "## Layout" section'];
+  const problems = [];
+  // Folders, as before: the map names every folder.
   const folders = (dir) =>
     readdirSync(dir, { withFileTypes: true })
       .filter((d) => d.isDirectory())
       .flatMap((d) => [join(dir, d.name), ...folders(join(dir, d.name))]);
-  return [join(root, 'src'), join(root, 'js')]
-    .flatMap(folders)
-    .filter((f) => !section.includes(`${f.split(sep).pop()}/`))
-    .map((f) => `the Layout section of README.md does not name ${rel(f)}/`);
+  for (const f of [join(root, 'src'), join(root, 'js')].flatMap(folders)) {
+    if (!section.includes(`${f.split(sep).pop()}/`)) problems.push(`the Layout section of README.md does not name ${rel(f)}/`);
+  }
+  const entries = layoutEntries(section);
+  for (const e of entries) {
+    for (const p of e.paths) if (!existsSync(join(root, p))) problems.push(`the Layout section of README.md names ${p}, which does not exist`);
+  }
+  /** The entry a file belongs to: the one naming it, else the one naming its deepest folder. */
+  const entryOf = (file) => {
+    let best = null;
+    let depth = -1;
+    for (const e of entries) {
+      for (const p of e.paths) {
+        const hit = p.endsWith('/') ? file.startsWith(p) : file === p;
+        const d = p.endsWith('/') ? p.length : Infinity;
+        if (hit && d > depth) (best = e), (depth = d);
+      }
+    }
+    return best;
+  };
+  for (const { edges, unit } of graphs) {
+    for (const [f, targets] of edges) {
+      const from = entryOf(unit(f));
+      if (!from) {
+        problems.push(`the Layout section of README.md names no entry for ${unit(f)}: add it to the entry of its layer`);
+        continue;
+      }
+      for (const [t, names] of targets) {
+        const to = entryOf(unit(t));
+        if (to && to.rank > from.rank) {
+          problems.push(`${unit(f)} imports ${unit(t)} (${[...names].join(', ')}), which is below it in the Layout list ("${from.paths.join(', ')}" is above "${to.paths.join(', ')}"): move what it needs up, or the importer down`);
+        }
+      }
+    }
+  }
+  return problems;
 }
 
-const cyclesFound = [...check('Rust', rustGraph(), 'src'), ...check('TypeScript', tsGraph(), 'js')];
-const unnamed = unnamedFolders();
+const rust = rustGraph();
+const typescript = tsGraph();
+const cyclesFound = [...check('Rust', rust, 'src'), ...check('TypeScript', typescript, 'js')];
+const layout = layoutProblems([rust, typescript]);
 if (cyclesFound.length) {
   console.error(cyclesFound.join('\n'));
-  console.error(`\n${cyclesFound.length} import cycle(s): move what both sides need below both (see the Layout section of README.md).`);
+  console.error(`\n${cyclesFound.length} import cycle(s): move what both sides need into a file both import, above both in the Layout list of README.md.`);
 }
-if (unnamed.length) console.error(unnamed.join('\n'));
-if (cyclesFound.length || unnamed.length) process.exit(1);
-console.log('the tree: no import cycle among the files or folders of src/ and js/, and the Layout section names every folder');
+if (layout.length) console.error(layout.join('\n'));
+if (cyclesFound.length || layout.length) process.exit(1);
+console.log('the tree: no import cycle among the files or folders of src/ and js/; every file is in an entry of the Layout list, and imports only its own entry or those above it');

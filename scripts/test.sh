@@ -7,7 +7,7 @@ bash scripts/setup.sh
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 echo "== cost benchmark accounting (bench/cost)" >&2
 node --test bench/cost/
-echo "== the source tree (imports form a tree; the README's Layout names every folder)" >&2
+echo "== the source tree (the Layout list of README.md: every file in an entry, imports only up the list, no cycle)" >&2
 node scripts/check-tree.mjs
 echo "== cargo fmt --check, cargo clippy -D warnings" >&2
 cargo fmt --all --check
