@@ -5,9 +5,23 @@
 //! serde_json looks up each byte of a string in its escape table; here a string is read a word
 //! at a time, and a word without a quote, a backslash or a control character (nearly all of
 //! them) is copied whole. The text is byte for byte what `serde_json::to_string` writes (a test
-//! compares them), so payloads and their digests read as before.
+//! compares them), so payloads and their digests read as before. And a value named in words,
+//! for the messages that say what was found where something else was expected ([`kind_of`]).
 
 use serde_json::Value;
+
+/// What kind of JSON value `v` is, in words (`a string`, `an object`), for error messages: the
+/// formats, the options and the summarizer's answers all say `expected ..., got {kind}`.
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
 
 /// `v` as JSON text (the binding writes the memory's state with it).
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]

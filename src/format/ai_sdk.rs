@@ -24,10 +24,11 @@
 
 use serde_json::{json, Map, Value};
 
-use super::anthropic::json_tokens;
-use super::openai::{kind_of, role_name};
+use super::json_tokens;
+use super::openai::role_name;
 use super::{kept_result_parts, reread, write_input_call, Problem};
 use crate::error::{Error, Result};
+use crate::json::kind_of;
 use crate::message::{Block, Message, Role, Synthetic};
 
 /// Fixed token estimate of an image (Anthropic's largest undownscaled image; above OpenAI's

@@ -32,9 +32,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::openai::kind_of;
-use super::{kept_result_parts, reread, write_input_call, Problem};
+use super::{json_tokens, kept_result_parts, reread, write_input_call, Problem};
 use crate::error::{Error, Result};
+use crate::json::kind_of;
 use crate::message::{Block, Message, Role, Synthetic};
 use crate::tokens::{estimate, O200K_WEIGHTS};
 
@@ -42,11 +42,6 @@ use crate::tokens::{estimate, O200K_WEIGHTS};
 pub const IMAGE_TOKENS: u32 = 1600;
 /// Fixed token estimate of a document block whose source is a PDF, a URL or a file id.
 pub const DOCUMENT_TOKENS: u32 = 3000;
-
-/// Estimated tokens of a block kept as it came: its JSON text.
-pub(crate) fn json_tokens(v: &Value) -> u32 {
-    estimate(&v.to_string(), &O200K_WEIGHTS)
-}
 
 fn block_type(v: &Value) -> &str {
     v.get("type").and_then(Value::as_str).unwrap_or("")

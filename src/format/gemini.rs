@@ -40,10 +40,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::anthropic::json_tokens;
-use super::openai::kind_of;
+use super::json_tokens;
 use super::{kept_result_parts, reread, Problem};
 use crate::error::{Error, Result};
+use crate::json::kind_of;
 use crate::message::{Block, Message, Role, Synthetic};
 
 /// Fixed token estimate of an image part (Gemini 3 reads an image at 1120 tokens by default;

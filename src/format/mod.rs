@@ -453,6 +453,12 @@ pub(crate) fn write_input_call(
     }
 }
 
+/// Estimated tokens of a part kept as it came (a block no format reads into text): its JSON
+/// text. Anthropic, the AI SDK, the Responses API and Gemini price such parts so.
+pub(crate) fn json_tokens(v: &Value) -> u32 {
+    crate::tokens::estimate(&v.to_string(), &crate::tokens::O200K_WEIGHTS)
+}
+
 /// The non-text parts of a tool result that a strategy kept: the opaque blocks right after
 /// block `i` that were among the original result's `parts`, each marked `consumed`.
 pub(crate) fn kept_result_parts(new: &[Block], i: usize, parts: &[Value], consumed: &mut [bool]) -> Vec<Value> {

@@ -8,6 +8,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::json::kind_of;
 use crate::message::{Block, Message, Role, Synthetic};
 
 /// Fixed token estimate of an image, audio or file part (OpenAI bills a low-detail image at 85).
@@ -260,17 +261,6 @@ pub(crate) fn reload_call_args(v: &Value) -> Option<Value> {
             Some(v.clone())
         }
         _ => None,
-    }
-}
-
-pub(crate) fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -27,10 +27,11 @@
 
 use serde_json::{json, Map, Value};
 
-use super::anthropic::json_tokens;
-use super::openai::{kind_of, role_name, OPAQUE_PART_TOKENS};
+use super::json_tokens;
+use super::openai::{role_name, OPAQUE_PART_TOKENS};
 use super::{kept_result_parts, reread, Problem};
 use crate::error::{Error, Result};
+use crate::json::kind_of;
 use crate::message::{Block, Message, Role, Synthetic};
 
 /// What an item is, by its `type`.

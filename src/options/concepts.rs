@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::format::openai::kind_of;
+use crate::json::kind_of;
 use crate::options::read::OptionValue;
 
 /// Concepts at most.

@@ -33,8 +33,8 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::format::openai::kind_of;
 use crate::format::Format;
+use crate::json::kind_of;
 use crate::tokens::Tokenizer;
 use concepts::Concept;
 pub use declare::OptionDoc;

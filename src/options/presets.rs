@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::format::openai::kind_of;
+use crate::json::kind_of;
 use crate::options::read::OptionValue;
 
 /// One strategy of the ladder: a rung's name. What each does is its rung, one file of

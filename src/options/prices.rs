@@ -25,8 +25,8 @@
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::format::openai::kind_of;
 use crate::format::Format;
+use crate::json::kind_of;
 use crate::options::read::{show, OptionValue};
 
 /// What each kind of token costs, as a multiple of the agent model's input price.

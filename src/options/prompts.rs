@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::format::openai::kind_of;
+use crate::json::kind_of;
 use crate::options::read::OptionValue;
 
 /// Host overrides of the default prompts (the reference's four names plus the rollup's).

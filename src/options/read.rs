@@ -10,8 +10,8 @@
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::format::openai::kind_of;
 use crate::format::Format;
+use crate::json::kind_of;
 use crate::tokens::Tokenizer;
 
 /// A type an option can have.

@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::format::openai::kind_of;
 use crate::host::SummarizeRequest;
+use crate::json::kind_of;
 
 fn invalid(field: &str, message: String) -> Error {
     Error::new(ErrorCode::InvalidArgument, format!("summarize request: `{field}` {message}"))
