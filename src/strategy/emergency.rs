@@ -100,7 +100,7 @@ fn oversized_users(ctx: &Ctx<'_>, taken: &[Edit]) -> Vec<Edit> {
             .blocks
             .iter()
             .map(|b| match b {
-                Block::Text(t) if super::worth_cutting(t, limit) => Block::Text(super::truncate::shorten(t, limit, &uuid)),
+                Block::Text(t) if super::worth_cutting(t, limit) => Block::Text(super::cut::shorten(t, limit, &uuid)),
                 other => other.clone(),
             })
             .collect();

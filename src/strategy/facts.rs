@@ -15,7 +15,7 @@ use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 
 use super::llm::{self, Outcome};
-use super::prefix;
+use super::prefix_span;
 use super::{new_uuid, rung, Ctx, Edit, Rung, Strategy};
 use crate::host::{DynSummarizer, Summarizer};
 use crate::message::{offload_marker, Role, Synthetic};
@@ -166,13 +166,13 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
         return None;
     }
     let guess = 200 * concepts.len() as u64;
-    let sel = prefix::select(ctx, strategy, true, guess)?;
+    let sel = prefix_span::select(ctx, strategy, true, guess)?;
     let replaces: usize = ctx.working[sel.span.clone()].iter().map(|e| e.msg.payload_chars() + 1).sum();
-    let target = prefix::target_chars(ctx, replaces, 4 * concepts.len()).min(4000);
+    let target = prefix_span::target_chars(ctx, replaces, 4 * concepts.len()).min(4000);
     let requests = concepts
         .iter()
         .map(|c| {
-            let mut req = prefix::request(ctx, &sel, Strategy::FactRetrieval, SYSTEM, instruction(c), target);
+            let mut req = prefix_span::request(ctx, &sel, Strategy::FactRetrieval, SYSTEM, instruction(c), target);
             req.schema = Some(schema());
             (req, replaces)
         })
@@ -203,7 +203,7 @@ pub(super) async fn plan<S: Summarizer + ?Sized>(ctx: &Ctx<'_>, summarizer: &S) 
     let mut mark = Synthetic::new(kind, Some(&uuid));
     mark.generation = Some(sel.generation);
     let note = ctx.format.synthesize(Role::User, block(&found, sel.span.len(), results, &uuid), mark);
-    let replacement = prefix::place(ctx, &sel, note);
+    let replacement = prefix_span::place(ctx, &sel, note);
     Some(vec![Edit { span: sel.span, replacement, offload: Some(uuid), usage: (input, output), ms: Some(ms_max) }])
 }
 

@@ -8,7 +8,7 @@
 //! offload with a preview. They differ in what they pick and what they ask for.
 
 use super::llm::{self, Job, Outcome};
-use super::offload::shrink;
+use super::preview::shrink;
 use super::{Ctx, Edit};
 use crate::host::Summarizer;
 use crate::message::{offload_marker, Block, Message, Synthetic};

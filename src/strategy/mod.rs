@@ -18,13 +18,16 @@
 
 mod current_compress;
 mod current_large;
+mod cut;
 mod emergency;
 mod facts;
 mod in_place;
 pub(crate) mod index;
+mod large_offload;
 pub(crate) mod llm;
-mod offload;
 mod prefix;
+mod prefix_span;
+mod preview;
 mod provider;
 pub(crate) mod rent;
 mod rollup;
@@ -34,7 +37,7 @@ mod stub;
 mod text_only;
 mod tool_runs;
 mod truncate;
-pub(crate) use truncate::worth_cutting;
+pub(crate) use cut::worth_cutting;
 mod turn_trim;
 
 use std::cell::RefCell;
@@ -57,8 +60,8 @@ pub use crate::options::presets::{Strategy, DEFAULT_LADDER};
 pub(crate) const RUNGS: &[&dyn Rung] = &[
     &truncate::ToolResultTruncate,
     &stub::ToolResultStub,
-    &offload::LargeMessageOffload { protect_tail: true },
-    &offload::LargeMessageOffload { protect_tail: false },
+    &large_offload::LargeMessageOffload { protect_tail: true },
+    &large_offload::LargeMessageOffload { protect_tail: false },
     &rollup::HistoryRollup,
     &tool_runs::ToolRunCompress,
     &round_summary::PreviousRoundSummary,
@@ -257,6 +260,10 @@ pub(crate) struct Edit {
     /// Time the summarizer took, when it was called.
     pub ms: Option<f64>,
 }
+
+/// Below this many complete turns, token pressure is left to the text-only step: where turn
+/// trimming stops and the text-only step of the `turns` preset starts.
+pub(crate) const MIN_TURNS_TO_TRIM: usize = 5;
 
 /// The tools `names` calls, each once, by name (byte order), with `×n` after a tool called `n > 1`
 /// times: the tool list of a notice.

@@ -9,8 +9,7 @@
 
 use futures_util::future::LocalBoxFuture;
 
-use super::turn_trim::MIN_TURNS_TO_TRIM;
-use super::{new_uuid, Ctx, Edit, Rung, Strategy};
+use super::{new_uuid, Ctx, Edit, Rung, Strategy, MIN_TURNS_TO_TRIM};
 use crate::host::DynSummarizer;
 use crate::message::{offload_marker, strip_markers, Block, Role, Synthetic};
 use crate::structure::Protection;

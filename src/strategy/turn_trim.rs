@@ -16,13 +16,10 @@
 use futures_util::future::LocalBoxFuture;
 
 use super::llm::{self, Job, Outcome};
-use super::{new_uuid, Ctx, Edit, Pressure, Rung, Strategy};
+use super::{new_uuid, Ctx, Edit, Pressure, Rung, Strategy, MIN_TURNS_TO_TRIM};
 use crate::host::{DynSummarizer, Summarizer};
 use crate::message::{head_chars, offload_marker, strip_markers, Role, Synthetic};
 use crate::structure::Protection;
-
-/// Below this many complete turns, token pressure is left to the text-only step.
-pub(crate) const MIN_TURNS_TO_TRIM: usize = 5;
 
 const SYSTEM: &str = "You summarize the oldest turns of a conversation between a user and an AI agent; the summary replaces them. \
 Keep what the user asked and decided, the answers and facts the rest of the conversation may rely on, and open questions, \
