@@ -59,7 +59,7 @@ async fn fetch_one<O: OffloadStore>(
 
 /// The original messages of offload `uuid` (checked as [`fetch_one`] checks it), each message
 /// that stands for an earlier offload replaced by that offload's originals, checked with the
-/// count and digest the payload recorded for it, and so on down (see [`crate::offload`]). The
+/// count and digest the payload recorded for it, and so on down (see [`super::offload`]). The
 /// walk keeps one reader per level, not one future per level, so a chain of thousands of
 /// rolling summaries expands without deep recursion. An offload named again inside its own
 /// expansion is a loop in the store, refused. One named again elsewhere is expanded once, where
