@@ -16,11 +16,12 @@
 //! This crate is the engine; the npm package `autocontext` wraps it for browsers, Workers, Deno
 //! and Node. Everything outside `src/wasm/` is plain Rust and runs natively.
 //!
-//! The modules are layers, each importing only those before it in this list (a check of
-//! `npm test` keeps it so): [`error`], `json` (the JSON writer), `hashed` (keys that are
+//! The modules are layers, each importing only those before it in this list (the Layout list of
+//! the README, which a check of `npm test` holds): [`error`], `json` (the JSON writer), `hashed` (keys that are
 //! hashes), `sort` (the engine's one sort), [`message`] and [`tokens`] (over the exact counter,
-//! the crate `autocontext-bpe`) at the bottom; the wire formats ([`format`](mod@format)); the [`options`], each declared once;
-//! what the host supplies ([`host`]); the analysis of a working list ([`structure`]); the
+//! the crate `autocontext-bpe`) at the bottom; the wire formats ([`format`](mod@format)); the
+//! identifiers of a text (`identifiers`) and the working list's [`entry`]; the [`options`], each
+//! declared once; what the host supplies ([`host`], and at run time the [`plan`]); the analysis of a working list ([`structure`]); the
 //! summarize calls ([`summarize`]); the ladder of rungs ([`strategy`]); the memory and its pass
 //! ([`engine`]); and the binding to JavaScript (`wasm`).
 //!
@@ -35,13 +36,16 @@
 #![deny(missing_docs)]
 
 pub mod engine;
+pub mod entry;
 pub mod error;
 pub mod format;
 mod hashed;
 pub mod host;
+mod identifiers;
 mod json;
 pub mod message;
 pub mod options;
+pub mod plan;
 mod sort;
 pub mod strategy;
 pub mod structure;
@@ -61,8 +65,8 @@ pub use format::Format;
 pub use host::{Clock, MemoryStore, NoSummarizer, OffloadStore, SummarizeRequest, Summarizer, Summary, SystemClock};
 pub use message::{Block, Message, Role, Synthetic};
 pub use options::concepts::{Concept, FactType};
-pub use options::plan::Plan;
 pub use options::presets::{Preset, Strategy};
 pub use options::Config;
+pub use plan::Plan;
 pub use summarize::OfflineSummarizer;
 pub use tokens::{TokenCounter, Tokenizer};

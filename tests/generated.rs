@@ -218,9 +218,9 @@ const WIRE: &[(&str, &str, &str)] = &[
     ("src/engine/sweep.rs", "SweepReport", "SweepReport"),
     ("src/engine/offload.rs", "OffloadRecord", "OffloadInfo"),
     ("src/format/mod.rs", "Problem", "ValidationProblem"),
-    ("src/options/plan.rs", "Plan", "Plan"),
-    ("src/options/plan.rs", "Subtask", "Subtask"),
-    ("src/options/plan.rs", "SubtaskState", "SubtaskState"),
+    ("src/plan.rs", "Plan", "Plan"),
+    ("src/plan.rs", "Subtask", "Subtask"),
+    ("src/plan.rs", "SubtaskState", "SubtaskState"),
 ];
 
 /// A struct's field or an enum's variant, as its source declares it.

@@ -20,6 +20,7 @@
 mod cache;
 pub mod calibration;
 pub mod events;
+mod identifier_index;
 mod log;
 pub mod offload;
 mod overflow;
@@ -43,8 +44,8 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::format::Format;
 use crate::host::{Clock, OffloadStore, Summarizer, SystemClock};
 use crate::message::Message;
-use crate::options::plan::Plan;
 use crate::options::Config;
+use crate::plan::Plan;
 use crate::strategy::Strategy;
 use crate::summarize::prepared::Cache;
 use crate::tokens::TokenCounter;

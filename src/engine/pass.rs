@@ -34,12 +34,13 @@ use super::results::{CompressResult, Target, FAILURE_EVENT};
 use super::state::{request_tokens, sum_tokens, Commit, State};
 use crate::engine::events::CompressionEvent;
 use crate::engine::offload::Expansion;
+use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::host::{Clock, DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
 use crate::message::{Block, Role};
 use crate::options::Config;
 use crate::strategy::llm::Failure;
-use crate::strategy::{rent, Ctx, Edit, Entry, Pressure, Strategy};
+use crate::strategy::{rent, Ctx, Edit, Pressure, Strategy};
 use crate::structure::{Rules, Structure};
 use crate::summarize::prepared::{Cache, Summaries};
 use crate::tokens::TokenCounter;
@@ -412,7 +413,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     // The engine's own messages must keep the format's turns valid (Anthropic).
                     let edits = crate::engine::turns::fit(config.format, &self.work, &st, edits);
                     // What each replacement offloads, named exactly, where the model sees it.
-                    let edits = crate::strategy::index::annotate(
+                    let edits = super::identifier_index::annotate(
                         config.format,
                         self.parts.counter,
                         &self.work,

@@ -12,7 +12,8 @@
 use std::ops::Range;
 
 use crate::engine::events::CompressionEvent;
-use crate::strategy::{Entry, Strategy};
+use crate::entry::Entry;
+use crate::strategy::Strategy;
 
 /// Where an entry of the pass's working list comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,9 +16,9 @@ use serde_json::Value;
 
 use super::log::{read_chunk, Chain, Log};
 use crate::engine::offload::OffloadRecord;
+use crate::entry::Entry;
 use crate::error::Result;
 use crate::host::OffloadStore;
-use crate::strategy::Entry;
 
 /// How many records the state keeps beyond those the working list names.
 pub const LIVE_OFFLOADS: usize = 256;

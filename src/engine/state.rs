@@ -28,12 +28,12 @@ use crate::engine::cache::CacheWatch;
 use crate::engine::calibration::Calibration;
 use crate::engine::events::CompressionEvent;
 use crate::engine::offload::OffloadRecord;
+use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::Format;
 use crate::message::{Message, Role, Synthetic};
-use crate::options::plan::Plan;
 use crate::options::Config;
-use crate::strategy::Entry;
+use crate::plan::Plan;
 use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
 
 use super::log::{Chain, Log};

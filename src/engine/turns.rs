@@ -27,9 +27,10 @@
 //! work, the latest answer, what the host pinned: [`Protection::NO_JOIN`]), is dropped: the
 //! ladder goes on, and a list that alternated keeps alternating.
 
+use crate::entry::Entry;
 use crate::format::{Format, Turn};
 use crate::message::{Message, Role};
-use crate::strategy::{Edit, Entry};
+use crate::strategy::Edit;
 use crate::structure::{Protection, Structure};
 
 fn other(t: Turn) -> Turn {

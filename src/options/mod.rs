@@ -16,12 +16,11 @@
 //!
 //! The folder holds the values options take that have rules of their own: the strategy names and
 //! presets ([`presets`]), the concepts of fact retrieval ([`concepts`]), the prompts
-//! ([`prompts`]), the summary template ([`template`]), and the agent's plan ([`plan`]), which a
-//! host sets at any time rather than at construction.
+//! ([`prompts`]) and the summary template ([`template`]). The agent's plan is no option: a host
+//! sets it at any time rather than at construction ([`crate::plan`]).
 
 pub mod concepts;
 mod declare;
-pub mod plan;
 pub mod presets;
 pub mod prices;
 pub mod prompts;

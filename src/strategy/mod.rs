@@ -22,7 +22,6 @@ mod cut;
 mod emergency;
 mod facts;
 mod in_place;
-pub(crate) mod index;
 mod large_offload;
 pub(crate) mod llm;
 mod prefix;
@@ -42,15 +41,15 @@ mod turn_trim;
 
 use std::cell::RefCell;
 use std::ops::Range;
-use std::rc::Rc;
 
 use futures_util::future::LocalBoxFuture;
 
+use crate::entry::Entry;
 use crate::format::Format;
 use crate::host::{Clock, DynSummarizer};
 use crate::message::Message;
-use crate::options::plan::Plan;
 use crate::options::Config;
+use crate::plan::Plan;
 use crate::structure::{Protection, Structure};
 use crate::summarize::prepared::Summaries;
 
@@ -121,37 +120,6 @@ impl Strategy {
     /// Whether the strategy calls the host's summarizer.
     pub fn uses_llm(self) -> bool {
         rung(self).uses_llm()
-    }
-}
-
-/// A message of the working list with its cached token count.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    /// The message.
-    pub msg: Rc<Message>,
-    /// Its tokens, counted once.
-    pub tokens: u32,
-    /// The host pinned it: no step replaces it.
-    pub pinned: bool,
-    /// Its identifiers, found once ([`index`]); shared by the copies of the entry each pass makes.
-    pub(crate) ids: index::Found,
-}
-
-impl Entry {
-    /// An unpinned entry.
-    pub fn new(msg: Rc<Message>, tokens: u32) -> Entry {
-        Entry::with_pin(msg, tokens, false)
-    }
-
-    /// An entry, pinned or not.
-    pub fn with_pin(msg: Rc<Message>, tokens: u32, pinned: bool) -> Entry {
-        Entry { msg, tokens, pinned, ids: index::Found::default() }
-    }
-}
-
-impl AsRef<Message> for Entry {
-    fn as_ref(&self) -> &Message {
-        &self.msg
     }
 }
 

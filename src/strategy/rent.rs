@@ -24,7 +24,7 @@
 //! are the model turns after the result that made it stale. Nothing is kept between passes, so
 //! a memory restored from its state, or rebuilt by a stateless `compress()`, decides the same.
 
-use super::Entry;
+use crate::entry::Entry;
 use crate::message::{Block, Role};
 use crate::options::prices::Prices;
 use crate::structure::{Protection, Structure};

@@ -17,8 +17,8 @@ use super::error::{js_field_error, to_js};
 use super::host::{HostParts, JsClock, JsCounter, JsHost, JsStore, JsSummarizer};
 use crate::engine::AutoContextMemory;
 use crate::error::ErrorCode;
-use crate::options::plan::Plan;
 use crate::options::Config;
+use crate::plan::Plan;
 use crate::tokens::{TokenCounter, Tokenizer};
 
 type Engine = AutoContextMemory<JsSummarizer, JsStore>;

@@ -1,23 +1,10 @@
-//! The identifier index a replacement carries: the exact identifiers of what it replaced.
+//! The identifiers of a text: the exact strings (paths, names, codes, hashes, numbers) an agent
+//! may need again, found once per message.
 //!
-//! A summary keeps what the summarizer chose to keep, a preview the first characters, a notice
-//! a line per request; the agent's next step often needs one exact string from the rest: the
-//! path it edited, the test that failed, the error code, the commit, the issue number. Trusting
-//! the summarizer with them loses most (a neighbouring project measured needle recall rise from
-//! 23% to 60% once identifiers were extracted mechanically). So every replacement that offloads
-//! something ends with a short list of the identifiers its span held, extracted here, never by
-//! the host's model, and chosen by how likely the agent needs them again:
-//!
-//! - what the replacement itself shows, or a message the step leaves in place, is in view
-//!   already and is left out;
-//! - what the user wrote, what a tool call named (its arguments), and what several messages of
-//!   the span repeat rank first, then what came late in the span;
-//! - paths, file names and URLs weigh more than symbols, symbols more than bare numbers.
-//!
-//! The list is bounded by `identifierIndexChars` and by half of what the replacement frees,
-//! so a small cut is not eaten by its own index. It never holds a uuid or a marker, so the model
-//! cannot mistake an identifier for an offload to reload. Extraction is a byte scan of ASCII
-//! runs (no regular expressions): deterministic, linear, the same on every platform.
+//! The identifier index a replacement carries (`engine/identifier_index.rs`) is made of them,
+//! and the index rules out what is in view by them. No uuid or marker is ever listed, so the
+//! model cannot mistake an identifier for an offload to reload. Extraction is a byte scan of
+//! ASCII runs (no regular expressions): deterministic, linear, the same on every platform.
 //!
 //! A backslash is either a Windows path's separator or an escape, and an escape is never part
 //! of an identifier: listed, `sys\nsys.path.insert` or `\n\nprint` would name nothing the agent
@@ -27,30 +14,23 @@
 //! `\uXXXX` as escapes, except in a path anchored by a drive (`C:\new\tests`) or a share
 //! (`\\host\dir`). A relative Windows path with such a segment (`src\network`) is cut there:
 //! the price of never listing an escape, in conversations where escapes are far more common.
+//!
+//! A message's identifiers are found the first time a pass needs them and kept with its entry
+//! ([`Found`]); a long text met lately is remembered with its identifiers, so a copy of it in
+//! another message is not scanned again.
 
 use std::collections::{HashMap, HashSet};
 
-use super::Edit;
-use crate::format::Format;
 use crate::hashed::{slot, text_key, Keyed};
-use crate::message::{is_uuid, offload_marker, Block, Message, Role};
-use crate::strategy::Entry;
-use crate::tokens::TokenCounter;
+use crate::message::{is_uuid, Block, Message};
 
 /// How the index opens; the model reads it as a list of exact strings.
 pub(crate) const OPENING: &str = crate::message::INDEX_OPENING;
 
 /// Identifiers shorter than this are too common to be worth a place.
-const MIN_LEN: usize = 4;
+pub(crate) const MIN_LEN: usize = 4;
 /// Longer runs are data (base64, minified code), not identifiers.
 const MAX_LEN: usize = 160;
-/// The share of what a replacement frees that its index may take back: half. Measured on the
-/// benchmark's traces at a 200k window: an eighth kept 94.5% of the old later-used identifiers
-/// in view, a quarter 97.6%, a half 99.4%, each step for about 1% more tokens (the cheapest
-/// retention there is: a name costs a few tokens, a reload a model call).
-const SHARE_OF_FREED: usize = 2;
-/// An index shorter than this is not worth writing.
-const MIN_BUDGET: usize = 48;
 
 /// What an identifier is; it weighs in the ranking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +54,7 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    fn weight(self) -> f64 {
+    pub(crate) fn weight(self) -> f64 {
         match self {
             Kind::Url | Kind::Path | Kind::File => 1.5,
             Kind::Symbol | Kind::Code | Kind::Flag => 1.0,
@@ -368,7 +348,7 @@ fn classify<'t>(piece: &'t str, path: bool, f: &mut impl FnMut(&'t str, Kind)) {
 
 /// Whether `w` is or holds one of the engine's own words or a uuid: never an index entry (the
 /// line asks this of the words it takes, not the scan of every word).
-fn unlisted(w: &str) -> bool {
+pub(crate) fn unlisted(w: &str) -> bool {
     // Every own word is 11 characters or more, with a `_` or a `-`; a uuid has four `-`.
     let dash = w.as_bytes().contains(&b'-');
     w.len() >= 11 && (dash || w.as_bytes().contains(&b'_')) && OWN_WORDS.iter().any(|o| holds(w.as_bytes(), o.as_bytes()))
@@ -378,7 +358,7 @@ fn unlisted(w: &str) -> bool {
 /// Whether `w` holds `o`, by a plain walk: `str::contains` builds a two-way searcher per call,
 /// which costs more than the search in a word of at most [`MAX_LEN`] bytes, and the scan asks
 /// this for every long word with a `_` or a `-`, the index line for every word that fits.
-fn holds(w: &[u8], o: &[u8]) -> bool {
+pub(crate) fn holds(w: &[u8], o: &[u8]) -> bool {
     w.len() >= o.len() && w.windows(o.len()).any(|x| x[0] == o[0] && x == o)
 }
 
@@ -500,16 +480,16 @@ fn texts(m: &Message) -> impl Iterator<Item = (usize, &str, bool)> {
 /// An identifier's key in the sets of what is in view: a hash of its text, so a pass over a
 /// long list allocates nothing per identifier (two identifiers sharing a key would only leave
 /// one out of an index).
-fn key(w: &str) -> u64 {
+pub(crate) fn key(w: &str) -> u64 {
     xxhash_rust::xxh64::xxh64(w.as_bytes(), 0)
 }
 
 /// The keys of the identifiers in view.
-type Visible = HashSet<u64, Keyed>;
+pub(crate) type Visible = HashSet<u64, Keyed>;
 
 /// Every identifier of a message, as keys (through [`scan_distinct`], the one caller of
 /// [`scan`]: each caller is a copy of the scanner in the WebAssembly module).
-fn identifiers_of(m: &Message, out: &mut Visible) {
+pub(crate) fn identifiers_of(m: &Message, out: &mut Visible) {
     for (_, t, call) in texts(m) {
         out.extend(scan_distinct(t, call).iter().map(|id| id.key));
     }
@@ -518,17 +498,17 @@ fn identifiers_of(m: &Message, out: &mut Visible) {
 /// One distinct identifier of a message: its first occurrence (block, byte range, kind) and
 /// whether any occurrence is in a tool call's arguments.
 #[derive(Debug, Clone, Copy)]
-struct Occurrence {
-    key: u64,
+pub(crate) struct Occurrence {
+    pub(crate) key: u64,
     block: u32,
     start: u32,
     len: u32,
-    kind: Kind,
-    in_call: bool,
+    pub(crate) kind: Kind,
+    pub(crate) in_call: bool,
 }
 
 impl Occurrence {
-    fn text<'m>(&self, m: &'m Message) -> &'m str {
+    pub(crate) fn text<'m>(&self, m: &'m Message) -> &'m str {
         let t = match &m.blocks[self.block as usize] {
             Block::Text(t) => t.as_str(),
             Block::ToolCall { arguments, .. } => arguments.as_str(),
@@ -629,7 +609,7 @@ fn ids_of_text(text: &str, json: bool) -> std::rc::Rc<[Id]> {
 pub struct Found(std::rc::Rc<std::cell::OnceCell<Box<[Occurrence]>>>);
 
 impl Found {
-    fn of(&self, m: &Message) -> &[Occurrence] {
+    pub(crate) fn of(&self, m: &Message) -> &[Occurrence] {
         self.0.get_or_init(|| {
             let occurrence = |block: usize, id: &Id, call: bool| Occurrence {
                 key: id.key,
@@ -663,173 +643,10 @@ impl Found {
     }
 }
 
-/// What the ranking knows of one identifier of a span.
-struct Seen {
-    kind: Kind,
-    first: usize,
-    last: usize,
-    messages: usize,
-    by_user: bool,
-    in_call: bool,
-}
-
-/// The identifiers of `span` (messages in order) ranked, best first, leaving out what `visible`
-/// and `shown` hold.
-fn ranked<'m>(span: &'m [Entry], visible: &Visible, shown: &Visible) -> Vec<&'m str> {
-    // Keyed by each identifier's hash, in order of first sight.
-    let mut order: Vec<(&'m str, Seen)> = Vec::new();
-    let mut at: HashMap<u64, usize, Keyed> = HashMap::default();
-    for (k, e) in span.iter().enumerate() {
-        let m = &*e.msg;
-        let by_user = m.role == Role::User && m.is_real_user();
-        for o in e.ids.of(m) {
-            // Seen before in the span (so not in view), or new to it.
-            if let Some(&i) = at.get(&o.key) {
-                let s = &mut order[i].1;
-                s.messages += 1;
-                s.last = k;
-                s.by_user |= by_user;
-                s.in_call |= o.in_call;
-            } else if !visible.contains(&o.key) && !shown.contains(&o.key) {
-                at.insert(o.key, order.len());
-                order.push((o.text(m), Seen { kind: o.kind, first: k, last: k, messages: 1, by_user, in_call: o.in_call }));
-            }
-        }
-    }
-    let n = span.len().max(1) as f64;
-    let score = |s: &Seen| {
-        s.kind.weight()
-            + (s.messages.min(4) as f64 - 1.0) * 0.75
-            + if s.by_user { 2.5 } else { 0.0 }
-            + if s.in_call { 1.5 } else { 0.0 }
-            + (s.last as f64 + 1.0) / n
-    };
-    let mut scored: Vec<(f64, usize, &'m str)> = order.iter().map(|(w, s)| (score(s), s.first, *w)).collect();
-    crate::sort::by_key(&mut scored, |&(score, first, _)| crate::sort::pair(!crate::sort::float_key(score), first as u64));
-    scored.into_iter().map(|(_, _, w)| w).collect()
-}
-
-/// The index line for `span`, at most `budget` characters, or `None` when nothing is worth it;
-/// what `visible` or `shown` hold is in view and left out.
-fn line(span: &[Entry], visible: &Visible, shown: &Visible, budget: usize) -> Option<String> {
-    if budget < MIN_BUDGET {
-        return None;
-    }
-    let room = budget - OPENING.len() - 2;
-    let mut chosen: Vec<&str> = Vec::new();
-    let mut used = 0;
-    for w in ranked(span, visible, shown) {
-        let cost = w.len() + if chosen.is_empty() { 0 } else { 2 };
-        if used + cost > room {
-            if room - used < MIN_LEN + 2 {
-                break;
-            }
-            continue;
-        }
-        // After the fit: most of a long ranking no longer fits, and these are the costly tests.
-        // An item without a letter or digit names nothing (the scan gives none: a guard).
-        if !w.chars().any(char::is_alphanumeric) || unlisted(w) || chosen.iter().any(|c| holds(c.as_bytes(), w.as_bytes())) {
-            continue;
-        }
-        used += cost;
-        chosen.push(w);
-    }
-    (!chosen.is_empty()).then(|| format!("{OPENING}{}]", chosen.join(", ")))
-}
-
-/// Adds its index to each edit that offloads: before its marker, in the block that holds it.
-/// `work` is the list the edits apply to; what stays of it outside every edit, and what the
-/// replacement shows, is in view and left out of the index.
-pub(crate) fn annotate(format: Format, counter: &TokenCounter, work: &[Entry], edits: Vec<Edit>, limit: usize) -> Vec<Edit> {
-    if limit == 0 || edits.iter().all(|e| e.offload.is_none()) {
-        return edits;
-    }
-    // In bytes: a bound on the characters, without counting them.
-    let budget = |e: &Edit| {
-        let before: usize = work[e.span.clone()].iter().map(|x| x.msg.payload_len()).sum();
-        let after: usize = e.replacement.iter().map(|m| m.payload_len()).sum();
-        limit.min(before.saturating_sub(after) / SHARE_OF_FREED)
-    };
-    if edits.iter().all(|e| e.offload.is_none() || budget(e) < MIN_BUDGET) {
-        return edits;
-    }
-    let mut outside = vec![true; work.len()];
-    for e in &edits {
-        for i in e.span.clone() {
-            outside[i] = false;
-        }
-    }
-    let kept = || work.iter().zip(&outside).filter(|(_, o)| **o).map(|(e, _)| e.ids.of(&e.msg));
-    let mut visible = Visible::with_capacity_and_hasher(kept().map(<[Occurrence]>::len).sum(), Default::default());
-    for ids in kept() {
-        visible.extend(ids.iter().map(|o| o.key));
-    }
-    edits
-        .into_iter()
-        .map(|mut e| {
-            let Some(uuid) = e.offload.clone() else { return e };
-            let budget = budget(&e);
-            if budget < MIN_BUDGET {
-                return e;
-            }
-            let mut shown = Visible::default();
-            for m in &e.replacement {
-                identifiers_of(m, &mut shown);
-            }
-            let Some(index) = line(&work[e.span.clone()], &visible, &shown, budget) else { return e };
-            let marker = offload_marker(&uuid);
-            for m in &mut e.replacement {
-                if let Some(rebuilt) = with_index(format, counter, m, &marker, &index) {
-                    *m = rebuilt;
-                    break;
-                }
-            }
-            e
-        })
-        .collect()
-}
-
-/// `m` with `index` on its own line before `marker`, in the block that holds the marker.
-/// A cut text keeps its cut (the counter is told: see [`TokenCounter::recut`]).
-fn with_index(format: Format, counter: &TokenCounter, m: &Message, marker: &str, index: &str) -> Option<Message> {
-    let synthetic = m.synthetic.clone()?;
-    let mut found = false;
-    let blocks = m
-        .blocks
-        .iter()
-        .map(|b| {
-            let insert = |t: &str| -> Option<String> {
-                let at = t.find(marker)?;
-                let sep = if at == 0 || t[..at].ends_with('\n') { "" } else { "\n" };
-                let text = format!("{}{sep}{index}\n{}", &t[..at], &t[at..]);
-                counter.recut(t, &text);
-                Some(text)
-            };
-            match b {
-                Block::Text(t) if !found => match insert(t) {
-                    Some(t) => {
-                        found = true;
-                        Block::Text(t)
-                    }
-                    None => b.clone(),
-                },
-                Block::ToolResult { call_id, content, is_error } if !found => match insert(content) {
-                    Some(c) => {
-                        found = true;
-                        Block::ToolResult { call_id: call_id.clone(), content: c, is_error: *is_error }
-                    }
-                    None => b.clone(),
-                },
-                other => other.clone(),
-            }
-        })
-        .collect();
-    found.then(|| format.rebuild(m, blocks, synthetic))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::Format;
 
     fn ids(text: &str) -> Vec<(String, Kind)> {
         let mut out = Vec::new();
@@ -892,21 +709,6 @@ mod tests {
     }
 
     #[test]
-    fn lines_split_at_single_colons_and_drop_uuids_and_markers() {
-        assert_eq!(words("tests/test_x.py:120: AssertionError"), ["tests/test_x.py", "AssertionError"]);
-        assert_eq!(words("std::collections::HashMap"), ["std::collections::HashMap"]);
-        assert_eq!(words(r"C:\temp\build.log"), [r"C:\temp\build.log"]);
-        // Found by the scan (they can be in view), never listed.
-        let uuid = "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
-        let own = format!("{} and id {uuid} and s/{uuid}; call context_reload with working_context_offload_uuid", offload_marker(uuid));
-        assert!(!words(&own).is_empty() && words(&own).iter().all(|w| unlisted(w)), "{:?}", words(&own));
-        let span = [entry(serde_json::json!({"role": "user", "content": format!("{own}; fix parse_args")}))];
-        assert_eq!(line(&span, &Visible::default(), &Visible::default(), 1000).unwrap(), format!("{OPENING}parse_args]"));
-        // Non-ASCII text around an identifier.
-        assert_eq!(words("voir «parse_args» — fichier café/main.rs"), ["parse_args", "café/main.rs"]);
-    }
-
-    #[test]
     fn escapes_are_separators_and_anchored_windows_paths_are_whole() {
         // JSON text (a tool call's arguments): every backslash starts an escape, and an escaped
         // backslash before `n` is the escape of code quoted in the string.
@@ -935,10 +737,6 @@ mod tests {
         for text in [r"f:\n", r"\n\n", r"\n\t\r\0", r"do\nend"] {
             assert!(words(text).is_empty(), "{text}: {:?}", words(text));
         }
-    }
-
-    fn entry(m: serde_json::Value) -> Entry {
-        Entry::new(std::rc::Rc::new(Format::OpenAi.parse(0, &m).unwrap()), 1)
     }
 
     /// What [`Found::of`] gives for `m`, as (identifier, kind, in a call), computed afresh.
@@ -993,32 +791,5 @@ mod tests {
             assert_eq!(r.ids, r.slots.iter().flatten().map(|(_, ids)| ids.len()).sum::<usize>());
             assert!(r.slots.iter().flatten().any(|(key, _)| *key == k), "the newest text is remembered");
         });
-    }
-
-    #[test]
-    fn the_line_ranks_what_the_user_and_tool_calls_named_and_leaves_out_what_is_visible() {
-        let span = vec![
-            entry(serde_json::json!({"role": "user", "content": "Fix the bug in handle_request in server/app.py"})),
-            entry(serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function",
-                "function": {"name": "read_file", "arguments": "{\"path\": \"server/routes.py\"}"}}]})),
-            entry(
-                serde_json::json!({"role": "tool", "tool_call_id": "c", "content": "def list_users(): ... 40412 rows; see helper_one, helper_two"}),
-            ),
-        ];
-        let visible: Visible = ["helper_two"].iter().map(|w| key(w)).collect();
-        let none = Visible::default();
-        let full = line(&span, &visible, &none, 1000).unwrap();
-        assert!(full.starts_with(OPENING) && full.ends_with(']'));
-        let order: Vec<&str> = full[OPENING.len()..full.len() - 1].split(", ").collect();
-        assert_eq!(&order[..3], ["server/app.py", "handle_request", "server/routes.py"], "{full}");
-        assert!(!order.contains(&"helper_two") && order.contains(&"helper_one"), "visible elsewhere: {full}");
-        assert!(!order.contains(&"read_file"), "a tool's name is no identifier: {full}");
-        assert_eq!(order.last(), Some(&"40412"), "bare numbers last: {full}");
-        // Bounded: the best ones that fit, and nothing under the minimum budget.
-        let short = line(&span, &visible, &none, 70).unwrap();
-        assert!(short.len() <= 70 && short.contains("server/app.py"), "{short}");
-        assert!(line(&span, &visible, &none, MIN_BUDGET - 1).is_none());
-        // Deterministic.
-        assert_eq!(line(&span, &visible, &none, 1000).unwrap(), full);
     }
 }
