@@ -63,7 +63,7 @@ fn targets() -> Vec<Target> {
         Target { file: "js/errors.ts", markdown: false, parts: vec![("error-codes", error_codes())] },
         Target { file: "js/formats.ts", markdown: false, parts: vec![("format-names", format_names())] },
         Target { file: "js/host.ts", markdown: false, parts: vec![("host-keys", host_keys(&host))] },
-        Target { file: "README.md", markdown: true, parts: vec![("options", table(&all))] },
+        Target { file: "README.md", markdown: true, parts: vec![("options", table(&all)), ("formats", formats())] },
     ]
 }
 
@@ -129,11 +129,38 @@ fn jsdoc(indent: &str, paragraphs: &[String]) -> String {
     out
 }
 
+/// The words of an option's doc that stand for the list of formats, which the docs spell out
+/// from the table of formats (`src/format/mod.rs`), so a new format is named there alone.
+const FORMAT_LIST: &str = "one of [`Format::ALL`], by name";
+
+/// An option's documentation as the TypeScript declarations and the README show it.
+fn doc_of(o: &OptionDoc) -> String {
+    let titled: Vec<String> = Format::ALL.iter().map(|f| format!("{} (`'{}'`)", f.title(), f.name())).collect();
+    let (last, rest) = titled.split_last().expect("there are formats");
+    o.doc.replace(FORMAT_LIST, &format!("{} or {last}", rest.join(", ")))
+}
+
+/// The README's paragraphs on the formats, one item each, from the table of formats.
+fn formats() -> String {
+    let mut out = String::new();
+    for f in Format::ALL {
+        for (i, line) in f.doc().lines().enumerate() {
+            let line = line.strip_prefix(' ').unwrap_or(line);
+            match i {
+                0 => out.push_str(&format!("- `'{}'`: {line}\n", f.name())),
+                _ if line.is_empty() => out.push('\n'),
+                _ => out.push_str(&format!("  {line}\n")),
+            }
+        }
+    }
+    out
+}
+
 fn interface(name: &str, params: &str, doc: &str, options: &[&OptionDoc]) -> String {
     let mut out = jsdoc("", &[doc.to_string()]);
     out.push_str(&format!("export interface {name}{params} {{\n"));
     for o in options {
-        let mut doc = paragraphs(o.doc);
+        let mut doc = paragraphs(&doc_of(o));
         doc.push(format!("Default: {}.", o.default));
         out.push_str(&jsdoc("  ", &doc));
         out.push_str(&format!("  {}?: {};\n", o.name, o.ts));
@@ -200,7 +227,7 @@ fn table(options: &[OptionDoc]) -> String {
     let cell = |s: &str| s.replace('|', "\\|");
     let mut out = String::from("| option | default | meaning |\n|---|---|---|\n");
     for o in options {
-        let meaning = paragraphs(o.doc).into_iter().next().unwrap_or_default();
+        let meaning = paragraphs(&doc_of(o)).into_iter().next().unwrap_or_default();
         out.push_str(&format!("| `{}` | {} | {} |\n", o.name, cell(&o.default), cell(&meaning)));
     }
     out

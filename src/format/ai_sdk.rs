@@ -347,6 +347,42 @@ pub(crate) fn validate<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> {
     problems
 }
 
+/// The Vercel AI SDK's `ModelMessage`, as the table of formats in [`super`] registers it.
+pub(crate) struct AiSdk;
+
+impl super::WireFormat for AiSdk {
+    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
+        parse(index, v)
+    }
+    fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
+        rebuild(original, blocks, synthetic)
+    }
+    fn synthesize(&self, role: Role, text: String, synthetic: Synthetic) -> Message {
+        synthesize(role, text, synthetic)
+    }
+    fn reload_tool(&self, description: &str, parameters: Value) -> Value {
+        reload_tool(description, parameters)
+    }
+    fn reload_call_args(&self, call: &Value) -> Option<Value> {
+        super::input_args(call)
+    }
+    fn words(&self) -> super::Words {
+        super::Words { call: "tool call", results: "tool results", model: "assistant message" }
+    }
+    fn id_field(&self, m: &Message, id: &str, result: bool) -> String {
+        let kind = if result { "tool-result" } else { "tool-call" };
+        super::content_id_field(m, id, kind, "toolCallId")
+    }
+    fn price_list(&self) -> super::PriceList {
+        super::PriceList::Anthropic
+    }
+    fn validate(&self, messages: &[&Message], request: bool) -> Vec<Problem> {
+        let mut problems = super::pairing(self, messages, request);
+        problems.extend(validate(messages));
+        problems
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -434,6 +434,54 @@ fn empty(index: usize, what: &str) -> Problem {
     Problem { index, code: "EMPTY_CONTENT", message: format!("message {index} {what}") }
 }
 
+/// The Anthropic Messages API, as the table of formats in [`super`] registers it.
+pub(crate) struct Anthropic;
+
+impl super::WireFormat for Anthropic {
+    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
+        parse(index, v)
+    }
+    fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
+        rebuild(original, blocks, synthetic)
+    }
+    fn synthesize(&self, role: Role, text: String, synthetic: Synthetic) -> Message {
+        synthesize(role, text, synthetic)
+    }
+    fn reload_tool(&self, description: &str, parameters: Value) -> Value {
+        reload_tool(description, parameters)
+    }
+    fn reload_call_args(&self, call: &Value) -> Option<Value> {
+        super::input_args(call)
+    }
+    fn words(&self) -> super::Words {
+        super::Words { call: "tool_use", results: "tool_result blocks", model: "assistant message" }
+    }
+    fn id_field(&self, m: &Message, id: &str, result: bool) -> String {
+        let (kind, key) = if result { ("tool_result", "tool_use_id") } else { ("tool_use", "id") };
+        super::content_id_field(m, id, kind, key)
+    }
+    fn price_list(&self) -> super::PriceList {
+        super::PriceList::Anthropic
+    }
+    fn validate(&self, messages: &[&Message], request: bool) -> Vec<Problem> {
+        let mut problems = super::pairing(self, messages, request);
+        problems.extend(validate(messages));
+        problems
+    }
+    fn needs_alternation(&self) -> bool {
+        true
+    }
+    fn provider_compaction(&self, m: &Message) -> bool {
+        m.blocks.iter().any(|b| matches!(b, Block::Opaque { raw, .. } if raw.get("type").and_then(Value::as_str) == Some("compaction")))
+    }
+    fn merge(&self, neighbor: &Message, text: String, note_first: bool, mark: Synthetic) -> Message {
+        merge(neighbor, &text, note_first, mark)
+    }
+    fn join(&self, first: &Message, second: &Message, mark: Synthetic) -> Message {
+        join(first, second, mark)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -737,6 +737,67 @@ fn signatures<M: AsRef<Message>>(messages: &[M], info: &[Calls<'_>]) -> Vec<Prob
         .collect()
 }
 
+/// Gemini `Content`s, as the table of formats in [`super`] registers it.
+pub(crate) struct Gemini;
+
+impl super::WireFormat for Gemini {
+    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
+        parse(index, v)
+    }
+    fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
+        rebuild(original, blocks, synthetic)
+    }
+    fn synthesize(&self, role: Role, text: String, synthetic: Synthetic) -> Message {
+        synthesize(role, text, synthetic)
+    }
+    fn reload_tool(&self, description: &str, parameters: Value) -> Value {
+        reload_tool(description, parameters)
+    }
+    fn reload_call_args(&self, call: &Value) -> Option<Value> {
+        reload_call_args(call)
+    }
+    fn words(&self) -> super::Words {
+        super::Words { call: "functionCall", results: "functionResponse parts", model: "model turn" }
+    }
+    fn id_field(&self, m: &Message, id: &str, result: bool) -> String {
+        id_field(m, id, result)
+    }
+    fn price_list(&self) -> super::PriceList {
+        super::PriceList::OpenAi
+    }
+    /// Gemini pairs a call turn with the turn right after it, ids or not: its own rules.
+    fn validate(&self, messages: &[&Message], request: bool) -> Vec<Problem> {
+        validate(messages, request, false)
+    }
+    fn tool_pairing(&self, messages: &[&Message]) -> Vec<Problem> {
+        let mut p = validate(messages, false, true);
+        crate::sort::by_key(&mut p, |p| p.index as u128);
+        p
+    }
+    fn needs_alternation(&self) -> bool {
+        true
+    }
+    fn link(&self, open: &[&Message], new: &mut [Message], claim: &mut dyn FnMut(&str) -> bool) {
+        link(open, new, claim);
+    }
+    fn link_all(&self, messages: &mut [Message]) {
+        let mut ids: std::collections::HashSet<String> = messages.iter().flat_map(|m| m.call_ids()).map(str::to_string).collect();
+        link(&[], messages, &mut |id: &str| ids.insert(id.to_string()));
+    }
+    fn signed(&self, m: &Message) -> bool {
+        signed(m)
+    }
+    fn merge(&self, neighbor: &Message, text: String, note_first: bool, mark: Synthetic) -> Message {
+        merge(neighbor, &text, note_first, mark)
+    }
+    fn join(&self, first: &Message, second: &Message, mark: Synthetic) -> Message {
+        join(first, second, mark)
+    }
+    fn call_label(&self, m: &Message, id: &str, result: bool) -> String {
+        call_label(m, id, result)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

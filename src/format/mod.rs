@@ -61,28 +61,194 @@ fn reload_parameters() -> Value {
     })
 }
 
-/// A provider's message shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum Format {
-    /// OpenAI chat completions (`messages` of `client.chat.completions.create`).
-    #[default]
-    #[serde(rename = "openai")]
-    OpenAi,
-    /// Anthropic Messages API (`messages` of `client.messages.create`; the system prompt stays
-    /// the host's top-level `system` parameter).
-    #[serde(rename = "anthropic")]
+/// What each format's file implements, once: how it reads, rebuilds and writes its messages,
+/// its reload tool, its words, and its rules. [`Format`] dispatches to it through the table of
+/// [`formats!`]; what a format does not override is what most formats do.
+pub(crate) trait WireFormat: Sync {
+    /// Reads one wire message (its depth already checked); `index` is used in error messages.
+    fn parse(&self, index: usize, v: &Value) -> Result<Message>;
+    /// Rebuilds `original` with new content blocks, keeping what the blocks do not describe.
+    fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message;
+    /// A message written by the engine (a summary or a notice).
+    fn synthesize(&self, role: Role, text: String, synthetic: Synthetic) -> Message;
+    /// The `context_reload` tool in this format, from its description and argument schema.
+    fn reload_tool(&self, description: &str, parameters: Value) -> Value;
+    /// The arguments of a `context_reload` call in this format's shape (not yet checked to be
+    /// an object).
+    fn reload_call_args(&self, call: &Value) -> Option<Value>;
+    /// What the format calls the pieces its pairing rules speak of.
+    fn words(&self) -> Words;
+    /// The wire field of `m` holding call id `id` (of a result when `result`).
+    fn id_field(&self, m: &Message, id: &str, result: bool) -> String;
+    /// The provider whose prices the format's requests pay by default.
+    fn price_list(&self) -> PriceList;
+
+    /// The problems of [`Format::validate`] before the alternation check: tool pairing (the
+    /// last exchange answered too when `request`), then the format's own rules.
+    fn validate(&self, messages: &[&Message], request: bool) -> Vec<Problem> {
+        pairing(self, messages, request)
+    }
+    /// The problems of [`validate_tool_pairing`].
+    fn tool_pairing(&self, messages: &[&Message]) -> Vec<Problem> {
+        pairing(self, messages, false)
+    }
+    /// See [`Format::continues_turn`]; a response is one message.
+    fn continues_turn(&self, _prev: &Message, _next: &Message) -> bool {
+        false
+    }
+    /// See [`Format::needs_alternation`].
+    fn needs_alternation(&self) -> bool {
+        false
+    }
+    /// See [`Format::link`]; ids are read from the wire.
+    fn link(&self, _open: &[&Message], _new: &mut [Message], _claim: &mut dyn FnMut(&str) -> bool) {}
+    /// See [`Format::link_all`]; ids are read from the wire.
+    fn link_all(&self, _messages: &mut [Message]) {}
+    /// See [`Format::provider_compaction`].
+    fn provider_compaction(&self, _m: &Message) -> bool {
+        false
+    }
+    /// See [`Format::signed`].
+    fn signed(&self, _m: &Message) -> bool {
+        false
+    }
+    /// `neighbor` with `text` joined (see [`Format::merge`]). A format whose turns need not
+    /// alternate never needs a merge; joining the blocks keeps it valid anyway.
+    fn merge(&self, neighbor: &Message, text: String, note_first: bool, mark: Synthetic) -> Message {
+        let mut blocks = neighbor.blocks.clone();
+        if note_first {
+            let at = blocks.iter().take_while(|b| matches!(b, Block::Thinking(_) | Block::ToolResult { .. })).count();
+            blocks.insert(at, Block::Text(text));
+        } else {
+            blocks.push(Block::Text(text));
+        }
+        self.rebuild(neighbor, blocks, mark)
+    }
+    /// `first` and `second` as one message (see [`Format::join`]): `second` with `first`'s
+    /// blocks in front.
+    fn join(&self, first: &Message, second: &Message, mark: Synthetic) -> Message {
+        let blocks = first.blocks.iter().chain(&second.blocks).cloned().collect();
+        self.rebuild(second, blocks, mark)
+    }
+    /// See [`Format::call_label`]: the id, quoted.
+    fn call_label(&self, _m: &Message, id: &str, _result: bool) -> String {
+        format!("{id:?}")
+    }
+}
+
+/// The provider whose default prices a format's requests pay (see `options::prices`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriceList {
+    /// Anthropic's: a cache write at 1.25× the input price.
     Anthropic,
-    /// Vercel AI SDK `ModelMessage` (`messages` of `generateText` / `streamText`).
-    #[serde(rename = "ai-sdk")]
-    AiSdk,
-    /// OpenAI Responses API input items (`input` of `client.responses.create`), in the API's
-    /// spelling or the OpenAI Agents SDK's (`callId`, `function_call_result`).
-    #[serde(rename = "openai-responses")]
-    OpenAiResponses,
-    /// Gemini `Content`s (`contents` of `@google/genai`'s `generateContent`, Google ADK's
-    /// `LlmRequest.contents`; the system prompt stays the request's `config.systemInstruction`).
-    #[serde(rename = "gemini")]
-    Gemini,
+    /// OpenAI's: a cache write at the input price.
+    OpenAi,
+}
+
+/// Writes [`Format`] from the one table of formats below, so that a format is its file and its
+/// row: the enum (its serde names), `ALL`, `name()`, `title()`, `doc()` and the dispatch to each
+/// format's [`WireFormat`]. A row is the format's documentation (the README's paragraph on it and
+/// the `format` option's docs are generated from `doc()` and `title()` by `tests/generated.rs`),
+/// its option value, its variant, its file's implementation and its title; `default` marks the
+/// default format.
+///
+/// ```text
+/// /// What the README says of it.
+/// "option-value" Variant = file::Implementation, titled "its name in a sentence", default;
+/// ```
+macro_rules! formats {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:literal $variant:ident = $wire:expr, titled $title:literal $(, $default:ident)?;
+    )*) => {
+        /// A provider's message shape.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+        pub enum Format {
+            $( $(#[doc = $doc])* $(#[$default])? #[serde(rename = $name)] $variant, )*
+        }
+
+        impl Format {
+            /// Every format, in the table's order.
+            pub const ALL: [Format; [$($name),*].len()] = [$(Format::$variant),*];
+
+            /// The name used in options and state.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( Format::$variant => $name, )*
+                }
+            }
+
+            /// What the format is called in a sentence: `OpenAI chat completions`, `the
+            /// Anthropic Messages API`.
+            pub fn title(self) -> &'static str {
+                match self {
+                    $( Format::$variant => $title, )*
+                }
+            }
+
+            /// What the format reads, for people: its row's doc comment, the README's paragraph
+            /// on it (Markdown, one line per line of the comment, each with its leading space).
+            pub fn doc(self) -> &'static str {
+                match self {
+                    $( Format::$variant => concat!($($doc, "\n"),*), )*
+                }
+            }
+
+            /// The implementation in the format's file.
+            fn wire(self) -> &'static dyn WireFormat {
+                match self {
+                    $( Format::$variant => &$wire, )*
+                }
+            }
+        }
+    };
+}
+
+formats! {
+    /// chat-completions messages (`system`, `developer`, `user`, `assistant` with
+    /// `tool_calls`, `tool`). `reloadTool()` is a function tool.
+    "openai" OpenAi = openai::OpenAi, titled "OpenAI chat completions", default;
+    /// Messages API messages. The system prompt stays your request's `system` parameter
+    /// (count it in `reservedTokens`). A user turn may carry several `tool_result` blocks. Thinking and
+    /// redacted thinking are never edited: a rewritten assistant message keeps them byte-exact, signature
+    /// included, and first; they go only when a whole earlier turn becomes a summary, as Anthropic allows.
+    /// The engine keeps user and assistant turns alternating: a note it writes takes the role that fits
+    /// or joins the neighbouring message of its side. A `compaction` block (Anthropic's server-side
+    /// compaction) is kept byte-exact and never summarized, and what comes before it is offloaded
+    /// first (step 0). `reloadTool()` has an `input_schema`.
+    "anthropic" Anthropic = anthropic::Anthropic, titled "the Anthropic Messages API";
+    /// the Vercel AI SDK's `ModelMessage` (`reasoning`, `tool-call`, `tool-result` with its
+    /// `output`, approvals, `providerOptions`). Bytes travel as base64 text. `reloadTool()` has a JSON-schema
+    /// `inputSchema`.
+    "ai-sdk" AiSdk = ai_sdk::AiSdk, titled "the Vercel AI SDK's `ModelMessage`";
+    /// Responses API input items: messages (with or without `type`), one
+    /// `function_call` per call, one `function_call_output` per result, `reasoning`, and items the engine
+    /// does not read (hosted tool calls travel with their response). The Agents SDK's spelling
+    /// (`callId`, `function_call_result`) is read too, and a rewritten
+    /// item keeps its spelling. The items of one response (reasoning, message, parallel calls) are one
+    /// turn: no step separates them, so a reasoning item always keeps what follows it. `msgThreshold`
+    /// counts items. A `compaction` item, like Anthropic's `compaction` block, is the start of what
+    /// the provider condensed: kept byte-exact, never summarized, and what comes before it is
+    /// offloaded first (step 0). `reloadTool()` is a function tool with `strict: false`.
+    "openai-responses" OpenAiResponses = openai_responses::OpenAiResponses, titled "the OpenAI Responses API's input items";
+    /// `@google/genai`'s `Content` (roles `user` and `model`, a content without a role is
+    /// the user's): text and thought parts, `functionCall`, `functionResponse` (the response's one
+    /// string field, such as `output`, ADK's `result` or `error`, is its text; anything else its JSON),
+    /// and media, `executableCode`, `codeExecutionResult`, server-side tool parts and parts this
+    /// version does not know, kept byte-exact. The system prompt stays your request's
+    /// `config.systemInstruction` (count it in `reservedTokens`). A function call needs no id: a turn
+    /// of calls is answered by the user content right after it, response by response with the calls
+    /// of the same name in order (ids match where given); `add` refuses responses anywhere else, as the
+    /// API does, and the engine's own ids never reach the wire. A part with a `thoughtSignature` is
+    /// never rewritten: a model turn of the current round that carries one is left whole by every
+    /// step but the ones that take whole turns (the prefix summary, the emergency step), and a
+    /// rewritten earlier turn keeps its signed calls and its thoughts byte-exact (a shortened text
+    /// part loses its signature, which the API allows outside the current turn). The engine's notes
+    /// are a user or model content of one text part, alternating with their neighbours, so a
+    /// function-call turn always follows a user turn. `reloadTool()` is a `FunctionDeclaration`
+    /// (`parametersJsonSchema`); `handleReloadCall` takes `response.functionCalls[i]` or the part;
+    /// `observeUsage(response.usageMetadata)` reads `promptTokenCount` (cached tokens included).
+    "gemini" Gemini = gemini::Gemini, titled "Gemini's `Content`s";
 }
 
 /// The side of the conversation a message is on, as a provider that wants alternating turns
@@ -96,20 +262,6 @@ pub enum Turn {
 }
 
 impl Format {
-    /// Every format.
-    pub const ALL: [Format; 5] = [Format::OpenAi, Format::Anthropic, Format::AiSdk, Format::OpenAiResponses, Format::Gemini];
-
-    /// The name used in options and state.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::OpenAi => "openai",
-            Format::Anthropic => "anthropic",
-            Format::AiSdk => "ai-sdk",
-            Format::OpenAiResponses => "openai-responses",
-            Format::Gemini => "gemini",
-        }
-    }
-
     /// The format an option value names (`openai`, `anthropic`, `ai-sdk`, `openai-responses`,
     /// `gemini`).
     pub fn from_name(name: &str) -> Option<Format> {
@@ -126,49 +278,31 @@ impl Format {
     /// Reads one wire message; `index` is used in error messages.
     pub fn parse(self, index: usize, v: &Value) -> Result<Message> {
         depth::check(index, v)?;
-        match self {
-            Format::OpenAi => openai::parse(index, v),
-            Format::Anthropic => anthropic::parse(index, v),
-            Format::AiSdk => ai_sdk::parse(index, v),
-            Format::OpenAiResponses => openai_responses::parse(index, v),
-            Format::Gemini => gemini::parse(index, v),
-        }
+        self.wire().parse(index, v)
     }
 
     /// Rebuilds `original` with new content blocks, keeping what the blocks do not describe.
     pub fn rebuild(self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
-        match self {
-            Format::OpenAi => openai::rebuild(original, blocks, synthetic),
-            Format::Anthropic => anthropic::rebuild(original, blocks, synthetic),
-            Format::AiSdk => ai_sdk::rebuild(original, blocks, synthetic),
-            Format::OpenAiResponses => openai_responses::rebuild(original, blocks, synthetic),
-            Format::Gemini => gemini::rebuild(original, blocks, synthetic),
-        }
+        self.wire().rebuild(original, blocks, synthetic)
     }
 
     /// A message written by the engine (a summary or a notice).
     pub fn synthesize(self, role: Role, text: String, synthetic: Synthetic) -> Message {
-        match self {
-            Format::OpenAi => openai::synthesize(role, text, synthetic),
-            Format::Anthropic => anthropic::synthesize(role, text, synthetic),
-            Format::AiSdk => ai_sdk::synthesize(role, text, synthetic),
-            Format::OpenAiResponses => openai_responses::synthesize(role, text, synthetic),
-            Format::Gemini => gemini::synthesize(role, text, synthetic),
-        }
+        self.wire().synthesize(role, text, synthetic)
     }
 
     /// Whether `next` belongs to the same model response as `prev`, the message just before it.
     /// Only the Responses API splits a response into several items; in the other formats a
     /// response is one message.
     pub fn continues_turn(self, prev: &Message, next: &Message) -> bool {
-        self == Format::OpenAiResponses && openai_responses::continues_turn(prev, next)
+        self.wire().continues_turn(prev, next)
     }
 
     /// Whether the engine keeps user and assistant turns alternating around its own messages:
     /// Anthropic wants turns to alternate, and Gemini a function-call turn right after a user
     /// turn, which a model note before it would break.
     pub fn needs_alternation(self) -> bool {
-        matches!(self, Format::Anthropic | Format::Gemini)
+        self.wire().needs_alternation()
     }
 
     /// Links messages just read (`new`, in order) to the list they join, whose open turn is
@@ -177,19 +311,18 @@ impl Format {
     /// (`claim(id)` takes an id and says whether it was free) and a response without one the id
     /// of its call (see [`gemini::link`]). Every other format reads its ids from the wire.
     pub fn link(self, open: &[&Message], new: &mut [Message], claim: &mut dyn FnMut(&str) -> bool) {
-        if self == Format::Gemini {
-            gemini::link(open, new, claim);
-        }
+        self.wire().link(open, new, claim);
     }
 
     /// Links a whole list read message by message, as [`Format::link`] does for messages added
     /// to a list (the ids in use are the list's own).
     pub fn link_all(self, messages: &mut [Message]) {
-        if self != Format::Gemini {
-            return;
-        }
-        let mut ids: std::collections::HashSet<String> = messages.iter().flat_map(|m| m.call_ids()).map(str::to_string).collect();
-        self.link(&[], messages, &mut |id: &str| ids.insert(id.to_string()));
+        self.wire().link_all(messages);
+    }
+
+    /// The provider whose prices this format's requests pay by default.
+    pub fn price_list(self) -> PriceList {
+        self.wire().price_list()
     }
 
     /// The start of the open turn at the end of `messages`: its last message that makes calls,
@@ -220,21 +353,14 @@ impl Format {
     /// replaced; the messages before the latest one are already condensed (see
     /// `strategy::provider`).
     pub fn provider_compaction(self, m: &Message) -> bool {
-        match self {
-            Format::Anthropic => m
-                .blocks
-                .iter()
-                .any(|b| matches!(b, Block::Opaque { raw, .. } if raw.get("type").and_then(Value::as_str) == Some("compaction"))),
-            Format::OpenAiResponses => m.wire.get("type").and_then(Value::as_str) == Some("compaction"),
-            Format::OpenAi | Format::AiSdk | Format::Gemini => false,
-        }
+        self.wire().provider_compaction(m)
     }
 
     /// Whether message `m` carries a signature the provider checks for the current tool loop
     /// and that no rewrite may touch there: a Gemini model content with a thought signature.
     /// (Anthropic's signed thinking is kept by its format in every rewrite instead.)
     pub fn signed(self, m: &Message) -> bool {
-        self == Format::Gemini && gemini::signed(m)
+        self.wire().signed(m)
     }
 
     /// The side a message of `role` is on when turns are counted.
@@ -252,22 +378,7 @@ impl Format {
     pub fn merge(self, neighbor: &Message, note: &Message, note_first: bool) -> Message {
         let mut mark = note.synthetic.clone().unwrap_or_else(|| Synthetic::new("MERGE", None));
         mark.in_place = true;
-        let text = note.payload_text();
-        match self {
-            Format::Anthropic => anthropic::merge(neighbor, &text, note_first, mark),
-            Format::Gemini => gemini::merge(neighbor, &text, note_first, mark),
-            // The other formats never need a merge; joining the blocks keeps them valid anyway.
-            Format::OpenAi | Format::AiSdk | Format::OpenAiResponses => {
-                let mut blocks = neighbor.blocks.clone();
-                if note_first {
-                    let at = blocks.iter().take_while(|b| matches!(b, Block::Thinking(_) | Block::ToolResult { .. })).count();
-                    blocks.insert(at, Block::Text(text));
-                } else {
-                    blocks.push(Block::Text(text));
-                }
-                self.rebuild(neighbor, blocks, mark)
-            }
-        }
+        self.wire().merge(neighbor, note.payload_text(), note_first, mark)
     }
 
     /// Two messages of one side (`first` just before `second`) as one message carrying `mark`
@@ -275,14 +386,7 @@ impl Format {
     /// it and get `second` with `first`'s blocks in front.
     pub fn join(self, first: &Message, second: &Message, mut mark: Synthetic) -> Message {
         mark.in_place = true;
-        match self {
-            Format::Anthropic => anthropic::join(first, second, mark),
-            Format::Gemini => gemini::join(first, second, mark),
-            Format::OpenAi | Format::AiSdk | Format::OpenAiResponses => {
-                let blocks = first.blocks.iter().chain(&second.blocks).cloned().collect();
-                self.rebuild(second, blocks, mark)
-            }
-        }
+        self.wire().join(first, second, mark)
     }
 
     /// The `context_reload` tool definition in this format: an OpenAI function tool, an
@@ -291,26 +395,16 @@ impl Format {
     /// tool (`autocontext/openai-agents` has it as an Agents SDK tool), or a Gemini
     /// `FunctionDeclaration` (`parametersJsonSchema`).
     pub fn reload_tool(self) -> Value {
-        match self {
-            Format::OpenAi => openai::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
-            Format::Anthropic => anthropic::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
-            Format::AiSdk => ai_sdk::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
-            Format::OpenAiResponses => openai_responses::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
-            Format::Gemini => gemini::reload_tool(RELOAD_DESCRIPTION, reload_parameters()),
-        }
+        self.wire().reload_tool(RELOAD_DESCRIPTION, reload_parameters())
     }
 
-    /// The arguments object of a `context_reload` call in this format's shape: OpenAI's tool
-    /// call (`tool_calls[i]`), its `function` or its `arguments` JSON string; Anthropic's
+    /// The parsed arguments of a `context_reload` call, given in this format's shape: an
+    /// OpenAI tool call (`function.arguments`, a JSON string) or its arguments; an Anthropic
     /// `tool_use` block or the AI SDK's `tool-call` part (both carry `input`); a Responses
     /// `function_call` item (`arguments`); a Gemini part or its `functionCall` (`args`); or the
     /// parsed arguments themselves.
     pub fn reload_call_args(self, call: &Value) -> Option<Value> {
-        let args = match self {
-            Format::OpenAi | Format::OpenAiResponses => openai::reload_call_args(call)?,
-            Format::Anthropic | Format::AiSdk => input_args(call)?,
-            Format::Gemini => gemini::reload_call_args(call)?,
-        };
+        let args = self.wire().reload_call_args(call)?;
         args.is_object().then_some(args)
     }
 
@@ -322,24 +416,14 @@ impl Format {
     /// What this format calls the pieces its pairing rules speak of, so that an error says it
     /// in the words of the provider's own API and documentation.
     pub fn words(self) -> Words {
-        let (call, results, model) = match self {
-            Format::OpenAi => ("tool call", "results", "assistant message"),
-            Format::Anthropic => ("tool_use", "tool_result blocks", "assistant message"),
-            Format::AiSdk => ("tool call", "tool results", "assistant message"),
-            Format::OpenAiResponses => ("function_call", "function_call_output items", "model response"),
-            Format::Gemini => ("functionCall", "functionResponse parts", "model turn"),
-        };
-        Words { call, results, model }
+        self.wire().words()
     }
 
     /// How an error names the call `id` that message `m` makes (or answers, when `result`): its
     /// id, quoted; a Gemini call by its function's name, with the id the wire gave it, if any
     /// (the ids the engine gives calls that come without one are its own, never shown).
     pub fn call_label(self, m: &Message, id: &str, result: bool) -> String {
-        match self {
-            Format::Gemini => gemini::call_label(m, id, result),
-            _ => format!("{id:?}"),
-        }
+        self.wire().call_label(m, id, result)
     }
 
     /// The wire field of message `m` that holds the call id `id`, for error messages: of a
@@ -348,24 +432,7 @@ impl Format {
     /// the AI SDK, `call_id` or `callId` for the Responses API, `parts[k].functionCall` or
     /// `parts[k].functionResponse` for Gemini).
     pub fn id_field(self, m: &Message, id: &str, result: bool) -> String {
-        let (kind, key) = match (self, result) {
-            (Format::Gemini, _) => return gemini::id_field(m, id, result),
-            (Format::OpenAi, true) => return "tool_call_id".into(),
-            (Format::OpenAi, false) => return "tool_calls".into(),
-            (Format::OpenAiResponses, _) => return openai_responses::id_field(m),
-            (Format::Anthropic, true) => ("tool_result", "tool_use_id"),
-            (Format::Anthropic, false) => ("tool_use", "id"),
-            (Format::AiSdk, true) => ("tool-result", "toolCallId"),
-            (Format::AiSdk, false) => ("tool-call", "toolCallId"),
-        };
-        let items = m.wire.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-        match items
-            .iter()
-            .position(|b| b.get("type").and_then(Value::as_str) == Some(kind) && b.get(key).and_then(Value::as_str) == Some(id))
-        {
-            Some(k) => format!("content[{k}].{key}"),
-            None => "content".into(),
-        }
+        self.wire().id_field(m, id, result)
     }
 
     /// Problems a provider would reject the list for (empty when valid): tool pairing for
@@ -386,15 +453,7 @@ impl Format {
     /// The checks of [`Format::validate`] over plain references: the checks are compiled once
     /// for every kind of list.
     fn problems(self, messages: &[&Message], request: bool) -> Vec<Problem> {
-        // Gemini pairs a call turn with the turn right after it, ids or not: its own rules.
-        let mut problems = if self == Format::Gemini { Vec::new() } else { pairing(self, messages, request) };
-        match self {
-            Format::Gemini => problems.extend(gemini::validate(messages, request, false)),
-            Format::OpenAi => {}
-            Format::Anthropic => problems.extend(anthropic::validate(messages)),
-            Format::AiSdk => problems.extend(ai_sdk::validate(messages)),
-            Format::OpenAiResponses => problems.extend(openai_responses::validate(messages)),
-        }
+        let mut problems = self.wire().validate(messages, request);
         if request && self.needs_alternation() {
             if let Some(first) = messages.first().map(AsRef::as_ref).filter(|m| self.turn(m.role) != Turn::User) {
                 problems.push(Problem {
@@ -415,9 +474,19 @@ impl Format {
     }
 }
 
+/// The wire field of a call or result carried as a part of `content` (Anthropic, the AI SDK):
+/// `content[k].<key>` of the part of type `kind` whose `key` is `id`, else `content`.
+pub(crate) fn content_id_field(m: &Message, id: &str, kind: &str, key: &str) -> String {
+    let items = m.wire.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    match items.iter().position(|b| b.get("type").and_then(Value::as_str) == Some(kind) && b.get(key).and_then(Value::as_str) == Some(id)) {
+        Some(k) => format!("content[{k}].{key}"),
+        None => "content".into(),
+    }
+}
+
 /// Reads tool-call arguments carried as `input` (Anthropic `tool_use`, AI SDK `tool-call`), as
 /// a JSON string, or given directly.
-fn input_args(v: &Value) -> Option<Value> {
+pub(crate) fn input_args(v: &Value) -> Option<Value> {
     match v {
         Value::String(s) => serde_json::from_str(s).ok(),
         Value::Object(o) if !o.contains_key(RELOAD_TOOL_PARAM) => match o.get("input").or_else(|| o.get("args")) {
@@ -524,17 +593,11 @@ pub struct Problem {
 /// response) stays inside the exchange; the items of one response (the Responses API, see
 /// [`Format::continues_turn`]) open one exchange together.
 pub fn validate_tool_pairing<M: AsRef<Message>>(format: Format, messages: &[M]) -> Vec<Problem> {
-    let messages = &crate::message::refs(messages);
-    if format == Format::Gemini {
-        let mut p = gemini::validate(messages, false, true);
-        crate::sort::by_key(&mut p, |p| p.index as u128);
-        return p;
-    }
-    pairing(format, messages, false)
+    format.wire().tool_pairing(&crate::message::refs(messages))
 }
 
 /// Tool pairing; with `complete`, the last exchange must be answered too.
-fn pairing<M: AsRef<Message>>(format: Format, messages: &[M], complete: bool) -> Vec<Problem> {
+pub(crate) fn pairing<F: WireFormat + ?Sized>(format: &F, messages: &[&Message], complete: bool) -> Vec<Problem> {
     let w = format.words();
     let mut problems = Vec::new();
     // The open exchange's calls: the message making each, its id, whether it is answered.
@@ -551,8 +614,7 @@ fn pairing<M: AsRef<Message>>(format: Format, messages: &[M], complete: bool) ->
             }
         }
     };
-    for (i, m) in messages.iter().enumerate() {
-        let m = m.as_ref();
+    for (i, &m) in messages.iter().enumerate() {
         if m.has_results() || m.role == Role::Tool {
             for id in m.result_ids() {
                 match open.iter_mut().find(|(_, c, _)| c == id) {
@@ -572,7 +634,7 @@ fn pairing<M: AsRef<Message>>(format: Format, messages: &[M], complete: bool) ->
             // A message may carry results and other content (Anthropic); it still belongs to the exchange.
             continue;
         }
-        if !(i > 0 && format.continues_turn(messages[i - 1].as_ref(), m)) {
+        if !(i > 0 && format.continues_turn(messages[i - 1], m)) {
             close(&mut open, &mut problems);
         }
         for id in m.call_ids() {

@@ -264,6 +264,36 @@ pub(crate) fn reload_call_args(v: &Value) -> Option<Value> {
     }
 }
 
+/// OpenAI chat completions, as the table of formats in [`super`] registers it.
+pub(crate) struct OpenAi;
+
+impl super::WireFormat for OpenAi {
+    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
+        parse(index, v)
+    }
+    fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
+        rebuild(original, blocks, synthetic)
+    }
+    fn synthesize(&self, role: Role, text: String, synthetic: Synthetic) -> Message {
+        synthesize(role, text, synthetic)
+    }
+    fn reload_tool(&self, description: &str, parameters: Value) -> Value {
+        reload_tool(description, parameters)
+    }
+    fn reload_call_args(&self, call: &Value) -> Option<Value> {
+        reload_call_args(call)
+    }
+    fn words(&self) -> super::Words {
+        super::Words { call: "tool call", results: "results", model: "assistant message" }
+    }
+    fn id_field(&self, _m: &Message, _id: &str, result: bool) -> String {
+        if result { "tool_call_id" } else { "tool_calls" }.into()
+    }
+    fn price_list(&self) -> super::PriceList {
+        super::PriceList::OpenAi
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -380,6 +380,47 @@ pub(crate) fn validate<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> {
     problems
 }
 
+/// The OpenAI Responses API's input items, as the table of formats in [`super`] registers it.
+pub(crate) struct OpenAiResponses;
+
+impl super::WireFormat for OpenAiResponses {
+    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
+        parse(index, v)
+    }
+    fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
+        rebuild(original, blocks, synthetic)
+    }
+    fn synthesize(&self, role: Role, text: String, synthetic: Synthetic) -> Message {
+        synthesize(role, text, synthetic)
+    }
+    fn reload_tool(&self, description: &str, parameters: Value) -> Value {
+        reload_tool(description, parameters)
+    }
+    fn reload_call_args(&self, call: &Value) -> Option<Value> {
+        super::openai::reload_call_args(call)
+    }
+    fn words(&self) -> super::Words {
+        super::Words { call: "function_call", results: "function_call_output items", model: "model response" }
+    }
+    fn id_field(&self, m: &Message, _id: &str, _result: bool) -> String {
+        id_field(m)
+    }
+    fn price_list(&self) -> super::PriceList {
+        super::PriceList::OpenAi
+    }
+    fn validate(&self, messages: &[&Message], request: bool) -> Vec<Problem> {
+        let mut problems = super::pairing(self, messages, request);
+        problems.extend(validate(messages));
+        problems
+    }
+    fn continues_turn(&self, prev: &Message, next: &Message) -> bool {
+        continues_turn(prev, next)
+    }
+    fn provider_compaction(&self, m: &Message) -> bool {
+        m.wire.get("type").and_then(Value::as_str) == Some("compaction")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,9 +44,7 @@ use prompts::PromptConfig;
 use read::{positive, ratio, OptionValue};
 
 options! {
-    /// Wire format of the messages: OpenAI chat completions (`'openai'`), the Anthropic Messages
-    /// API (`'anthropic'`), the Vercel AI SDK's `ModelMessage` (`'ai-sdk'`), the OpenAI Responses
-    /// API's input items (`'openai-responses'`) or Gemini's `Content`s (`'gemini'`).
+    /// Wire format of the messages: one of [`Format::ALL`], by name.
     ///
     /// The system prompt of Anthropic and Gemini stays your request's `system` parameter or
     /// `config.systemInstruction`; the OpenAI Agents SDK's items are `'openai-responses'`.

@@ -25,7 +25,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::format::Format;
+use crate::format::{Format, PriceList};
 use crate::json::kind_of;
 use crate::options::read::{show, OptionValue};
 
@@ -49,9 +49,9 @@ impl Prices {
     /// The defaults for `format`'s provider (see the module docs).
     pub fn of(format: Format) -> Prices {
         let anthropic = Prices { cache_read: 0.1, cache_write: 1.25, cache_ttl_ms: 300_000, summarize_input: 1.0, summarize_output: 5.0 };
-        match format {
-            Format::Anthropic | Format::AiSdk => anthropic,
-            Format::OpenAi | Format::OpenAiResponses | Format::Gemini => Prices { cache_write: 1.0, summarize_output: 6.0, ..anthropic },
+        match format.price_list() {
+            PriceList::Anthropic => anthropic,
+            PriceList::OpenAi => Prices { cache_write: 1.0, summarize_output: 6.0, ..anthropic },
         }
     }
 
