@@ -1,10 +1,11 @@
 //! The package's vocabulary is declared once, in Rust, and the TypeScript declarations and the
-//! README's options table are generated from that declaration: the options and their defaults
-//! and docs (`src/options/mod.rs`), the strategy and preset names and the kinds of summarize
-//! requests (`src/options/presets.rs`), the built-in tokenizers, the error codes, the formats'
-//! names (`src/format`), and the results and events the engine hands JavaScript (the serde
-//! types of [`WIRE`], read from their source: their fields, names and docs as serde writes
-//! them).
+//! README's tables and lists are generated from that declaration: the options and their defaults
+//! and docs (`src/options/mod.rs`), the strategy and preset names, the kinds of summarize
+//! requests and the README's ladder table (`src/options/presets.rs`), the built-in tokenizers,
+//! the error codes, the formats' names, titles and the README's paragraphs on them (the table of
+//! formats in `src/format/mod.rs`), and the results and events the engine hands JavaScript (the
+//! serde types of [`WIRE`], read from their source: their fields, names and docs as serde writes
+//! them). So a new format or rung is written where it is declared, and nowhere else.
 //!
 //! Each generated part stands between two marker lines in its file (`generated:<name>` and
 //! `end generated:<name>`). This test fails when a part is stale, naming it; run
@@ -63,7 +64,7 @@ fn targets() -> Vec<Target> {
         Target { file: "js/errors.ts", markdown: false, parts: vec![("error-codes", error_codes())] },
         Target { file: "js/formats.ts", markdown: false, parts: vec![("format-names", format_names())] },
         Target { file: "js/host.ts", markdown: false, parts: vec![("host-keys", host_keys(&host))] },
-        Target { file: "README.md", markdown: true, parts: vec![("options", table(&all)), ("formats", formats())] },
+        Target { file: "README.md", markdown: true, parts: vec![("ladder", ladder()), ("options", table(&all)), ("formats", formats())] },
     ]
 }
 
@@ -138,6 +139,26 @@ fn doc_of(o: &OptionDoc) -> String {
     let titled: Vec<String> = Format::ALL.iter().map(|f| format!("{} (`'{}'`)", f.title(), f.name())).collect();
     let (last, rest) = titled.split_last().expect("there are formats");
     o.doc.replace(FORMAT_LIST, &format!("{} or {last}", rest.join(", ")))
+}
+
+/// The README's table of the default ladder: the provider's compaction (a pass runs it first
+/// whatever the ladder) as step 0, then the default ladder's rungs, each with its event type,
+/// whether it asks the summarizer, and the first paragraph of its variant's doc
+/// (`src/options/presets.rs`), so that a rung's line in the table is its row there.
+fn ladder() -> String {
+    let (_, _, _, variants) = item("src/options/presets.rs", "Strategy");
+    let mut out = String::from("| step | event type | needs `summarize` | what it does |\n|---|---|---|---|\n");
+    for (step, s) in std::iter::once(&Strategy::ProviderCompaction).chain(Preset::AgentScope.ladder()).enumerate() {
+        let name = format!("{s:?}");
+        let v = variants.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("no variant {name}"));
+        let first = paragraphs(&v.doc.join("\n")).into_iter().next().unwrap_or_default();
+        let what = first.strip_suffix('.').unwrap_or(&first);
+        let mut chars = what.chars();
+        let what: String = chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default();
+        let needs = if s.summarize_kind().is_some() { "yes" } else { "no" };
+        out.push_str(&format!("| {step} | `{}` | {needs} | {} |\n", s.event_type(), what.replace('|', "\\|")));
+    }
+    out
 }
 
 /// The README's paragraphs on the formats, one item each, from the table of formats.

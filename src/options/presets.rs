@@ -19,32 +19,30 @@ use crate::options::read::OptionValue;
 /// `src/strategy/` (see [`crate::strategy`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
-    /// Tool results over `toolResultLimit` keep their head and tail; the whole is offloaded.
+    /// A tool result over `toolResultLimit` characters keeps its head and tail (when that frees 300
+    /// characters or more), a new one before it is first sent.
     ToolResultTruncate,
-    /// Stale tool results (read, older than the newest few) become a stub of their first line
-    /// and identifiers when the rent they pay has paid for the rewrite (no LLM).
+    /// Stale tool results become their first line and identifiers, when their rent has paid for the
+    /// rewrite (and, at the trigger, before anything is summarized).
     ToolResultStub,
-    /// Large messages before the `lastKeep` tail and the current round are offloaded, a preview
-    /// left in place (no LLM).
+    /// Large old messages become a preview, sparing the `lastKeep` tail.
     LargeMessageOffloadWithProtection,
-    /// The same, without the `lastKeep` protection (the current round stays protected).
+    /// The same, into the `lastKeep` tail.
     LargeMessageOffload,
-    /// Complete rounds outside the recent focus window roll into one rolling summary (LLM;
-    /// message-count pressure only).
+    /// On message-count pressure, rounds outside the focus window roll into one rolling summary.
     HistoryRollup,
-    /// Long runs of historical tool exchanges become one summary each (LLM).
+    /// Long runs of old tool exchanges become one summary each.
     ToolRunCompress,
-    /// Each complete earlier round's work becomes one summary; the user's message stays (LLM).
+    /// Each earlier round's work becomes one summary; the user's message stays.
     PreviousRoundSummary,
-    /// A large, already answered message of the current round is summarized in place (LLM).
+    /// A large message the model already answered shrinks in place.
     CurrentRoundLargeMessage,
-    /// Results of already answered exchanges of the current round shrink in place (LLM).
+    /// Answered tool results of the current turn shrink in place, ids kept.
     CurrentRoundCompress,
-    /// The last resort: oldest rounds, then the oldest answered work of the current round, are
-    /// offloaded whole behind a short notice (no LLM).
+    /// Oldest rounds, then the oldest answered work, go whole behind a short notice.
     Emergency,
-    /// Everything before a reserved recent tail (`reserveRatio` of the window) becomes one
-    /// structured five-field summary, rolled forward pass after pass (LLM).
+    /// What is left before the protected recent work becomes one structured summary; a later pass adds
+    /// its own after it, and folds them into one when they grow.
     PrefixSummary,
     /// Everything before the reserved tail becomes a restoration block of facts, one extraction
     /// per configured concept (LLM); the `factsFallback` strategy runs when none are found.
@@ -56,9 +54,11 @@ pub enum Strategy {
     /// With fewer than five complete turns over budget, each keeps only its user message and
     /// final answer; the tool work is offloaded (no LLM).
     TurnTextOnly,
-    /// What the provider's own compaction (Anthropic's `compaction` block, a Responses
-    /// `compaction` item) already condensed is offloaded whole behind a notice (no LLM). A pass
-    /// runs it first whatever the ladder, unless the ladder names it.
+    /// What the provider's own compaction (Anthropic's `compaction` block, a Responses `compaction`
+    /// item) already condensed goes whole behind a notice; the compaction itself stays byte-exact,
+    /// never summarized.
+    ///
+    /// A pass runs it first whatever the ladder, unless the ladder names it.
     ProviderCompaction,
 }
 

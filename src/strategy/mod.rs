@@ -8,8 +8,9 @@
 //! their own.
 //!
 //! Adding a rung: a file `src/strategy/<rung>.rs` with one `impl Rung`, its line in `RUNGS`,
-//! and its name in [`crate::options::presets`] (the enum variant and its row of names, which the
-//! options read and the TypeScript `StrategyName` is generated from).
+//! and its name in [`crate::options::presets`] (the enum variant, whose doc is the README ladder
+//! table's line when the default ladder has it, and its row of names, which the options read and
+//! the TypeScript `StrategyName` is generated from).
 //!
 //! Besides the rungs, the folder holds what they share and nothing else: the summarize jobs of
 //! the LLM rungs (`llm`), the in-place summaries of the two current-round rungs (`in_place`),
