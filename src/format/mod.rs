@@ -20,12 +20,7 @@
 //! the conversation and each response the id of its call ([`Format::link`], when messages join a
 //! list); the validators of the other formats pair by id, Gemini's pairs turns as its API does.
 
-pub mod ai_sdk;
-pub mod anthropic;
 pub mod depth;
-pub mod gemini;
-pub mod openai;
-pub mod openai_responses;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -146,11 +141,11 @@ pub enum PriceList {
 }
 
 /// Writes [`Format`] from the one table of formats below, so that a format is its file and its
-/// row: the enum (its serde names), `ALL`, `name()`, `title()`, `doc()` and the dispatch to each
+/// row: the declaration of its file's module, the enum (its serde names), `ALL`, `name()`, `title()`, `doc()` and the dispatch to each
 /// format's [`WireFormat`]. A row is the format's documentation (the README's paragraph on it and
 /// the `format` option's docs are generated from `doc()` and `title()` by `tests/generated.rs`),
-/// its option value, its variant, its file's implementation and its title; `default` marks the
-/// default format.
+/// its option value, its variant, its file (the module) and the type there that implements
+/// [`WireFormat`], and its title; `default` marks the default format.
 ///
 /// ```text
 /// /// What the README says of it.
@@ -159,8 +154,10 @@ pub enum PriceList {
 macro_rules! formats {
     ($(
         $(#[doc = $doc:literal])*
-        $name:literal $variant:ident = $wire:expr, titled $title:literal $(, $default:ident)?;
+        $name:literal $variant:ident = $module:ident :: $wire:ident, titled $title:literal $(, $default:ident)?;
     )*) => {
+        $( pub mod $module; )*
+
         /// A provider's message shape.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
         pub enum Format {
@@ -197,7 +194,7 @@ macro_rules! formats {
             /// The implementation in the format's file.
             fn wire(self) -> &'static dyn WireFormat {
                 match self {
-                    $( Format::$variant => &$wire, )*
+                    $( Format::$variant => &$module::$wire, )*
                 }
             }
         }
