@@ -81,25 +81,25 @@ impl<S, O> Parts<'_, S, O> {
     /// their stubs, or a cold cache worth compacting deep). `cold`: nothing of the next request
     /// is in the provider's cache ([`Parts::cold`]).
     pub fn trigger_check(&self, forced: Option<u64>, cold: bool) -> Option<CompressResult> {
-        let st = self.state.borrow();
-        let tokens = st.request_tokens(self.config);
-        let target = forced.map_or_else(|| self.pass_target(tokens, cold, &st.working), Target::exactly);
-        let count = st.working.len();
+        let state = self.state.borrow();
+        let tokens = state.request_tokens(self.config);
+        let target = forced.map_or_else(|| self.pass_target(tokens, cold, &state.working), Target::exactly);
+        let count = state.working.len();
         let turns =
-            self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(st.turns) > self.config.max_context_turns as usize;
+            self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(state.turns) > self.config.max_context_turns as usize;
         let threshold = self.config.msg_threshold as usize;
         let pressure = tokens >= target.aim
-            || st.count_pressure(threshold)
+            || state.count_pressure(threshold)
             || turns
-            || self.fresh_oversized(&st.working)
-            || forced.is_none() && self.rent_due(&st.working, cold);
+            || self.fresh_oversized(&state.working)
+            || forced.is_none() && self.rent_due(&state.working, cold);
         (!pressure).then(|| {
             let mut idle = CompressResult::unchanged(tokens, count, target);
             if count >= threshold {
                 // A pass stopped at this count in this turn already: say so again.
                 idle.under_target = false;
                 idle.exhausted = true;
-                idle.reason = st.count_stuck.as_ref().map(|(_, why)| why.clone());
+                idle.reason = state.count_stuck.as_ref().map(|(_, why)| why.clone());
             }
             idle
         })
@@ -124,8 +124,8 @@ impl<S, O> Parts<'_, S, O> {
         if rent::due(work, &rent::stale(work, None), &prices, cold, horizon).is_none() {
             return false;
         }
-        let st = Structure::analyze_with(work, &Rules::of(self.config), &|i| work[i].pinned);
-        rent::due(work, &rent::stale(work, Some(&st)), &prices, cold, horizon).is_some()
+        let structure = Structure::analyze_with(work, &Rules::of(self.config), &|i| work[i].pinned);
+        rent::due(work, &rent::stale(work, Some(&structure)), &prices, cold, horizon).is_some()
     }
 
     /// Whether, with a cold cache, compacting `tokens` down to the low-water mark `low` pays
@@ -248,8 +248,8 @@ impl Drop for Pending<'_> {
         if self.written.is_empty() {
             return;
         }
-        if let Ok(mut st) = self.state.try_borrow_mut() {
-            st.abandoned.extend(self.written.drain(..).map(|(u, _)| u));
+        if let Ok(mut state) = self.state.try_borrow_mut() {
+            state.abandoned.extend(self.written.drain(..).map(|(u, _)| u));
         }
     }
 }
@@ -293,8 +293,8 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
     /// for stubs.
     fn snapshot(parts: Parts<'a, S, O>, mode: Mode, cold: bool, rent: bool, target: impl FnOnce(u64, &[Entry]) -> Target) -> Self {
         let (snapshot, generation) = {
-            let st = parts.state.borrow();
-            (st.working.clone(), st.generation)
+            let state = parts.state.borrow();
+            (state.working.clone(), state.generation)
         };
         let tokens_before = request_tokens(sum_tokens(&snapshot), parts.config);
         let target = target(tokens_before, &snapshot);
@@ -385,13 +385,13 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     if strategy == Strategy::ToolResultStub {
                         self.rent = false;
                     }
-                    let st = self.analyse(&rules);
+                    let structure = self.analyse(&rules);
                     let origins = self.log.ranges();
                     let ctx = Ctx {
                         config,
                         format: config.format,
                         working: &self.work,
-                        st: &st,
+                        st: &structure,
                         total,
                         target: self.target.aim,
                         bound: self.target.bound,
@@ -411,7 +411,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     };
                     let (made_by, edits) = rung.plan(&ctx, summarizer).await;
                     // The engine's own messages must keep the format's turns valid (Anthropic).
-                    let edits = crate::engine::turns::fit(config.format, &self.work, &st, edits);
+                    let edits = crate::engine::turns::fit(config.format, &self.work, &structure, edits);
                     // What each replacement offloads, named exactly, where the model sees it.
                     let edits = super::identifier_index::annotate(
                         config.format,
@@ -421,8 +421,8 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                         index_budget(config, self.target.aim),
                     );
                     let edits = self.keep_useful(edits)?;
-                    let yieldable =
-                        st.last_round.is_some() && rules.protect_last_round || st.latest_answer.is_some() && rules.protect_latest_answer;
+                    let yieldable = structure.last_round.is_some() && rules.protect_last_round
+                        || structure.latest_answer.is_some() && rules.protect_latest_answer;
                     if made_by == Strategy::Emergency && yieldable && total.saturating_sub(freed(&self.work, &edits)) >= self.target.bound {
                         // Not enough while the last round (then the latest answer) is kept: it
                         // yields first, to every step.
@@ -509,18 +509,18 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
             HashSet::new()
         };
         let payloads: Vec<(String, String, usize)> = {
-            let st = self.parts.state.borrow();
+            let state = self.parts.state.borrow();
             let mut seen = HashSet::new();
             let fresh: Vec<(&str, std::ops::Range<usize>)> = self
                 .log
                 .to_write(&referenced)
                 .filter_map(|r| Some((r.offload.as_deref()?, r.snapshot.clone())))
-                .filter(|(u, _)| !st.offload_ids.contains(*u) && seen.insert(*u))
+                .filter(|(u, _)| !state.offload_ids.contains(*u) && seen.insert(*u))
                 .collect();
             // The earlier offload a message of the snapshot stands for, with its record.
             let expansion = |at: usize, e: &Entry| {
                 let uuid = e.msg.synthetic.as_ref()?.offload.as_deref()?;
-                let record = st.offload(uuid).or_else(|| st.retired.in_tail(uuid))?;
+                let record = state.offload(uuid).or_else(|| state.retired.in_tail(uuid))?;
                 Some(Expansion { at, uuid: record.uuid, message_count: record.message_count, digest: record.digest })
             };
             fresh
@@ -599,8 +599,8 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                 (uuid, digest, count)
             })
             .collect();
-        let mut st = self.parts.state.borrow_mut();
-        result.messages_after = st.commit(self.snapshot.len(), Commit { work: self.work, offloads, events: events.clone() });
+        let mut state = self.parts.state.borrow_mut();
+        result.messages_after = state.commit(self.snapshot.len(), Commit { work: self.work, offloads, events: events.clone() });
         result.events = events;
         Ok(())
     }
@@ -694,8 +694,8 @@ pub(crate) async fn reload<S, O: OffloadStore>(parts: Parts<'_, S, O>, uuid: &st
     let config = parts.config;
     // The index the state holds, then the records retired from it to the store.
     let (held, head) = {
-        let st = parts.state.borrow();
-        (st.offload(uuid).or_else(|| st.retired.in_tail(uuid)), st.retired.0.head().map(str::to_string))
+        let state = parts.state.borrow();
+        (state.offload(uuid).or_else(|| state.retired.in_tail(uuid)), state.retired.0.head().map(str::to_string))
     };
     let record = match held {
         Some(r) => Some(r),
