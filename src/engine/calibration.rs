@@ -70,6 +70,12 @@ impl Calibration {
         }
     }
 
+    /// The trigger (`maxToken × tokenRatio`) in the estimate's units: what a pass, a
+    /// preparation and rent pricing all compare the estimated request with.
+    pub fn trigger(&self, config: &crate::options::Config) -> u64 {
+        self.estimate_of(config.trigger_tokens())
+    }
+
     /// Folds in one observation of `ratio` (provider / estimate), which the caller has
     /// already bounded (see [`crate::AutoContextMemory::observe_usage`]).
     pub(crate) fn observe(&mut self, ratio: f64) {

@@ -451,7 +451,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             let pressure = st.count_pressure(self.config.msg_threshold as usize) || parts.turn_pressure(&st.working);
             (st.request_tokens(&self.config), st.generation, pressure, st.calibration)
         };
-        let trigger = calibration.estimate_of(self.config.trigger_tokens());
+        let trigger = calibration.trigger(&self.config);
         let prepare_tokens = calibration.estimate_of(self.config.prepare_tokens()).min(trigger);
         let mut result = PrepareResult { tokens, prepare_tokens, ready: self.prepared.borrow().len(), ..PrepareResult::default() };
         let skip = if self.summarizer.is_none() {
@@ -497,7 +497,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         }
         let st = self.state.borrow();
         let tokens = st.request_tokens(&self.config);
-        let trigger = st.calibration.estimate_of(self.config.trigger_tokens());
+        let trigger = st.calibration.trigger(&self.config);
         let from = st.calibration.estimate_of(self.config.prepare_tokens()).min(trigger);
         if tokens < from || tokens >= trigger {
             return false;

@@ -117,7 +117,7 @@ impl<S, O> Parts<'_, S, O> {
         if !self.ladder.contains(&Strategy::ToolResultStub) {
             return false;
         }
-        let trigger = self.state.borrow().calibration.estimate_of(self.config.trigger_tokens());
+        let trigger = self.state.borrow().calibration.trigger(self.config);
         let horizon = rent::horizon(work, request_tokens(sum_tokens(work), self.config), trigger);
         let prices = self.config.prices();
         // The entries alone first: the analysis only when a batch of their superset is due.
@@ -190,7 +190,7 @@ impl<S, O> Parts<'_, S, O> {
     /// turn or rent pressure) both are the trigger.
     pub fn pass_target(&self, tokens: u64, cold: bool, work: &[Entry]) -> Target {
         let calibration = self.state.borrow().calibration;
-        let trigger = calibration.estimate_of(self.config.trigger_tokens());
+        let trigger = calibration.trigger(self.config);
         let low = calibration.estimate_of(self.config.target_tokens()).clamp(1, trigger);
         if tokens < trigger {
             if cold && self.ladder.iter().any(|s| s.uses_llm()) && self.deep_pays(tokens, low, work) {
