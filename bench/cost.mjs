@@ -1,6 +1,6 @@
 // The cost benchmark: replays every trace of the shared corpus and traces-extra as an agent loop
 // against each system (autocontext's presets, the peers, the baselines) and accounts what each
-// request costs, with and without a provider's prompt cache (js/cli/accounting.js, shared with the command line). Each
+// request costs, with and without a provider's prompt cache (js/accounting.js, shared with the command line). Each
 // system runs in a fresh Node process of its own, so its CPU figure and its garbage are its own.
 //
 //   node bench/cost.mjs [--systems a,b] [--traces part,part] [--window n] [--provider p] [--json file] [--md file] [--jobs n]
@@ -45,7 +45,7 @@ export const WINDOW = 32_000;
 export const RATIO = 0.75;
 /** The windows `npm run bench` replays every system at: a small one, and the ones Claude and GPT users run. */
 export const WINDOWS = [32_000, 128_000, 200_000];
-/** Whose prices autocontext's systems can be told (js/cli/accounting.js prices both). */
+/** Whose prices autocontext's systems can be told (js/accounting.js prices both). */
 export const PROVIDERS = ['anthropic', 'openai'];
 
 function parseArgs(argv) {

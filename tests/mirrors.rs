@@ -4,7 +4,7 @@
 //! - The per-message token accounting (`src/tokens.rs`, `OPAQUE_PART_TOKENS` of
 //!   `src/format/openai.rs`) and the providers' default prices (`src/options/prices.rs`) are
 //!   restated by the cost model the command line, the benchmark and the demo share
-//!   (`js/cli/accounting.js`): a bill that counted otherwise than the engine would skew every
+//!   (`js/accounting.js`): a bill that counted otherwise than the engine would skew every
 //!   figure silently.
 //! - Each method of the memory is written three times: the engine's (`src/engine/mod.rs`), its
 //!   binding (`src/wasm/class.rs`) and the class that calls the binding (`js/memory.ts`). Every
@@ -27,7 +27,7 @@ fn js_const(text: &str, name: &str) -> f64 {
 
 #[test]
 fn the_cost_model_counts_and_prices_as_the_engine_does() {
-    let js = read("js/cli/accounting.js");
+    let js = read("js/accounting.js");
     assert_eq!(js_const(&js, "MESSAGE_OVERHEAD"), f64::from(autocontext::tokens::MESSAGE_OVERHEAD), "MESSAGE_OVERHEAD");
     assert_eq!(js_const(&js, "TOOL_BLOCK_OVERHEAD"), f64::from(autocontext::tokens::TOOL_BLOCK_OVERHEAD), "TOOL_BLOCK_OVERHEAD");
     assert_eq!(js_const(&js, "REQUEST_OVERHEAD"), autocontext::tokens::REQUEST_OVERHEAD as f64, "REQUEST_OVERHEAD");

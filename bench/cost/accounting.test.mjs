@@ -1,4 +1,4 @@
-// The cost benchmark's accounting (js/cli/accounting.js), trace conversion
+// The cost benchmark's accounting (js/accounting.js), trace conversion
 // (bench/cost/traces.mjs) and summarizer pricing (bench/cost/summarizer.mjs, bench/cost/report.mjs):
 // a bug in any would skew every figure of docs/benchmarks.md silently. Run by `npm test`; needs
 // no build.
@@ -17,7 +17,7 @@ import {
   recoverable,
   requestTokens,
   turnCost,
-} from '../../js/cli/accounting.js';
+} from '../../js/accounting.js';
 import { OUTPUT_PRICE, withSummarizer } from './report.mjs';
 import { SummarizerLog } from './summarizer.mjs';
 import { anthropicToOpenAI } from './traces.mjs';

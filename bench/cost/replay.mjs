@@ -4,7 +4,7 @@
 // the last message the system produces one more request, the next call's, which only serves
 // the recoverability figure. Each request is also scored for later-use retention (./retention.mjs)
 // against what the recorded agent wrote next, outside the system's CPU clock.
-import { Ledger, recoverable } from '../../js/cli/accounting.js';
+import { Ledger, recoverable } from '../../js/accounting.js';
 import { CpuClock } from './clock.mjs';
 import { RETENTION_KEYS, Retention, laterLines, laterUse, messageText, offloadMarkers } from './retention.mjs';
 import { SummarizerLog } from './summarizer.mjs';

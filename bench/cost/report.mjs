@@ -2,7 +2,7 @@
 // the targets for autocontext's default preset, the table of every system (cost beside
 // later-use retention, ./retention.mjs), the default preset's figures per trace, and how each
 // system was driven. Ratios come from one run.
-import { PRICES } from '../../js/cli/accounting.js';
+import { PRICES } from '../../js/accounting.js';
 import { MIN_CHARS, OLD_CHARS } from './retention.mjs';
 
 const int = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : Math.round(x).toLocaleString('en-US'));

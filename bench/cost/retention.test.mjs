@@ -3,7 +3,7 @@
 // silently. Run by `npm test`; needs no build.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { messageTokens } from '../../js/cli/accounting.js';
+import { messageTokens } from '../../js/accounting.js';
 import { replayTrace } from './replay.mjs';
 import { Retention, contentLines, identifiers, laterLines, laterUse, messageText, offloadMarkers, replacementKind } from './retention.mjs';
 

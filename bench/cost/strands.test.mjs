@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NullConversationManager } from '@strands-agents/sdk';
-import { messageTokens } from '../../js/cli/accounting.js';
+import { messageTokens } from '../../js/accounting.js';
 import { CpuClock } from './clock.mjs';
 import { replayTrace } from './replay.mjs';
 import { SummarizerLog } from './summarizer.mjs';

@@ -7,7 +7,7 @@
 // leading messages it shares with the agent's previous request (a host may send the span as
 // that request plus an instruction), so the log keeps, with each call, the agent's request the
 // replay accounted last before it.
-import { canonical, commonPrefix, messageTokens, requestTokens } from '../../js/cli/accounting.js';
+import { canonical, commonPrefix, messageTokens, requestTokens } from '../../js/accounting.js';
 
 export const SUMMARY_PREFIX = '[summary] ';
 export const SUMMARY_CHARS = 400;

@@ -10,9 +10,9 @@
  */
 
 import { countMessageTokens } from '../wasm/autocontext.js';
-import { Ledger, PRICES, type Message, type Provider } from './accounting.js';
+import { Ledger, PRICES, type Message, type Provider } from '../accounting.js';
 
-export { PRICES, type Provider } from './accounting.js';
+export { PRICES, type Provider } from '../accounting.js';
 
 /** The providers `--prices` names, the default first. */
 export const PROVIDERS = Object.keys(PRICES) as Provider[];

@@ -19,7 +19,7 @@ const CONCEPTS = [
 
 /**
  * What the engine is told a provider bills (its `prices` option), as the ledger prices that
- * provider (js/cli/accounting.js): the engine prices its edits as the bill does.
+ * provider (js/accounting.js): the engine prices its edits as the bill does.
  */
 export const PROVIDER_PRICES = {
   anthropic: { cacheRead: 0.1, cacheWrite: 1.25, summarizeOutput: 5 },

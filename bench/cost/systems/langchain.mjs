@@ -17,7 +17,7 @@
 import { AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage, trimMessages } from '@langchain/core/messages';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { ClearToolUsesEdit, contextEditingMiddleware, summarizationMiddleware } from 'langchain';
-import { REQUEST_OVERHEAD, messageTokens } from '../../../js/cli/accounting.js';
+import { REQUEST_OVERHEAD, messageTokens } from '../../../js/accounting.js';
 import { summarizeSpan } from '../summarizer.mjs';
 import { Bridge, parseArguments } from './convert.mjs';
 

@@ -54,7 +54,7 @@ import {
   ToolResultBlock,
   ToolUseBlock,
 } from '@strands-agents/sdk';
-import { REQUEST_OVERHEAD, messageTokens } from '../../../js/cli/accounting.js';
+import { REQUEST_OVERHEAD, messageTokens } from '../../../js/accounting.js';
 import { summarizeSpan } from '../summarizer.mjs';
 import { parseArguments } from './convert.mjs';
 
