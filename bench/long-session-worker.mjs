@@ -36,6 +36,7 @@ import { Miniflare } from 'miniflare';
 import { parse as parseToml } from 'smol-toml';
 import { bundleWorker, moduleOptions } from '../tests/workerd/bundle.mjs';
 import { checkpoints, longTraces, stream } from './long-stream.mjs';
+import { memoryOf, workerdPid } from './workerd-proc.mjs';
 import { root } from './texts.mjs';
 
 const args = process.argv.slice(2);
@@ -134,35 +135,6 @@ const options = {
   kvPersist: join(persist, 'kv'),
 };
 let mf = new Miniflare(options);
-
-/** The workerd process miniflare started: a descendant of this process. */
-function workerdPid() {
-  const parents = new Map();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      parents.set(Number(name), { comm: stat.slice(stat.indexOf('(') + 1, close), ppid: Number(stat.slice(close + 2).split(' ')[1]) });
-    } catch {
-      // gone already
-    }
-  }
-  const ours = (pid) => {
-    for (let p = pid, hops = 0; p > 1 && hops < 10; p = parents.get(p)?.ppid ?? 0, hops++) if (p === process.pid) return true;
-    return false;
-  };
-  const found = [...parents].filter(([pid, p]) => p.comm.startsWith('workerd') && pid !== process.pid && ours(pid));
-  if (found.length !== 1) throw new Error(`expected one workerd process under ${process.pid}, found ${found.length}`);
-  return found[0][0];
-}
-
-/** VmRSS and VmHWM of a process, MB. */
-function memoryOf(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field) => Number(status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))[1]);
-  return { rssMB: (kb('VmRSS') * 1024) / 1e6, hwmMB: (kb('VmHWM') * 1024) / 1e6 };
-}
 
 /** Bytes under a directory. */
 function du(dir) {

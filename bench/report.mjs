@@ -147,6 +147,7 @@ export function report(r) {
           met(trimOurs / trimTheirs <= 0.35),
         ],
         ...longTargets(r.long, met),
+        ...workerTurnTargets(r.workerTurn, met),
       ],
     ),
   );
@@ -358,6 +359,10 @@ export function report(r) {
     out.push(longReport(r.long));
     out.push('');
   }
+  if (r.workerTurn) {
+    out.push(workerTurnReport(r.workerTurn));
+    out.push('');
+  }
 
   out.push('## Stateless `compress()` against LangChain.js `trimMessages`');
   out.push('');
@@ -439,6 +444,40 @@ function longTargets(long, met) {
           ],
         ]),
   ];
+}
+
+/** The Worker-turn targets (the free plan's 10 ms of CPU a request), when the run measured them. */
+function workerTurnTargets(turn, met) {
+  if (!turn) return [];
+  const c = (kind) => turn.cases.find((x) => x.kind === kind);
+  const row = (x) => `${f1(x.threadMs)} ms of CPU in workerd's isolate thread (${f1(x.totalMs)} ms in all its threads), ${int(x.savedTokens)} tokens restored`;
+  return [
+    ['a Worker turn with a pass ≤ 10 ms of CPU in workerd, a live session', `${row(c('pass'))}, ${int(c('pass').tokensBefore)} → ${int(c('pass').tokensAfter)} tokens`, met(c('pass').threadMs <= 10)],
+    ['the same, the whole largest trace compressed in one turn', `${row(c('whole trace'))}, ${int(c('whole trace').tokensBefore)} → ${int(c('whole trace').tokensAfter)} tokens`, met(c('whole trace').threadMs <= 10)],
+    ['a Worker turn without a pass ≤ 2 ms of CPU in workerd', row(c('no pass')), met(c('no pass').threadMs <= 2)],
+  ];
+}
+
+/** One Worker turn in workerd (bench/worker-turn.mjs). */
+function workerTurnReport(turn) {
+  const out = [];
+  out.push('## A Worker turn in workerd');
+  out.push('');
+  out.push(
+    `What one request of a Cloudflare Worker that keeps a conversation costs in CPU time, the figure the free plan limits to 10 ms (\`node bench/worker-turn.mjs\`): restore the session from its saved state (\`AutoContextMemory.load\`), add the next message (or an assistant message with its tool results), \`compressIfNeeded()\`, \`messages()\`, save (\`memory.save\`). Trace \`${turn.trace}\` (${int(turn.messages)} messages), a ${int(turn.window)}-token window, no summarizer. "Whole trace": the state holds the trace but its last message, never compressed, and the turn compresses all of it; "pass" and "no pass": the session as a Worker keeps it (the trace replayed a group at a time, compressing when needed), restored before the last group whose turn compressed, or the last whose turn did not.`,
+  );
+  out.push('');
+  out.push(
+    table(
+      ['turn', 'isolate thread, CPU ms', 'all threads, CPU ms', 'slowest run, isolate thread', 'tokens restored', 'messages added', 'tokens before → after the pass'],
+      turn.cases.map((x) => [x.kind, `**${f1(x.threadMs)}**`, f1(x.totalMs), f1(x.threadMaxMs), int(x.savedTokens), int(x.added), x.kind === 'no pass' ? '–' : `${int(x.tokensBefore)} → ${int(x.tokensAfter)}`]),
+    ),
+  );
+  out.push('');
+  out.push(
+    `Medians of ${turn.runs} runs in one isolate, after a turn of each kind that is not measured; each run on texts new to the isolate (a number or spaces added to each text, as for the pass above). The states are made in Node and held in the Worker's memory (MemorySessionStore, MemoryStore), so storage I/O, which the plan does not count, stays out. CPU time is read from /proc per thread of the workerd process before and after each request (inside a Worker the clocks stand still between I/O): the isolate thread is the one that ran the request, all threads add V8's helpers (optimizing compiler, garbage collector); the median of empty requests (${f1(turn.cases[0].emptyThreadMs)} ms, workerd's own HTTP handling) is subtracted. The first turn of a fresh isolate (workerd restarted, no pass: its first count indexes the vocabulary and runs the engine's code unoptimized) took ${f1(turn.fresh.threadMs)} ms in the isolate thread (${f1(turn.fresh.totalMs)} ms in all threads), median of ${turn.fresh.runs}.`,
+  );
+  return out.join('\n');
 }
 
 /** The long session: the engine alone in Node, then the example Worker in workerd. */

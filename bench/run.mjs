@@ -1,7 +1,7 @@
 // The benchmark suite (`npm run bench`): every measurement in one run, each counter and each
 // engine benchmark in fresh Node processes, the session cost of every system (bench/cost.mjs),
 // a long session in the engine and in the example Worker (bench/long-session*.mjs), then
-// docs/benchmarks.md (bench/report.mjs).
+// one Worker turn in workerd (bench/worker-turn.mjs), then docs/benchmarks.md (bench/report.mjs).
 //
 //   node bench/run.mjs [--smoke] [--out <file.md>] [--native <cargo-bench.json>] [--build-seconds <s>]
 //   node bench/run.mjs --from target/bench/results.json [--out <file.md>]
@@ -269,13 +269,22 @@ for (const [key, script, nodeFlags] of [
   long[key] = JSON.parse(readFileSync(join(work, script.replace(/\.mjs$/, '.json')), 'utf8'));
 }
 
+// One Worker turn in workerd (bench/worker-turn.mjs): restore, add, compress, messages, save;
+// CPU per request, with a pass and without.
+log('worker turn: bench/worker-turn.mjs');
+{
+  const r = spawnSync(process.execPath, [join(root, 'bench', 'worker-turn.mjs'), ...(smoke ? ['--smoke'] : [])], { cwd: root, stdio: ['ignore', 2, 2], timeout: 3600_000 });
+  if (r.status !== 0) throw new Error(`worker-turn.mjs failed (${r.status ?? r.signal})`);
+}
+const workerTurn = JSON.parse(readFileSync(join(work, 'worker-turn.json'), 'utf8'));
+
 const native = existsSync(nativeFile) ? JSON.parse(readFileSync(nativeFile, 'utf8')) : null;
 const nativePassFile = join(root, 'target', 'bench-pass-native.json');
 const nativePass = existsSync(nativePassFile) ? JSON.parse(readFileSync(nativePassFile, 'utf8')) : null;
 machine.loadEnd = loadavg();
 machine.seconds = (Date.now() - started.getTime()) / 1000;
 
-const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, vocabSizes, liteBreakdown, engine, native, nativePass, cost, costWindows, long };
+const results = { machine, throughput, exactness, cold, baselineRssKb, adversarial, sizes: sizesOut, vocabSizes, liteBreakdown, engine, native, nativePass, cost, costWindows, long, workerTurn };
 writeFileSync(join(work, 'results.json'), JSON.stringify(results, null, 2));
 mkdirSync(join(out, '..'), { recursive: true });
 writeFileSync(out, report(results));
