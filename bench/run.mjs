@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, platform, release, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
 import { COUNTERS, ENCODINGS, EXACT, REFERENCE, version } from './counters.mjs';
@@ -233,7 +233,8 @@ delete engine.compress;
 // What a session costs: every system over every trace (bench/cost.mjs), each in its own process.
 // The smoke run replays two short traces, enough to see every system work.
 // Then the same at every window of WINDOWS, and autocontext's systems again told OpenAI's
-// prices (a peer's requests do not depend on them), each window's picture in docs/.
+// prices (a peer's requests do not depend on them), each window's picture beside the report
+// (docs/ for a full run, target/ for a smoke run, which must not overwrite the published ones).
 log('cost: every system over the traces');
 const costTraces = smoke ? ['tau-bench-gpt4o-airline-task4', 'pydantic-ai-claude-parallel'] : [];
 const cost = await runCost({ traces: costTraces, log: (...a) => log('cost:', ...a) }); // one at a time: its CPU figures are compared
@@ -251,7 +252,7 @@ for (const window of WINDOWS) {
     byProvider[provider] = await runCost({ traces: costTraces, systems, window, provider, jobs: 2, log: (...a) => log('cost:', ...a) });
   }
   costWindows.push({ window, ...byProvider });
-  writeFileSync(join(root, 'docs', `cost-${window / 1000}k.svg`), costChart(byProvider.anthropic));
+  writeFileSync(join(dirname(out), `cost-${window / 1000}k.svg`), costChart(byProvider.anthropic));
 }
 
 // A long session, 100,000 messages of the corpus back to back: the engine alone in Node
