@@ -104,13 +104,7 @@ fn oversized_users(ctx: &Ctx<'_>, taken: &[Edit]) -> Vec<Edit> {
                 other => other.clone(),
             })
             .collect();
-        out.push(Edit {
-            span: i..i + 1,
-            replacement: vec![ctx.format.rebuild(m, blocks, Synthetic::copy_of(Strategy::Emergency.event_type(), &uuid))],
-            offload: Some(uuid),
-            usage: (None, None),
-            ms: None,
-        });
+        out.push(Edit::in_place(i, ctx.format.rebuild(m, blocks, Synthetic::copy_of(Strategy::Emergency.event_type(), &uuid)), uuid));
     }
     out
 }

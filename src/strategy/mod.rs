@@ -230,6 +230,14 @@ pub(crate) struct Edit {
     pub ms: Option<f64>,
 }
 
+impl Edit {
+    /// Message `i` replaced by `replacement` without the summarizer, its original offloaded
+    /// under `uuid`: what every rung that shrinks one message in place produces.
+    pub(crate) fn in_place(i: usize, replacement: Message, uuid: String) -> Edit {
+        Edit { span: i..i + 1, replacement: vec![replacement], offload: Some(uuid), usage: (None, None), ms: None }
+    }
+}
+
 /// Below this many complete turns, token pressure is left to the text-only step: where turn
 /// trimming stops and the text-only step of the `turns` preset starts.
 pub(crate) const MIN_TURNS_TO_TRIM: usize = 5;

@@ -30,13 +30,7 @@ pub(super) fn shrink(ctx: &Ctx<'_>, i: usize, kind: &str) -> Edit {
         // Calls stay, so their results still answer something.
         blocks.extend(m.blocks.iter().filter(|b| matches!(b, Block::ToolCall { .. })).cloned());
     }
-    Edit {
-        span: i..i + 1,
-        replacement: vec![ctx.format.rebuild(m, blocks, Synthetic::copy_of(kind, &uuid))],
-        offload: Some(uuid),
-        usage: (None, None),
-        ms: None,
-    }
+    Edit::in_place(i, ctx.format.rebuild(m, blocks, Synthetic::copy_of(kind, &uuid)), uuid)
 }
 
 fn preview(text: &str, n: usize) -> String {

@@ -63,13 +63,7 @@ fn stub(ctx: &Ctx<'_>, i: usize) -> Edit {
             other => other.clone(),
         })
         .collect();
-    Edit {
-        span: i..i + 1,
-        replacement: vec![ctx.format.rebuild(m, blocks, Synthetic::copy_of(Strategy::ToolResultStub.event_type(), &uuid))],
-        offload: Some(uuid),
-        usage: (None, None),
-        ms: None,
-    }
+    Edit::in_place(i, ctx.format.rebuild(m, blocks, Synthetic::copy_of(Strategy::ToolResultStub.event_type(), &uuid)), uuid)
 }
 
 /// A result's stub: its first line that is not blank (cut at [`LINE_CHARS`]), a notice of how

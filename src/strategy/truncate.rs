@@ -63,13 +63,7 @@ pub(super) fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
             })
             .collect();
         let synthetic = Synthetic::copy_of(Strategy::ToolResultTruncate.event_type(), &uuid);
-        edits.push(Edit {
-            span: i..i + 1,
-            replacement: vec![ctx.format.rebuild(m, blocks, synthetic)],
-            offload: Some(uuid),
-            usage: (None, None),
-            ms: None,
-        });
+        edits.push(Edit::in_place(i, ctx.format.rebuild(m, blocks, synthetic), uuid));
     }
     edits
 }
