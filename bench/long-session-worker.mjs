@@ -34,7 +34,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, wri
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { parse as parseToml } from 'smol-toml';
-import { bundleWorker, moduleOptions } from '../tests/workerd/bundle.mjs';
+import { bundleWorker, checkoutPackage, moduleOptions } from '../tests/workerd/bundle.mjs';
 import { checkpoints, longTraces, stream } from './long-stream.mjs';
 import { memoryOf, workerdPid } from './workerd-proc.mjs';
 import { root } from './texts.mjs';
@@ -104,22 +104,9 @@ export default {
 `,
 );
 
-// 'autocontext' and its subpaths resolve to this checkout's dist/, by the package's exports
-// under the conditions a Worker build uses.
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const ours = {
-  name: 'this checkout',
-  setup(build) {
-    build.onResolve({ filter: /^autocontext(\/|$)/ }, ({ path }) => {
-      const target = pkg.exports['.' + path.slice('autocontext'.length)];
-      const file = typeof target === 'string' ? target : (target?.workerd ?? target?.default);
-      if (!file) return { errors: [{ text: `autocontext does not export ${path}` }] };
-      return { path: join(root, file) };
-    });
-  },
-};
+// 'autocontext' and its subpaths resolve to this checkout's dist/.
 const bundleDir = join(work, 'bundle');
-await bundleWorker(entry, bundleDir, [ours]);
+await bundleWorker(entry, bundleDir, [checkoutPackage(root)]);
 
 const config = parseToml(readFileSync(join(root, 'examples', 'worker', 'wrangler.toml'), 'utf8'));
 const sqlite = new Set((config.migrations ?? []).flatMap((m) => m.new_sqlite_classes ?? []));

@@ -34,11 +34,11 @@
 //   npm run build && node bench/worker-turn.mjs [--runs N] [--fresh N] [--smoke]
 //
 // Prints a table; writes target/bench/worker-turn.json.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Miniflare } from 'miniflare';
-import { bundleWorker, moduleOptions } from '../tests/workerd/bundle.mjs';
+import { bundleWorker, checkoutPackage, moduleOptions } from '../tests/workerd/bundle.mjs';
 import { ourEntry } from './counters.mjs';
 import { root, traces } from './texts.mjs';
 import { cpuBetween, threadCpuNs, workerdPid } from './workerd-proc.mjs';
@@ -184,20 +184,8 @@ export default {
 };
 `,
 );
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const ours = {
-  name: 'this checkout',
-  setup(build) {
-    build.onResolve({ filter: /^autocontext(\/|$)/ }, ({ path }) => {
-      const target = pkg.exports['.' + path.slice('autocontext'.length)];
-      const file = typeof target === 'string' ? target : (target?.workerd ?? target?.default);
-      if (!file) return { errors: [{ text: `autocontext does not export ${path}` }] };
-      return { path: join(root, file) };
-    });
-  },
-};
 const bundleDir = join(work, 'bundle');
-await bundleWorker(entry, bundleDir, [ours]);
+await bundleWorker(entry, bundleDir, [checkoutPackage(root)]);
 const options = { ...moduleOptions(bundleDir), compatibilityDate: '2026-07-01' };
 
 /** A running workerd: `request(path, body?)` answers JSON or text; `cpu(path)` measures one request. */

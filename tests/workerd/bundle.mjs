@@ -1,9 +1,30 @@
 // Builds a Worker the way a Worker build does (esbuild with the workerd/worker/browser
 // conditions, .wasm imports kept as modules) and runs it in workerd through miniflare.
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
+
+/**
+ * An esbuild plugin that resolves `autocontext` and its subpaths to the checkout at `root`
+ * (its dist/), by the package's exports under the conditions a Worker build uses: for the
+ * benchmarks, which bundle the checkout rather than an installed package.
+ */
+export function checkoutPackage(root) {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  return {
+    name: 'this checkout',
+    setup(build) {
+      build.onResolve({ filter: /^autocontext(\/|$)/ }, ({ path }) => {
+        const target = pkg.exports['.' + path.slice('autocontext'.length)];
+        const file = typeof target === 'string' ? target : (target?.workerd ?? target?.default);
+        if (!file) return { errors: [{ text: `autocontext does not export ${path}` }] };
+        return { path: join(root, file) };
+      });
+    },
+  };
+}
 
 /**
  * Bundles `entry` into `outdir` as `index.js`, beside the modules it imports, with esbuild
