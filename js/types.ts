@@ -976,10 +976,19 @@ export interface MemoryState {
   autocontext: number;
   /** The options in force. */
   config: Record<string, unknown>;
-  /** The working list with the engine's marks. */
+  /**
+   * The version of the counting rules the token counts in `working` and `log` were made under:
+   * a restore under the same rules (and a built-in tokenizer) reads them instead of counting
+   * every message again.
+   */
+  counts?: number;
+  /** The working list with the engine's marks and each message's token count. */
   working: unknown[];
-  /** Everything ever added. */
-  original: unknown[];
+  /**
+   * Everything added: how many messages, the key of the newest chunk of them in the offload
+   * store, and those not written there yet with their token counts.
+   */
+  log: { messages: number; head: string | null; tail: unknown[]; tokens?: number[] };
   /** The offloads created. */
   offloads: OffloadInfo[];
   /** The events so far. */

@@ -23,8 +23,8 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// `v` as JSON text (the binding writes the memory's state with it).
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+/// `v` as JSON text.
+#[cfg(test)]
 pub(crate) fn to_string(v: &Value) -> String {
     let mut out = String::new();
     write(&mut out, v);

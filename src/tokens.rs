@@ -23,6 +23,15 @@ pub const TOOL_BLOCK_OVERHEAD: u32 = 3;
 /// Tokens every request costs once (the reply's priming).
 pub const REQUEST_OVERHEAD: u64 = 3;
 
+/// The version of how a message is counted: bumped with every change that can change a
+/// built-in tokenizer's count of some message (a vocabulary, the estimator's weights, the
+/// overheads above, what of a message is counted). A saved state carries the counts of its
+/// messages and this version; a restore under the same version and tokenizer reads the counts
+/// instead of counting every message again, which is most of a restore's work (a Worker
+/// restores its session on every request). tests/state.rs holds a fingerprint of the counts of
+/// this version and fails when they change and it does not.
+pub const COUNT_VERSION: u64 = 1;
+
 /// Which counter to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tokenizer {

@@ -58,7 +58,7 @@ fn methods(text: &str) -> Vec<String> {
 }
 
 /// The memory's methods that are the engine's own, not bound to JavaScript, and why.
-const ENGINE_ONLY: [(&str, &str); 13] = [
+const ENGINE_ONLY: [(&str, &str); 14] = [
     ("with_counter", "the binding's host may bring a counter; `new` takes it"),
     ("with_ladder", "a native caller's own ladder of rungs"),
     ("with_clock", "a native caller's clock; the binding's host brings one"),
@@ -68,6 +68,7 @@ const ENGINE_ONLY: [(&str, &str); 13] = [
     ("store", "the binding holds the host's store itself"),
     ("add_with", "`add` of the binding takes the pin flag and calls it"),
     ("messages_text", "`messages` of the binding hands this text to JavaScript"),
+    ("to_json_text", "`to_json` of the binding hands this text to JavaScript"),
     ("working", "the entries, for native callers and tests"),
     ("calibration", "read back by native callers and tests"),
     ("original_messages", "JavaScript reads the log itself (`logHead`, `logChunk`)"),

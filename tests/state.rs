@@ -170,3 +170,153 @@ fn malformed_parts_of_a_state_are_refused() {
         assert_invalid(&s, &store, says);
     }
 }
+
+/// `text` with every uuid (8-4-4-4-12 lowercase hex) replaced by `<uuid>`: offloads a pass
+/// writes get new ones each time.
+fn uuids_masked(text: &str) -> String {
+    let b = text.as_bytes();
+    let is_uuid = |w: &[u8]| {
+        w.len() == 36
+            && w.iter()
+                .enumerate()
+                .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { *c == b'-' } else { matches!(c, b'0'..=b'9' | b'a'..=b'f') })
+    };
+    let (mut out, mut i) = (String::with_capacity(text.len()), 0);
+    while i < b.len() {
+        if i + 36 <= b.len() && is_uuid(&b[i..i + 36]) {
+            out.push_str("<uuid>");
+            i += 36;
+        } else {
+            let c = text[i..].chars().next().expect("a char");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// The corpus's traces, each in the groups a host adds them: a message, or an assistant
+/// message with the tool results that answer it.
+fn corpus_groups() -> Vec<(String, Vec<Value>)> {
+    let Ok(dir) = std::fs::read_dir(corpus_dir()) else { return Vec::new() };
+    let mut paths: Vec<_> = dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let trace: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            let mut groups: Vec<Vec<Value>> = Vec::new();
+            for m in trace["messages"].as_array().unwrap() {
+                match groups.last_mut() {
+                    Some(g) if m["role"] == "tool" => g.push(m.clone()),
+                    _ => groups.push(vec![m.clone()]),
+                }
+            }
+            (p.file_stem().unwrap().to_string_lossy().into_owned(), groups.into_iter().map(Value::Array).collect())
+        })
+        .collect()
+}
+
+type Plain = AutoContextMemory<autocontext::NoSummarizer, FlakyStore>;
+
+fn plain(state: &Value, store: &FlakyStore) -> Plain {
+    AutoContextMemory::from_json(state, None, store.clone(), None).unwrap()
+}
+
+#[test]
+fn a_restore_reads_the_counts_the_state_carries_and_they_are_the_counts() {
+    // Every corpus trace replayed a group at a time in a 32k window, compressing after each,
+    // and saved at three points: restored with the counts the state carries and restored
+    // counting every message again, the two memories are the same memory (same counts, same
+    // state), and stay the same through the rest of the trace.
+    let traces = corpus_groups();
+    if traces.is_empty() {
+        eprintln!("skipped: no corpus at {}", corpus_dir().display());
+        return;
+    }
+    for (name, groups) in traces {
+        let store = FlakyStore::new();
+        let cfg = autocontext::Config { max_token: 32_000, session_id: format!("counts-{name}"), ..autocontext::Config::default() };
+        let m: Plain = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None, store.clone()).unwrap();
+        let stops = [groups.len() / 3, groups.len() / 2, groups.len() * 9 / 10];
+        for (i, g) in groups.iter().enumerate() {
+            m.add(g).unwrap();
+            block_on(m.compress_if_needed()).unwrap();
+            if !stops.contains(&i) {
+                continue;
+            }
+            let state = m.to_json();
+            assert_eq!(state["counts"], json!(autocontext::tokens::COUNT_VERSION), "{name}");
+            let mut uncounted = state.clone();
+            uncounted.as_object_mut().unwrap().remove("counts");
+            let (read, counted) = (plain(&state, &store), plain(&uncounted, &store));
+            assert_eq!(read.to_json_text(), counted.to_json_text(), "{name} at group {i}: a saved count is not the count");
+            assert_eq!(read.token_count(), m.token_count(), "{name} at group {i}");
+            for g in &groups[i + 1..] {
+                for mem in [&read, &counted] {
+                    mem.add(g).unwrap();
+                    block_on(mem.compress_if_needed()).unwrap();
+                }
+            }
+            assert_eq!(uuids_masked(&read.messages_text()), uuids_masked(&counted.messages_text()), "{name} from group {i}");
+            assert_eq!(read.token_count(), counted.token_count(), "{name} from group {i}");
+        }
+    }
+}
+
+#[test]
+fn counts_are_read_back_only_under_the_same_counting_rules() {
+    let store = FlakyStore::new();
+    let m = compressed(&store);
+    let mut state = m.to_json();
+    let real = m.token_count();
+    let mut saved = 0;
+    for item in state["working"].as_array_mut().unwrap() {
+        saved += item["tokens"].as_u64().unwrap();
+        item["tokens"] = json!(1);
+    }
+    // Under this build's rules, the counts are the state's (the engine's own, as saved).
+    let n = state["working"].as_array().unwrap().len() as u64;
+    assert_eq!(restore(&state, &store).unwrap().token_count(), real - saved + n);
+    // Under other rules (or none named), every message is counted again.
+    for counts in [json!(autocontext::tokens::COUNT_VERSION + 1), Value::Null] {
+        let mut other = state.clone();
+        other["counts"] = counts.clone();
+        assert_eq!(restore(&other, &store).unwrap().token_count(), real, "counts {counts}");
+    }
+    // A count that is no count is a malformed state.
+    state["working"][0]["tokens"] = json!("many");
+    let e = restore(&state, &store).err().expect("refused");
+    assert_eq!(e.code(), ErrorCode::InvalidState);
+    assert!(e.message().contains("state.working[0].tokens"), "{}", e.message());
+}
+
+#[test]
+fn the_counting_rules_change_only_with_their_version() {
+    // A fingerprint of how this version counts: messages of every kind of block and text,
+    // counted. A change in the counts (a vocabulary, an overhead, the estimator) fails here
+    // until COUNT_VERSION is bumped and the fingerprint recorded again, so a state saved under
+    // the old rules is counted again on restore instead of read.
+    let texts =
+        ["", "hello world", "fn main() { println!(\"{}\", 1 + 2); }", "Ünïcödé 字 🙂 \t\n\n  spaces", &"long text line ".repeat(600)];
+    let mut messages = Vec::new();
+    for t in texts {
+        messages.push(json!({"role": "user", "content": t}));
+        messages.push(json!({"role": "assistant", "content": t, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "read_file", "arguments": format!("{{\"path\": {}}}", json!(t))}}]}));
+        messages.push(json!({"role": "tool", "tool_call_id": "c", "content": t}));
+    }
+    let mut fingerprint: Vec<(&str, u64)> = Vec::new();
+    for kind in [Tokenizer::O200kBase, Tokenizer::Estimate] {
+        let counter = TokenCounter::new(kind).unwrap();
+        let mut h: u64 = 0;
+        for (i, v) in messages.iter().enumerate() {
+            let m = autocontext::Format::OpenAi.parse(i, v).unwrap();
+            h = h.wrapping_mul(1_000_003).wrapping_add(u64::from(counter.count_message(&m).unwrap()));
+        }
+        fingerprint.push((kind.name(), h));
+    }
+    let recorded: [(u64, &[(&str, u64)]); 1] = [(1, &[("o200k_base", 686_277_143_485_610_189), ("estimate", 1_684_152_526_337_822)])];
+    let (version, want) = recorded.last().unwrap();
+    assert_eq!(*version, autocontext::tokens::COUNT_VERSION, "record the fingerprint of the new COUNT_VERSION");
+    assert_eq!(fingerprint, want.to_vec(), "the counts changed: bump tokens::COUNT_VERSION and record its fingerprint here");
+}

@@ -25,7 +25,7 @@ use std::rc::Rc;
 
 use futures_util::FutureExt;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::host::OffloadStore;
@@ -200,13 +200,31 @@ impl Log {
         out
     }
 
-    /// The state's `log` field.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "messages": self.len,
-            "head": self.head,
-            "tail": self.tail.iter().map(|(v, _)| (**v).clone()).collect::<Vec<_>>(),
-        })
+    /// The state's `log` field (or `retired`), as JSON text appended to `out`: the count of
+    /// items, the newest chunk's key, the tail, and for the messages the tail's counts (which a
+    /// restore reads instead of counting: see the state's `counts`). Written straight from the
+    /// tail, which a state saved on every turn would otherwise copy into a tree first.
+    pub fn write_json(&self, out: &mut String) {
+        out.push_str("{\"messages\":");
+        out.push_str(&self.len.to_string());
+        out.push_str(",\"head\":");
+        match &self.head {
+            Some(k) => crate::json::write_str(out, k),
+            None => out.push_str("null"),
+        }
+        out.push_str(",\"tail\":");
+        crate::json::write_array(out, self.tail.iter().map(|(v, _)| &**v));
+        if self.chain == Chain::Messages {
+            out.push_str(",\"tokens\":[");
+            for (i, (_, t)) in self.tail.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&t.to_string());
+            }
+            out.push(']');
+        }
+        out.push('}');
     }
 
     /// A log read from a state's `log` field: `tail` must be the messages it names, already
@@ -407,6 +425,7 @@ pub(crate) async fn walk<O: OffloadStore>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_chunk_reads_as_the_object_it_names() {

@@ -582,6 +582,11 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         self.state.borrow().to_json(&self.config)
     }
 
+    /// [`AutoContextMemory::to_json`] as JSON text, written without building the tree first.
+    pub fn to_json_text(&self) -> String {
+        self.state.borrow().to_json_text(&self.config)
+    }
+
     /// Restores a memory from [`AutoContextMemory::to_json`] output. `counter` is needed when
     /// the state was made with a host tokenizer.
     pub fn from_json(state: &Value, summarizer: Option<S>, store: O, counter: Option<TokenCounter>) -> Result<Self> {

@@ -11,11 +11,14 @@
 //! here too: [`State::to_json`] writes the versioned state, [`State::restore`] reads it back,
 //! checking everything again (version, options, every message, pairing, that every marked
 //! offload is one of this session's) so a tampered or future state fails with `INVALID_STATE`
-//! instead of misbehaving later. Token counts are recomputed, never trusted. Offloaded originals
+//! instead of misbehaving later. A working message's token count is read back when the state was
+//! written under the same counting rules ([`COUNT_VERSION`]) with a built-in tokenizer, and
+//! counted again otherwise (a host's tokenizer may have changed between save and restore):
+//! counting is most of a restore, and a Worker restores on every request. Offloaded originals
 //! and the flushed part of the log live in the host's store, not in the state, so the state is
 //! sized by the working list and the offload index, not by the history.
 //!
-//! Version 2 of the state holds the log as `log: {messages, head, tail}` and the retired
+//! Version 2 of the state holds the log as `log: {messages, head, tail, tokens}` and the retired
 //! records as `retired` (the same shape); version 1 held every original in `original`, and
 //! restores as a log whose tail is all of it (the first flush writes it to the store).
 
@@ -34,7 +37,7 @@ use crate::format::Format;
 use crate::message::{Message, Role, Synthetic};
 use crate::options::Config;
 use crate::plan::Plan;
-use crate::tokens::{TokenCounter, REQUEST_OVERHEAD};
+use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
 use super::log::{Chain, Log};
 use super::retired::{self, Retired};
@@ -301,39 +304,55 @@ impl State {
         self.generation != generation || self.working.len() < snapshot_len
     }
 
-    /// The whole state as versioned JSON, with the options in force.
+    /// The whole state as versioned JSON, with the options in force: [`State::to_json_text`]
+    /// read back.
     pub fn to_json(&self, config: &Config) -> Value {
-        let working: Vec<Value> = self
-            .working
-            .iter()
-            .map(|e| {
-                let mut item = json!({"message": e.msg.wire});
-                if let Some(s) = &e.msg.synthetic {
-                    item["synthetic"] = json!(s);
-                }
-                if e.pinned {
-                    item["pinned"] = json!(true);
-                }
-                item
-            })
-            .collect();
-        let mut out = json!({
-            "autocontext": STATE_VERSION,
+        serde_json::from_str(&self.to_json_text(config)).expect("the state's text is JSON")
+    }
+
+    /// The whole state as versioned JSON text. The working list and the log's tail (nearly all
+    /// of it) are written straight from the entries; the rest, small, through a [`Value`].
+    pub fn to_json_text(&self, config: &Config) -> String {
+        let mut out = String::with_capacity(64 + self.working.len() * 64);
+        out.push_str(&format!("{{\"autocontext\":{STATE_VERSION},\"counts\":{COUNT_VERSION},\"working\":["));
+        for (i, e) in self.working.iter().enumerate() {
+            out.push_str(if i == 0 { "{\"message\":" } else { ",{\"message\":" });
+            crate::json::write(&mut out, &e.msg.wire);
+            out.push_str(",\"tokens\":");
+            out.push_str(&e.tokens.to_string());
+            if let Some(s) = &e.msg.synthetic {
+                out.push_str(",\"synthetic\":");
+                crate::json::write(&mut out, &json!(s));
+            }
+            if e.pinned {
+                out.push_str(",\"pinned\":true");
+            }
+            out.push('}');
+        }
+        out.push_str("],\"log\":");
+        self.log.write_json(&mut out);
+        out.push_str(",\"retired\":");
+        self.retired.0.write_json(&mut out);
+        let mut rest = json!({
             "config": config.to_json(),
-            "working": working,
-            "log": self.log.to_json(),
-            "retired": self.retired.0.to_json(),
             "offloads": self.offloads,
             "events": self.events,
             "plan": self.plan,
             "calibration": (self.calibration.samples > 0).then_some(self.calibration),
         });
         if !self.abandoned.is_empty() {
-            out["pending"] = json!(self.abandoned);
+            rest["pending"] = json!(self.abandoned);
         }
         if let Some(cache) = self.cache.to_json() {
-            out["cache"] = cache;
+            rest["cache"] = cache;
         }
+        for (k, v) in rest.as_object().expect("an object") {
+            out.push(',');
+            crate::json::write_str(&mut out, k);
+            out.push(':');
+            crate::json::write(&mut out, v);
+        }
+        out.push('}');
         out
     }
 
@@ -414,11 +433,23 @@ impl State {
         let Some(Value::Array(tail_values)) = tail_values else {
             return Err(bad(format!("state.{field} must be an array")));
         };
+        // The counts the state carries, when they were made as this build counts.
+        let counted = counter.kind() != Tokenizer::Custom && obj.get("counts").and_then(Value::as_u64) == Some(COUNT_VERSION);
+        let tail_tokens = match obj.get("log").and_then(|l| l.get("tokens")) {
+            Some(Value::Array(t)) if counted && version > 1 && t.len() == tail_values.len() => Some(t),
+            _ => None,
+        };
         let mut tail = Vec::with_capacity(tail_values.len());
         for (i, v) in tail_values.iter().enumerate() {
             let m = format.parse(i, v).map_err(|e| bad(format!("state.{field}: {}", e.message())))?;
-            let tokens = counter.count_message(&m).map_err(|e| bad(format!("state.{field}[{i}]: {}", e.message())))?;
-            tail.push((Rc::new(v.clone()), tokens as u64));
+            let tokens = match tail_tokens {
+                Some(t) => t[i]
+                    .as_u64()
+                    .filter(|&t| t <= u64::from(u32::MAX))
+                    .ok_or_else(|| bad(format!("state.log.tokens[{i}] must be a whole number of tokens")))?,
+                None => u64::from(counter.count_message(&m).map_err(|e| bad(format!("state.{field}[{i}]: {}", e.message())))?),
+            };
+            tail.push((Rc::new(v.clone()), tokens));
         }
         let log = if version == 1 {
             Log::from_originals(tail)
@@ -455,14 +486,25 @@ impl State {
                 Some(Value::Bool(b)) => *b,
                 Some(_) => return Err(bad(format!("state.working[{i}].pinned must be true or false"))),
             };
-            read.push((m, pinned));
+            let tokens = match item.get("tokens") {
+                Some(t) if counted => Some(
+                    t.as_u64()
+                        .and_then(|t| u32::try_from(t).ok())
+                        .ok_or_else(|| bad(format!("state.working[{i}].tokens must be a whole number of tokens")))?,
+                ),
+                _ => None,
+            };
+            read.push((m, (pinned, tokens)));
         }
-        let (mut messages, pinned): (Vec<Message>, Vec<bool>) = read.into_iter().unzip();
+        let (mut messages, known): (Vec<Message>, Vec<(bool, Option<u32>)>) = read.into_iter().unzip();
         format.link_all(&mut messages);
         let mut working = Vec::with_capacity(messages.len());
         let mut working_tokens = 0u64;
-        for (i, (m, pinned)) in messages.into_iter().zip(pinned).enumerate() {
-            let tokens = counter.count_message(&m).map_err(|e| bad(format!("state.working[{i}]: {}", e.message())))?;
+        for (i, (m, (pinned, tokens))) in messages.into_iter().zip(known).enumerate() {
+            let tokens = match tokens {
+                Some(t) => t,
+                None => counter.count_message(&m).map_err(|e| bad(format!("state.working[{i}]: {}", e.message())))?,
+            };
             working_tokens += tokens as u64;
             working.push(Entry::with_pin(Rc::new(m), tokens, pinned));
         }

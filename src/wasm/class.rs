@@ -197,7 +197,7 @@ impl WasmMemory {
     /// The whole memory as versioned JSON text.
     #[wasm_bindgen(js_name = toJson)]
     pub fn to_json(&self) -> String {
-        crate::json::to_string(&self.inner.to_json())
+        self.inner.to_json_text()
     }
 
     /// Sets the agent's plan (JSON text of `{goal, subtasks?, expectedOutcome?}`), or clears it
