@@ -477,6 +477,26 @@ function workerTurnReport(turn) {
   out.push(
     `Medians of ${turn.runs} runs in one isolate, after a turn of each kind that is not measured; each run on texts new to the isolate (a number or spaces added to each text, as for the pass above). The states are made in Node and held in the Worker's memory (MemorySessionStore, MemoryStore), so storage I/O, which the plan does not count, stays out. CPU time is read from /proc per thread of the workerd process before and after each request (inside a Worker the clocks stand still between I/O): the isolate thread is the one that ran the request, all threads add V8's helpers (optimizing compiler, garbage collector); the median of empty requests (${f1(turn.cases[0].emptyThreadMs)} ms, workerd's own HTTP handling) is subtracted. The first turn of a fresh isolate (workerd restarted, no pass: its first count indexes the vocabulary and runs the engine's code unoptimized) took ${f1(turn.fresh.threadMs)} ms in the isolate thread (${f1(turn.fresh.totalMs)} ms in all threads), median of ${turn.fresh.runs}.`,
   );
+  out.push('');
+  if (turn.node) {
+    out.push(
+      `The same turns in Node (a child process that has met none of the texts, after a turn of each kind that is not measured), CPU ms by phase, medians; and natively, the engine alone (\`cargo bench --bench turn\`: restore from the state's text, add, the pass, the messages' text, the state's text), wall ms:`,
+    );
+    out.push('');
+    const phase = (c, name) => c.phases.find((p) => p.phase === name)?.ms;
+    const native = (kind) => turn.native?.cases.find((c) => c.case === kind);
+    out.push(
+      table(
+        ['turn', 'where', 'total', 'load / restore', 'add', 'compressIfNeeded', 'messages', 'save / state text'],
+        turn.node.flatMap((c) => {
+          const rows = [[c.kind, 'Node', `**${f1(c.ms)}**`, ...['load', 'add', 'compressIfNeeded', 'messages', 'save'].map((p) => f1(phase(c, p)))]];
+          const n = native(c.kind);
+          if (n) rows.push([c.kind, 'native', `**${f2(n.turnMs)}**`, ...['restore', 'add', 'pass', 'messages', 'save'].map((p) => f2(phase(n, p)))]);
+          return rows;
+        }),
+      ),
+    );
+  }
   return out.join('\n');
 }
 

@@ -282,6 +282,8 @@ const workerTurn = JSON.parse(readFileSync(join(work, 'worker-turn.json'), 'utf8
 const native = existsSync(nativeFile) ? JSON.parse(readFileSync(nativeFile, 'utf8')) : null;
 const nativePassFile = join(root, 'target', 'bench-pass-native.json');
 const nativePass = existsSync(nativePassFile) ? JSON.parse(readFileSync(nativePassFile, 'utf8')) : null;
+const nativeTurnFile = join(root, 'target', 'bench-turn-native.json');
+if (existsSync(nativeTurnFile)) workerTurn.native = JSON.parse(readFileSync(nativeTurnFile, 'utf8'));
 machine.loadEnd = loadavg();
 machine.seconds = (Date.now() - started.getTime()) / 1000;
 

@@ -31,10 +31,15 @@
 // subtracted from both. Medians over the runs. The first turn of a fresh isolate (workerd
 // restarted: its first count indexes the vocabulary) is measured apart, without a pass.
 //
+// The same turns are then measured in Node (a child process that has met none of the texts),
+// phase by phase: load, add, compressIfNeeded, messages, save; `cargo bench --bench turn`
+// measures them natively.
+//
 //   npm run build && node bench/worker-turn.mjs [--runs N] [--fresh N] [--smoke]
 //
 // Prints a table; writes target/bench/worker-turn.json.
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Miniflare } from 'miniflare';
@@ -44,6 +49,11 @@ import { root, traces } from './texts.mjs';
 import { cpuBetween, threadCpuNs, workerdPid } from './workerd-proc.mjs';
 
 const args = process.argv.slice(2);
+if (args[0] === '--node') {
+  // The child: the turns of the states in file args[1], in Node.
+  process.stdout.write(JSON.stringify(await nodeTurns(JSON.parse(readFileSync(args[1], 'utf8')))));
+  process.exit(0);
+}
 const smoke = args.includes('--smoke');
 const arg = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const runs = arg('--runs', smoke ? 2 : 15);
@@ -214,6 +224,9 @@ function net(turn, empties) {
 
 const results = { trace: largest.name, messages: largest.messages.length, window: WINDOW, runs, cases: [], fresh: null };
 
+/** The states of each case, the first for a turn not measured: measured in Node afterwards. */
+const made = {};
+
 // Warm isolate: one workerd for every run of every case, after a turn of each that is not
 // measured (the vocabulary indexed, the engine's code compiled).
 {
@@ -225,9 +238,11 @@ const results = { trace: largest.name, messages: largest.messages.length, window
   }
   for (const kind of CASES) {
     const rows = [];
+    made[kind] = [await savedState(kind, runs + 1 + CASES.indexOf(kind))];
     for (let run = 0; run < runs; run++) {
       const key = `${CASES.indexOf(kind)}-${run}`;
       const state = await savedState(kind, run);
+      made[kind].push(state);
       await w.request(`/state/${key}`, state);
       await w.request(`/fill/${key}`);
       const empties = [];
@@ -271,6 +286,14 @@ const results = { trace: largest.name, messages: largest.messages.length, window
   }
   results.fresh = { runs: fresh, threadMs: median(rows.map((r) => r.threadMs)), totalMs: median(rows.map((r) => r.totalMs)) };
 }
+// The same turns in Node, in a child process that has met none of the texts.
+{
+  const file = join(work, 'states.json');
+  writeFileSync(file, JSON.stringify(made));
+  const child = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--node', file], { cwd: root, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 2] });
+  if (child.status !== 0) throw new Error(`the Node turns failed (${child.status ?? child.signal})`);
+  results.node = JSON.parse(child.stdout.toString());
+}
 rmSync(work, { recursive: true, force: true });
 
 const f1 = (x) => x.toFixed(1);
@@ -281,6 +304,59 @@ for (const c of results.cases) {
     `${c.kind.padEnd(11)} | ${f1(c.threadMs).padStart(14)} | ${f1(c.totalMs).padStart(11)} | ${String(c.savedTokens).padStart(12)} | ${String(c.added).padStart(14)} | ${c.tokensBefore} -> ${c.tokensAfter}`,
   );
 }
+for (const c of results.node) {
+  console.log(`${c.kind.padEnd(11)} in Node: ${f1(c.ms)} ms CPU (${c.phases.map((p) => `${p.phase} ${f1(p.ms)}`).join(', ')})`);
+}
 console.log(`first turn of a fresh isolate (no pass), median of ${fresh}: ${f1(results.fresh.threadMs)} ms isolate thread, ${f1(results.fresh.totalMs)} ms all threads`);
 mkdirSync(join(root, 'target', 'bench'), { recursive: true });
 writeFileSync(join(root, 'target', 'bench', 'worker-turn.json'), JSON.stringify(results, null, 2));
+
+/**
+ * The turns of `made` (each case's states, the first one's turn not measured) in this process:
+ * CPU ms of each phase, medians.
+ */
+async function nodeTurns(made) {
+  const { AutoContextMemory } = await import(ourEntry('default'));
+  const { MemoryStore, MemorySessionStore } = await import(pathToFileURL(join(root, 'dist', 'stores', 'memory.js')).href);
+  const cpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const phases = ['load', 'add', 'compressIfNeeded', 'messages', 'save'];
+  const out = [];
+  for (const [kind, states] of Object.entries(made)) {
+    const rows = [];
+    for (const s of states) {
+      const store = new MemoryStore();
+      for (const [k, v] of s.offloads) await store.put(k, v);
+      const sessions = new MemorySessionStore();
+      await sessions.save(s.sessionId, s.saved);
+      const t = [];
+      let at = cpu();
+      const lap = () => {
+        const now = cpu();
+        t.push(now - at);
+        at = now;
+      };
+      const memory = await AutoContextMemory.load(sessions, s.sessionId, { store });
+      lap();
+      memory.add(s.next);
+      lap();
+      await memory.compressIfNeeded();
+      lap();
+      memory.messages();
+      lap();
+      await memory.save(sessions);
+      lap();
+      rows.push(t);
+    }
+    rows.shift();
+    out.push({
+      kind,
+      ms: median(rows.map((r) => r.reduce((a, b) => a + b, 0))),
+      phases: phases.map((phase, i) => ({ phase, ms: median(rows.map((r) => r[i])) })),
+    });
+  }
+  return out;
+}

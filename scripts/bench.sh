@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark suite (`npm run bench`): builds the package (timed), runs the native benchmarks
-# of the exact counter (benches/tokens.rs) and of one pass (benches/pass.rs), then the Node
+# of the exact counter (benches/tokens.rs), of one pass (benches/pass.rs) and of a Worker's turn
+# (benches/turn.rs), then the Node
 # suite (bench/run.mjs: the counters, the engine, what a session costs with every system,
 # bench/cost.mjs, and a 100,000-message session in the engine and in the example Worker under
 # workerd, bench/long-session*.mjs), which writes docs/benchmarks.md. Extra arguments go to bench/run.mjs;
@@ -22,4 +23,5 @@ for arg in "$@"; do
 done
 cargo bench --bench tokens --features cl100k -- --out target/bench-native.json "${quick[@]}"
 cargo bench --bench pass -- --out target/bench-pass-native.json "${quick[@]}"
+cargo bench --bench turn -- --out target/bench-turn-native.json "${quick[@]}"
 node bench/run.mjs --build-seconds "$build_seconds" "$@"

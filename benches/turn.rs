@@ -1,0 +1,187 @@
+//! Native benchmark of a Worker's turn on the largest trace of the shared corpus: restore the
+//! session from its saved state, add the next message (or assistant message with its tool
+//! results), `compress_if_needed()`, take the messages, write the state again; in a
+//! 32,000-token window with no summarizer, for a turn whose pass runs ("pass") and one that runs
+//! none ("no pass"). Each state is made in a thread of its own on texts new to every run, so the
+//! thread that measures has counted and scanned none of them (as a Worker's isolate has not).
+//!
+//! `cargo bench --bench turn [-- --out <file.json>] [-- --quick]`
+//!
+//! `npm run bench` puts it beside the same turn in Node and in workerd (bench/worker-turn.mjs):
+//! the engine's share of a turn, without the JavaScript around it. Reported, never asserted.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use autocontext::{AutoContextMemory, Config, MemoryStore, NoSummarizer, OffloadStore};
+use serde_json::{json, Value};
+
+#[path = "../tests/common/corpus.rs"]
+mod corpus;
+use corpus::corpus_dir;
+
+const WINDOW: u64 = 32_000;
+
+/// The largest trace by size (its messages as JSON text, as the Node benchmarks pick).
+fn largest() -> Option<(String, Vec<Value>)> {
+    let dir = std::fs::read_dir(corpus_dir()).ok()?;
+    let mut best: Option<(usize, String, Vec<Value>)> = None;
+    for path in dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")) {
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let Ok(mut trace) = serde_json::from_str::<Value>(&text) else { continue };
+        let Value::Array(messages) = trace["messages"].take() else { continue };
+        let size = serde_json::to_string(&messages).map_or(0, |s| s.len());
+        if best.as_ref().is_none_or(|b| size > b.0) {
+            let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            best = Some((size, name, messages));
+        }
+    }
+    best.map(|(_, name, messages)| (name, messages))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// `messages` with every text new (see benches/pass.rs).
+fn unseen(messages: &[Value], run: usize) -> Vec<Value> {
+    let pad = " ".repeat(run + 1);
+    let mut out = messages.to_vec();
+    for m in &mut out {
+        if let Some(text) = m["content"].as_str().filter(|t| !t.is_empty()) {
+            m["content"] = Value::String(format!("{text} {run}"));
+        }
+        for call in m.get_mut("tool_calls").and_then(Value::as_array_mut).into_iter().flatten() {
+            if let Some(args) = call["function"]["arguments"].as_str() {
+                call["function"]["arguments"] = Value::String(format!("{args}{pad}"));
+            }
+        }
+    }
+    out
+}
+
+/// The trace in the groups a Worker gets them: a message, or an assistant message with the
+/// tool results that answer it.
+fn groups(messages: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Vec<Value>> = Vec::new();
+    for m in messages {
+        match out.last_mut() {
+            Some(g) if m["role"] == "tool" => g.push(m),
+            _ => out.push(vec![m]),
+        }
+    }
+    out.into_iter().map(Value::Array).collect()
+}
+
+type Memory = AutoContextMemory<NoSummarizer, MemoryStore>;
+
+fn memory(session: &str) -> Memory {
+    let config = Config { max_token: WINDOW, session_id: session.to_string(), ..Config::default() };
+    AutoContextMemory::with_counter(
+        config.clone(),
+        autocontext::TokenCounter::new(config.tokenizer).expect("tokenizer"),
+        None,
+        MemoryStore::new(),
+    )
+    .expect("a valid config")
+}
+
+/// Replays `list` a group at a time, compressing if needed after each; stops before `upTo`.
+/// Returns the memory and which groups' turns ran a pass.
+fn replay(list: &[Value], session: &str, up_to: Option<usize>) -> (Memory, Vec<bool>) {
+    let m = memory(session);
+    let mut triggered = Vec::new();
+    for (i, g) in list.iter().enumerate() {
+        if Some(i) == up_to {
+            break;
+        }
+        m.add(g).expect("the trace is valid");
+        triggered.push(futures_executor::block_on(m.compress_if_needed()).expect("a pass").compressed);
+    }
+    (m, triggered)
+}
+
+/// A saved state for one run of a case (made in its own thread), its store and the next group.
+fn saved(messages: &[Value], pass: bool, run: usize) -> (String, MemoryStore, Value) {
+    let messages = unseen(messages, run);
+    std::thread::spawn(move || {
+        let list = groups(messages);
+        let session = format!("turn-{run}");
+        let (_, triggered) = replay(&list, &session, None);
+        let at = triggered.iter().rposition(|t| *t == pass).expect("a turn of that kind");
+        let (m, _) = replay(&list, &session, Some(at));
+        futures_executor::block_on(m.flush(true)).expect("flush");
+        let state = m.to_json_text();
+        let store = m.store();
+        let entries: Vec<(String, String)> = store
+            .keys()
+            .into_iter()
+            .map(|k| {
+                let v = futures_executor::block_on(store.get(&k)).expect("get").expect("stored");
+                (k, v)
+            })
+            .collect();
+        (state, entries, list[at].clone())
+    })
+    .join()
+    .map(|(state, entries, next)| {
+        let store = MemoryStore::new();
+        for (k, v) in entries {
+            futures_executor::block_on(store.put(&k, &v)).expect("put");
+        }
+        (state, store, next)
+    })
+    .expect("the state's thread")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let out = args.iter().position(|a| a == "--out").and_then(|i| args.get(i + 1)).map(PathBuf::from);
+    let runs = if args.iter().any(|a| a == "--quick") { 3 } else { 15 };
+    let Some((name, messages)) = largest() else {
+        eprintln!("turn: no corpus at {} (set AUTOCONTEXT_CORPUS)", corpus_dir().display());
+        std::process::exit(1);
+    };
+    let mut cases = Vec::new();
+    for (k, pass) in [true, false].into_iter().enumerate() {
+        let mut phases: Vec<[f64; 5]> = Vec::new();
+        for run in 0..runs {
+            let (state, store, next) = saved(&messages, pass, k * runs + run);
+            let mut t = [0.0; 5];
+            let mut lap = {
+                let mut at = Instant::now();
+                move |i: usize, t: &mut [f64; 5]| {
+                    t[i] = at.elapsed().as_secs_f64() * 1000.0;
+                    at = Instant::now();
+                }
+            };
+            let value: Value = serde_json::from_str(&state).expect("JSON");
+            let m = AutoContextMemory::from_json(&value, None::<NoSummarizer>, store, None).expect("restore");
+            lap(0, &mut t);
+            m.add(&next).expect("add");
+            lap(1, &mut t);
+            let r = futures_executor::block_on(m.compress_if_needed()).expect("pass");
+            assert_eq!(r.compressed, pass);
+            lap(2, &mut t);
+            std::hint::black_box(m.messages_text());
+            lap(3, &mut t);
+            std::hint::black_box(m.to_json_text());
+            lap(4, &mut t);
+            phases.push(t);
+        }
+        let names = ["restore", "add", "pass", "messages", "save"];
+        let med: Vec<f64> = (0..5).map(|i| median(phases.iter().map(|p| p[i]).collect())).collect();
+        let total = median(phases.iter().map(|p| p.iter().sum()).collect());
+        let case = if pass { "pass" } else { "no pass" };
+        println!(
+            "{case:<8} turn {total:6.2} ms   {}",
+            names.iter().zip(&med).map(|(n, v)| format!("{n} {v:5.2}")).collect::<Vec<_>>().join("   ")
+        );
+        cases.push(json!({"case": case, "turnMs": total, "phases": names.iter().zip(&med).map(|(n, v)| json!({"phase": n, "ms": v})).collect::<Vec<_>>()}));
+    }
+    if let Some(path) = out {
+        let report = json!({"trace": name, "window": WINDOW, "runs": runs, "cases": cases});
+        std::fs::write(&path, serde_json::to_string_pretty(&report).expect("JSON")).expect("write the report");
+    }
+}
