@@ -46,6 +46,7 @@ mod json;
 pub mod message;
 pub mod options;
 pub mod plan;
+mod random;
 mod sort;
 pub mod strategy;
 pub mod structure;

@@ -113,7 +113,7 @@ impl Default for Log {
 
 /// A random name for the chunks of one memory: 12 hex digits.
 fn writer_name() -> Rc<str> {
-    uuid::Uuid::new_v4().simple().to_string()[..12].into()
+    crate::random::uuid_v4().simple().to_string()[..12].into()
 }
 
 /// One chunk as the store holds it.

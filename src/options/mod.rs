@@ -197,7 +197,7 @@ options! {
     /// 1–128 characters of `A–Z a–z 0–9 - _ . :`, neither beginning nor ending with `.` and
     /// without `..`, so that every shipped store accepts it (the file system store makes it a
     /// directory).
-    "sessionId" session_id: String = uuid::Uuid::new_v4().to_string(), shown "a new uuid", saved always,
+    "sessionId" session_id: String = crate::random::uuid_v4().to_string(), shown "a new uuid", saved always,
         check |c| check_session_id(&c.session_id);
 
     /// How tokens are counted: `'o200k_base'`, `'cl100k_base'` (in `autocontext/full`),

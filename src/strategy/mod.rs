@@ -262,12 +262,12 @@ pub(crate) fn tool_list(mut names: Vec<&str>) -> Vec<String> {
 /// number of tokens each time, and a marker's cost would be a coin flip; the redraw costs a few
 /// bits of the uuid's 122 and a few counts of a 60-byte text per offload.
 pub(crate) fn new_uuid() -> String {
-    let mut uuid = uuid::Uuid::new_v4().to_string();
+    let mut uuid = crate::random::uuid_v4().to_string();
     for _ in 0..64 {
         if crate::tokens::steady_marker(&crate::message::offload_marker(&uuid)) {
             break;
         }
-        uuid = uuid::Uuid::new_v4().to_string();
+        uuid = crate::random::uuid_v4().to_string();
     }
     uuid
 }
