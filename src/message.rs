@@ -433,14 +433,40 @@ fn attr(s: &str) -> String {
     s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;")
 }
 
-/// Whether `s` is an offload uuid: 8-4-4-4-12 hex digits, the hyphenated form.
+/// Whether `s` is an offload uuid: 8-4-4-4-12 hex digits, the hyphenated form. Read byte by
+/// byte, allocating nothing: markers are looked for at every position of a marker's tail, and
+/// the identifier scan asks it of long hex runs.
 pub(crate) fn is_uuid(s: &str) -> bool {
-    uuid::Uuid::try_parse(s).is_ok_and(|u| u.hyphenated().to_string() == s.to_ascii_lowercase()) && s.len() == 36
+    let b = s.as_bytes();
+    b.len() == 36 && b.iter().enumerate().all(|(i, &c)| if matches!(i, 8 | 13 | 18 | 23) { c == b'-' } else { c.is_ascii_hexdigit() })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_uuid_is_what_the_uuid_crate_reads_as_one_in_hyphenated_form() {
+        // The uuid crate's reading: any form it parses, whose hyphenated form is the text.
+        let parsed =
+            |s: &str| uuid::Uuid::try_parse(s).is_ok_and(|u| u.hyphenated().to_string() == s.to_ascii_lowercase()) && s.len() == 36;
+        let base = "0f1e2d3c-4b5a-4697-8877-a6b5c4d3e2f1";
+        let mut cases =
+            vec![base.to_string(), base.to_uppercase(), format!("{{{}}}", &base[1..35]), base.replace('-', ""), format!("urn:uuid:{base}")];
+        let alphabet = ['0', '9', 'a', 'f', 'A', 'F', 'g', 'G', '-', ' ', 'é', '{', '}'];
+        for i in 0..base.len() {
+            for c in alphabet {
+                let mut s: Vec<char> = base.chars().collect();
+                s[i] = c;
+                cases.push(s.iter().collect());
+                s.remove(i);
+                cases.push(s.iter().collect());
+            }
+        }
+        for s in cases {
+            assert_eq!(is_uuid(&s), parsed(&s), "{s:?}");
+        }
+    }
 
     #[test]
     fn heads_and_tails_are_whole_characters_counted_as_characters() {

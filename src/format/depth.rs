@@ -26,17 +26,22 @@ pub(crate) fn check(index: usize, v: &Value) -> Result<()> {
 
 /// Whether `v` nests more than `max` arrays and objects (itself included).
 pub(crate) fn exceeds(v: &Value, max: usize) -> bool {
-    let mut stack: Vec<(&Value, usize)> = vec![(v, 1)];
+    // Only arrays and objects go on the stack, and no iterator is boxed: every message added
+    // and every state restored is walked, most of their values are strings.
+    let nested = |c: &&Value| matches!(c, Value::Array(_) | Value::Object(_));
+    let mut stack: Vec<(&Value, usize)> = Vec::new();
+    if nested(&v) {
+        stack.push((v, 1));
+    }
     while let Some((v, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(a) => Box::new(a.iter()),
-            Value::Object(o) => Box::new(o.values()),
-            _ => continue,
-        };
         if depth > max {
             return true;
         }
-        stack.extend(children.map(|c| (c, depth + 1)));
+        match v {
+            Value::Array(a) => stack.extend(a.iter().filter(nested).map(|c| (c, depth + 1))),
+            Value::Object(o) => stack.extend(o.values().filter(nested).map(|c| (c, depth + 1))),
+            _ => {}
+        }
     }
     false
 }
@@ -46,6 +51,33 @@ mod tests {
     use super::*;
     use crate::format::Format;
     use serde_json::json;
+
+    #[test]
+    fn depth_counts_arrays_and_objects_only() {
+        // depth of each value, by its own recursion
+        fn depth(v: &Value) -> usize {
+            match v {
+                Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+                Value::Object(o) => 1 + o.values().map(depth).max().unwrap_or(0),
+                _ => 0,
+            }
+        }
+        let values = [
+            json!("text"),
+            json!(1),
+            json!([]),
+            json!({}),
+            json!([1, "a", null]),
+            json!({"a": [1, {"b": [[], {"c": "d"}]}], "e": {}}),
+            json!([[[[["deep"]]]], {"x": 1}]),
+        ];
+        for v in &values {
+            let d = depth(v);
+            for max in 0..8 {
+                assert_eq!(exceeds(v, max), d > max, "{v} at most {max}");
+            }
+        }
+    }
 
     /// `depth` objects around a string, built without recursion (`json!` would serialize `v`).
     fn nested(depth: usize) -> Value {
