@@ -7,7 +7,7 @@
  */
 
 import { WasmMemory } from './wasm/autocontext.js';
-import { assemble, paginate, writerName, type PageIndex } from './saved-pages.js';
+import { assemble, notAPage, paginate, writerName, type PageIndex } from './saved-pages.js';
 import { AutoContextError, call, callAsync, describe, fromWasm, invalidArgument, isAutoContextError } from './errors.js';
 import { checkDiagnostics, count, Diagnostics } from './diagnostics.js';
 import { configError, errorJson, makeHost, splitOptions, toJson } from './host.js';
@@ -91,7 +91,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   #saving = false;
   /** The sweep running (`sweep({ sessions })`): passes and flushes wait for it. */
   #sweeping: Promise<unknown> | null = null;
-  /** The pages of the last save or load (digest of a page's text → its key), and this writer's name for new ones. */
+  /** The pages of the last save or load (a page's text → its key), and this writer's name for new ones. */
   #pages: PageIndex = new Map();
   #writer: string | undefined;
   #pageCount = 0;
@@ -135,16 +135,36 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     host: HostOptions<NoInfer<M>> = {},
   ): AutoContextMemory<F, M> {
     const text = typeof state === 'string' ? state : toJson(state, 'INVALID_STATE', 'state');
+    return AutoContextMemory.#restore<F, M>(
+      host,
+      () => {
+        try {
+          return (JSON.parse(text) as MemoryState)?.config?.tokenizer;
+        } catch {
+          return undefined; // the engine reports the bad state
+        }
+      },
+      (wasmHost) => WasmMemory.fromJson(text, wasmHost),
+      () => revisionOf(text),
+    );
+  }
+
+  /**
+   * A memory restored by `make` with the host's pieces. `tokenizer` reads the tokenizer the
+   * state was made with (only when the host names one, to compare), `revision` the state's
+   * revision once the engine took the state.
+   */
+  static #restore<F extends FormatName, M extends object>(
+    host: HostOptions<NoInfer<M>>,
+    tokenizer: () => unknown,
+    make: (wasmHost: ReturnType<typeof makeHost>['wasm']) => WasmMemory,
+    revision: () => number,
+  ): AutoContextMemory<F, M> {
     if (host === null || typeof host !== 'object') {
       throw new AutoContextError('INVALID_CONFIG', `fromJSON's second argument must be an object, got ${describe(host)}`);
     }
     if (typeof host.tokenizer === 'string') {
-      let made: unknown;
-      try {
-        made = (JSON.parse(text) as MemoryState)?.config?.tokenizer;
-      } catch {
-        made = undefined; // the engine reports the bad state
-      }
+      const made = tokenizer();
       if (typeof made === 'string' && made !== host.tokenizer) {
         throw configError('tokenizer', `is ${JSON.stringify(host.tokenizer)}, but the state was made with ${JSON.stringify(made)}`);
       }
@@ -153,8 +173,13 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     let made: WasmMemory | undefined;
     const diag = new Diagnostics(host, () => made?.sessionId() ?? '');
     const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS, diag);
-    const wasm = (made = call(() => WasmMemory.fromJson(text, wasmHost)));
-    restoring = { wasm, store, diag, revision: revisionOf(text) };
+    const wasm = (made = call(() => make(wasmHost)));
+    try {
+      restoring = { wasm, store, diag, revision: revision() };
+    } catch (e) {
+      wasm.free();
+      throw e;
+    }
     return new AutoContextMemory<F, M>();
   }
 
@@ -186,9 +211,30 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     if (saved === null || saved === undefined) return null;
     const { revision, state: text } = checkSaved(saved);
     const store = host?.store;
-    const { state, index } = await assemble(text, sessionId, async (key) => (store === undefined ? undefined : store.get(key)));
-    const memory = AutoContextMemory.fromJSON<F, M>(state, host);
-    memory.#pages = index;
+    const paged = await assemble(text, sessionId, async (key) => (store === undefined ? undefined : store.get(key)));
+    let memory: AutoContextMemory<F, M>;
+    if (paged === null) {
+      memory = AutoContextMemory.fromJSON<F, M>(text, host);
+    } else {
+      // The engine parses the head and each page where it restores them: the state is never
+      // assembled into one text, nor parsed here but for its head.
+      const { head, headText, counts, pages, keys } = paged;
+      memory = AutoContextMemory.#restore<F, M>(
+        host,
+        () => (head.config as MemoryState['config'] | undefined)?.tokenizer,
+        (wasmHost) => {
+          try {
+            return WasmMemory.fromPages(headText, new Uint32Array(counts), pages, wasmHost);
+          } catch (e) {
+            const { code, field, index: at } = e as { code?: unknown; field?: unknown; index?: unknown };
+            if (code === 'STORE_FAILED' && field === 'page' && typeof at === 'number') throw notAPage(keys[at] as string, pages[at]);
+            throw e;
+          }
+        },
+        () => checkRevision(head.revision),
+      );
+      memory.#pages = paged.index;
+    }
     const id = memory.sessionId;
     if (id !== sessionId) {
       release(memory as never);
@@ -235,7 +281,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
       // only those no earlier save wrote (see saved-pages.ts).
       this.#writer ??= writerName();
       const prefix = `${this.sessionId}/state-${this.#writer}-`;
-      const { head, fresh, index } = await paginate(this.#stateText(revision), this.#pages, () => `${prefix}${this.#pageCount++}`);
+      const { head, fresh, index } = paginate(this.#wasm.toJsonPages(), revision, this.#pages, () => `${prefix}${this.#pageCount++}`);
       const written: string[] = [];
       try {
         for (const page of fresh) {
@@ -764,17 +810,33 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   }
 }
 
-/** The revision a state's JSON text carries (0 when none or malformed: the engine reports a bad state). */
+/**
+ * The revision a state's JSON text carries (0 when none or malformed: the engine reports a bad
+ * state). A state {@link AutoContextMemory.toJSON} wrote ends with it (`,"revision":N}`), read
+ * there; any other text is parsed for it.
+ */
 function revisionOf(text: string): number {
+  // The text is a JSON object (the engine took it). A quote after a comma opens a string, so a
+  // tail `,"revision":N}` is the object's last member: the revision JSON.parse would read.
+  const tail = /,\s*"revision"\s*:\s*(\d{1,16})\s*}\s*$/.exec(text.length > 64 ? text.slice(-64) : text);
+  if (tail !== null) {
+    const r = Number(tail[1]);
+    if (Number.isSafeInteger(r)) return r;
+  }
+  let r: unknown;
   try {
-    const r = (JSON.parse(text) as { revision?: unknown } | null)?.revision;
-    if (r === undefined || r === null) return 0;
-    if (!Number.isSafeInteger(r) || (r as number) < 0) throw new AutoContextError('INVALID_STATE', `state.revision must be a whole number from 0, got ${String(r)}`, { field: 'revision' });
-    return r as number;
-  } catch (e) {
-    if (isAutoContextError(e)) throw e;
+    r = (JSON.parse(text) as { revision?: unknown } | null)?.revision;
+  } catch {
     return 0;
   }
+  return checkRevision(r);
+}
+
+/** A state's `revision`, checked: 0 when it has none. */
+function checkRevision(r: unknown): number {
+  if (r === undefined || r === null) return 0;
+  if (!Number.isSafeInteger(r) || (r as number) < 0) throw new AutoContextError('INVALID_STATE', `state.revision must be a whole number from 0, got ${String(r)}`, { field: 'revision' });
+  return r as number;
 }
 
 /**

@@ -11,19 +11,27 @@
  * only the head before it named are deleted. The session store's atomic check of the revision
  * is what makes one writer win; the pages need no check of their own.
  *
+ * The engine cuts the state into its head and pages (`WasmMemory.toJsonPages`) and takes them
+ * back (`WasmMemory.fromPages`), so neither a save nor a load parses, writes or copies the whole
+ * state in JavaScript: a Worker restores and saves its session on every request.
+ *
  * @module
  * @internal
  */
 
 import { AutoContextError } from './errors.js';
 
-/** Items per page. */
+/** Items per page (the engine cuts pages of as many: src/wasm/pages.rs). */
 export const PAGE = 32;
 
 /** The state's fields kept in pages. */
 const FIELDS = ['working', 'offloads', 'events'] as const;
 
-/** The pages a save wrote or named: digest of a page's text → its key. */
+/**
+ * The pages a save wrote or named: a page's text → its key. Keyed by the text itself, so a page
+ * is recognized exactly (no digest to compute, nothing to collide); the strings are the pages
+ * the memory holds anyway, and the engine cuts an unchanged page to the same text every time.
+ */
 export type PageIndex = Map<string, string>;
 
 /** What a save writes: the head for the session store, and the pages not already stored. */
@@ -40,74 +48,82 @@ function hex(bytes: Uint8Array): string {
   return out;
 }
 
-/** SHA-256 of `text`, as hex. */
-async function digest(text: string): Promise<string> {
-  return hex(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));
-}
-
 /** A random name for a writer's pages. */
 export function writerName(): string {
   return hex(crypto.getRandomValues(new Uint8Array(6)));
 }
 
 /**
- * Splits a state (JSON text, as `toJSON()` writes it) into a head and pages. `previous` names the
- * pages already stored; `key` names a new page.
+ * The head and pages of a state the engine cut (`[head, counts, pages...]`, see
+ * `WasmMemory.toJsonPages`) as a save writes them: the head carries `revision` and names the
+ * pages. `previous` names the pages already stored; `key` names a new page.
  */
-export async function paginate(stateText: string, previous: PageIndex, key: () => string): Promise<Paginated> {
-  const state = JSON.parse(stateText) as Record<string, unknown>;
-  const pages: Record<string, string[]> = {};
+export function paginate(cut: string[], revision: number, previous: PageIndex, key: () => string): Paginated {
+  const [headText, counts, ...texts] = cut as [string, string, ...string[]];
   const fresh: { key: string; text: string }[] = [];
   const index: PageIndex = new Map();
-  for (const field of FIELDS) {
-    const items = (state[field] ?? []) as unknown[];
-    delete state[field];
+  const pages: Record<string, string[]> = {};
+  const per = counts.split(',').map(Number);
+  let next = 0;
+  for (const [i, field] of FIELDS.entries()) {
     const keys: string[] = [];
-    for (let at = 0; at < items.length; at += PAGE) {
-      const text = JSON.stringify(items.slice(at, at + PAGE));
-      const d = await digest(text);
-      let k = index.get(d) ?? previous.get(d);
+    for (let n = 0; n < (per[i] ?? 0); n++) {
+      const text = texts[next++] as string;
+      let k = index.get(text) ?? previous.get(text);
       if (k === undefined) {
         k = key();
         fresh.push({ key: k, text });
       }
-      index.set(d, k);
+      index.set(text, k);
       keys.push(k);
     }
     pages[field] = keys;
   }
-  state.autocontextPages = { size: PAGE, ...pages };
-  return { head: JSON.stringify(state), fresh, index };
+  const rest = headText.length > 2 ? `${headText.slice(0, -1)},` : '{';
+  const head = `${rest}"revision":${revision},"autocontextPages":${JSON.stringify({ size: PAGE, ...pages })}}`;
+  return { head, fresh, index };
+}
+
+/** A paged state read back: its head (parsed, and as text without the page names) and its pages. */
+export interface Assembled {
+  head: Record<string, unknown>;
+  headText: string;
+  counts: number[];
+  pages: string[];
+  keys: string[];
+  index: PageIndex;
 }
 
 /**
- * The whole state from a head {@link paginate} wrote, its pages read with `get`, and the index of
- * those pages; a state that is not paged comes back as it is.
+ * The head {@link paginate} wrote and its pages, read with `get`, with the index of those pages;
+ * `null` for a state that is not paged (it is restored as it is). The pages are not parsed here:
+ * the engine parses each where it restores the state (`WasmMemory.fromPages`), and one that is
+ * not a JSON array is named by {@link notAPage}.
  *
- * @throws {@link AutoContextError} `STORE_FAILED` when a page is missing or not a page;
+ * @throws {@link AutoContextError} `STORE_FAILED` when a page is missing;
  *   `INVALID_STATE` when the head names pages of another session.
  */
-export async function assemble(
-  stateText: string,
-  sessionId: string,
-  get: (key: string) => Promise<string | null | undefined>,
-): Promise<{ state: string; index: PageIndex }> {
+export async function assemble(stateText: string, sessionId: string, get: (key: string) => Promise<string | null | undefined>): Promise<Assembled | null> {
+  // Only a head names pages: a state without the word is restored as it is, unparsed here.
+  if (!stateText.includes('"autocontextPages"')) return null;
   let head: Record<string, unknown>;
   try {
     head = JSON.parse(stateText) as Record<string, unknown>;
   } catch {
-    return { state: stateText, index: new Map() }; // fromJSON says what is wrong with it
+    return null; // fromJSON says what is wrong with it
   }
   const paged = head?.autocontextPages as Record<string, unknown> | undefined;
-  if (paged === undefined || paged === null || typeof paged !== 'object') return { state: stateText, index: new Map() };
+  if (paged === undefined || paged === null || typeof paged !== 'object') return null;
   delete head.autocontextPages;
   const index: PageIndex = new Map();
+  const counts: number[] = [];
+  const pages: string[] = [];
+  const all: string[] = [];
   for (const field of FIELDS) {
     const keys = paged[field];
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string' && k.startsWith(`${sessionId}/state-`))) {
       throw new AutoContextError('INVALID_STATE', `the saved state's pages of ${field} are not pages of session ${JSON.stringify(sessionId)}`, { field });
     }
-    const items: unknown[] = [];
     for (const key of keys as string[]) {
       let text: string | null | undefined;
       try {
@@ -115,19 +131,18 @@ export async function assemble(
       } catch (e) {
         throw new AutoContextError('STORE_FAILED', `the offload store failed to get page ${key} of the saved state`, { cause: e });
       }
-      let page: unknown;
-      try {
-        page = typeof text === 'string' ? JSON.parse(text) : undefined;
-      } catch {
-        page = undefined;
-      }
-      if (!Array.isArray(page)) {
-        throw new AutoContextError('STORE_FAILED', `page ${key} of the saved state is ${text == null ? 'missing from' : 'not a page in'} the offload store; was the store cleared?`);
-      }
-      index.set(await digest(text as string), key);
-      items.push(...page);
+      if (typeof text !== 'string') throw notAPage(key, text);
+      index.set(text, key);
+      pages.push(text);
+      all.push(key);
     }
-    head[field] = items;
+    counts.push(keys.length);
+    delete head[field];
   }
-  return { state: JSON.stringify(head), index };
+  return { head, headText: JSON.stringify(head), counts, pages, keys: all, index };
+}
+
+/** `STORE_FAILED` for page `key`, missing from the store (`text` null or undefined) or not a page. */
+export function notAPage(key: string, text: unknown): AutoContextError {
+  return new AutoContextError('STORE_FAILED', `page ${key} of the saved state is ${text == null ? 'missing from' : 'not a page in'} the offload store; was the store cleared?`);
 }

@@ -60,10 +60,24 @@ impl WasmMemory {
     #[wasm_bindgen(js_name = fromJson)]
     pub fn from_json(state_json: &str, host: &JsHost) -> Result<WasmMemory, JsValue> {
         let state = convert::parse(state_json, ErrorCode::InvalidState, "state")?;
+        Self::restore(&state, host)
+    }
+
+    /// Restores a memory from a saved state's head and pages (what `toJsonPages` cut, the head
+    /// naming its pages): `counts` pages of each paged field, in order, in `pages`. A page that
+    /// is not a JSON array is a `STORE_FAILED` error whose `index` is its place in `pages`.
+    #[wasm_bindgen(js_name = fromPages)]
+    pub fn from_pages(head_json: &str, counts: Vec<u32>, pages: Vec<String>, host: &JsHost) -> Result<WasmMemory, JsValue> {
+        let mut state = convert::parse(head_json, ErrorCode::InvalidState, "state")?;
+        super::pages::join(&mut state, &counts, &pages)?;
+        Self::restore(&state, host)
+    }
+
+    fn restore(state: &Value, host: &JsHost) -> Result<WasmMemory, JsValue> {
         let parts = HostParts::read(host)?;
         let custom = state.pointer("/config/tokenizer").and_then(Value::as_str) == Some(Tokenizer::Custom.name());
         let counter = if custom { Some(custom_counter(parts.counter, "tokenizer")?) } else { None };
-        let inner = AutoContextMemory::from_json(&state, parts.summarizer, parts.store, counter).map_err(to_js)?.with_clock(JsClock);
+        let inner = AutoContextMemory::from_json(state, parts.summarizer, parts.store, counter).map_err(to_js)?.with_clock(JsClock);
         Ok(WasmMemory { inner: Rc::new(inner) })
     }
 
@@ -198,6 +212,14 @@ impl WasmMemory {
     #[wasm_bindgen(js_name = toJson)]
     pub fn to_json(&self) -> String {
         self.inner.to_json_text()
+    }
+
+    /// The state cut for a save: `[head, counts, pages...]`, the head being the state's text
+    /// without its long lists (the working list, the offload index, the events) and the pages
+    /// those lists in texts of 32 items, `counts` how many pages each list has (`"3,1,2"`).
+    #[wasm_bindgen(js_name = toJsonPages)]
+    pub fn to_json_pages(&self) -> Vec<String> {
+        super::pages::split(&self.inner.to_json_text())
     }
 
     /// Sets the agent's plan (JSON text of `{goal, subtasks?, expectedOutcome?}`), or clears it

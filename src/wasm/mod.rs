@@ -10,6 +10,7 @@ mod class;
 mod convert;
 mod error;
 mod host;
+mod pages;
 mod reload;
 mod summarize;
 

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { AutoContextMemory, AutoContextError } from 'autocontext';
 import { MemorySessionStore, MemoryStore } from 'autocontext/stores/memory';
 import { rejected, round } from './helpers.mjs';
+import { readFileSync } from 'node:fs';
 
 const summarize = async ({ prompt }) => `summary: ${prompt.slice(0, 200)}`;
 
@@ -117,6 +118,12 @@ test('a save per turn writes what the turn changed, not the whole state', async 
   const pages = (await store.keys('inc/state-')).sort();
   const named = [...head.autocontextPages.working, ...head.autocontextPages.offloads, ...head.autocontextPages.events];
   assert.deepStrictEqual(pages, [...new Set(named)].sort(), 'superseded pages are deleted');
+  // A page of the working list or of the offload index is the text JSON.stringify writes of its
+  // items, as when pages were cut from the parsed state: those stored then are recognized.
+  for (const key of [...head.autocontextPages.working, ...head.autocontextPages.offloads]) {
+    const text = await store.get(key);
+    assert.equal(JSON.stringify(JSON.parse(text)), text, key);
+  }
 });
 
 test('two writers: the refused save deletes its pages, the winner loads whole; a lost page is STORE_FAILED', async () => {
@@ -143,6 +150,68 @@ test('two writers: the refused save deletes its pages, the winner loads whole; a
   const lost = await rejected(AutoContextMemory.load(sessions, 'two', { store, summarize }));
   assert.equal(lost.code, 'STORE_FAILED');
   assert.match(lost.message, /page/);
+});
+
+test('a session saved with pages keyed by digest loads, and its next save names the unchanged pages again', async () => {
+  // saved-session-v2.json: a session store entry and the offload store's keys as a save wrote
+  // them when a page index held SHA-256 digests (the pages' texts were JSON.stringify's).
+  const fixture = JSON.parse(readFileSync(new URL('./saved-session-v2.json', import.meta.url), 'utf8'));
+  const store = new MemoryStore();
+  for (const [key, value] of fixture.store) await store.put(key, value);
+  const sessions = new MemorySessionStore();
+  await sessions.save(fixture.sessionId, { revision: 1, state: fixture.saved.state });
+  await sessions.save(fixture.sessionId, fixture.saved);
+  const memory = await AutoContextMemory.load(sessions, fixture.sessionId, { store });
+  assert.equal(memory.revision, 2);
+  assert.deepStrictEqual(memory.messages(), fixture.messages);
+  assert.equal((await memory.originalMessages()).length, memory.historyLength);
+  for (const { uuid } of memory.offloads()) assert.ok((await memory.reload(uuid)).length > 0, `offload ${uuid} reloads`);
+  const old = JSON.parse(fixture.saved.state).autocontextPages;
+  memory.add({ role: 'user', content: 'one more turn' });
+  assert.equal(await memory.save(sessions), 3);
+  const pages = JSON.parse((await sessions.load(fixture.sessionId)).state).autocontextPages;
+  // The first page of the working list and the offload index are the texts stored: named again,
+  // not written again. (The events' page is written once more: JSON.stringify wrote their
+  // timestamps without the `.0` the engine writes.)
+  assert.equal(pages.working[0], old.working[0]);
+  assert.deepStrictEqual(pages.offloads, old.offloads);
+  assert.notEqual(pages.working[1], old.working[1]);
+  const back = await AutoContextMemory.load(sessions, fixture.sessionId, { store });
+  assert.deepStrictEqual(back.toJSON(), memory.toJSON());
+  assert.deepStrictEqual(back.messages(), [...fixture.messages, { role: 'user', content: 'one more turn' }]);
+});
+
+test('a page that is not a JSON array is STORE_FAILED naming it, and the head\'s revision is checked', async () => {
+  const store = new MemoryStore();
+  const sessions = new MemorySessionStore();
+  const memory = new AutoContextMemory({ maxToken: 16_000, store, sessionId: 'bad' });
+  for (let turn = 0; turn < 20; turn++) memory.add(round(turn, { calls: 1, resultChars: 100 }));
+  await memory.save(sessions);
+  const head = JSON.parse((await sessions.load('bad')).state);
+  const [first, second] = head.autocontextPages.working;
+  const text = await store.get(second);
+  const firstText = await store.get(first);
+  for (const wrong of ['{}', '[1,', `${text.slice(0, -1)}],"config":{}`, '[1] [2]', 'null', '']) {
+    await store.put(second, wrong);
+    const e = await rejected(AutoContextMemory.load(sessions, 'bad', { store }));
+    assert.equal(e.code, 'STORE_FAILED', wrong);
+    assert.equal(e.message, `page ${second} of the saved state is not a page in the offload store; was the store cleared?`);
+  }
+  await store.put(second, text);
+  await store.delete(first);
+  const missing = await rejected(AutoContextMemory.load(sessions, 'bad', { store }));
+  assert.equal(missing.code, 'STORE_FAILED');
+  assert.equal(missing.message, `page ${first} of the saved state is missing from the offload store; was the store cleared?`);
+  await store.put(first, '40');
+  const notArray = await rejected(AutoContextMemory.load(sessions, 'bad', { store }));
+  assert.equal(notArray.code, 'STORE_FAILED');
+  assert.match(notArray.message, /not a page in/);
+  await store.put(first, firstText);
+  const forged = new MemorySessionStore();
+  await forged.save('bad', { revision: 1, state: JSON.stringify({ ...head, revision: -1 }) });
+  const e = await rejected(AutoContextMemory.load(forged, 'bad', { store }));
+  assert.equal(e.code, 'INVALID_STATE');
+  assert.equal(e.field, 'revision');
 });
 
 test('the offload index keeps the named and the newest records; retired offloads still reload', async () => {
