@@ -86,8 +86,11 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   #pending: Promise<CompressResult> | null = null;
   #preparing: Promise<PrepareResult> | null = null;
   #revision = 0;
-  /** The working list as last read from the engine, and the engine's version of it. */
-  #view: { version: number; list: M[] } | null = null;
+  /**
+   * The working list as last read from the engine, and the engine's version of it; after the
+   * first read, the text it was parsed from (the parsed list went to the caller).
+   */
+  #view: { version: number; list: M[] | string } | null = null;
   #saving = false;
   /** The sweep running (`sweep({ sessions })`): passes and flushes wait for it. */
   #sweeping: Promise<unknown> | null = null;
@@ -628,12 +631,24 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   messages(): M[] {
     // The list is kept here as last read; the engine sends only what changed since (a turn's
     // new messages, or a pass's rewrite from its first edit on), never the unchanged rest.
-    const version = this.#wasm.listVersion();
+    // The first read (a restored memory's turn reads the list once) parses the engine's text
+    // for the caller and keeps the text, not a copy; a later read parses the text again for
+    // itself, and copies from then on.
+    type Delta = { version: number; from: number; messages: M[] };
     let view = this.#view;
-    if (view === null || view.version !== version) {
-      type Delta = { version: number; from: number; messages: M[] };
-      let list = view === null ? [] : view.list;
-      let delta = JSON.parse(this.#wasm.messagesSince(view === null ? -1 : view.version)) as Delta;
+    if (view === null) {
+      const text = this.#wasm.messagesSince(-1);
+      const delta = JSON.parse(text) as Delta;
+      this.#view = { version: delta.version, list: text };
+      return delta.messages;
+    }
+    if (typeof view.list === 'string') {
+      const delta = JSON.parse(view.list) as Delta;
+      view = this.#view = { version: delta.version, list: delta.messages };
+    }
+    if (view.version !== this.#wasm.listVersion()) {
+      let list = view.list as M[];
+      let delta = JSON.parse(this.#wasm.messagesSince(view.version)) as Delta;
       if (delta.from > list.length) {
         list = [];
         delta = JSON.parse(this.#wasm.messagesSince(-1)) as Delta;
@@ -642,7 +657,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
       for (const m of delta.messages) list.push(m);
       view = this.#view = { version: delta.version, list };
     }
-    return structuredClone(view.list);
+    return structuredClone(view.list as M[]);
   }
 
   /**
