@@ -10,6 +10,8 @@
 //!   binding (`src/wasm/class.rs`) and the class that calls the binding (`js/memory.ts`). Every
 //!   binding method calls into JavaScript's class, every call the class makes is a binding
 //!   method, and every engine method is bound or named below as the engine's own (with why).
+//! - The saved state's page size: the binding cuts the pages (`src/wasm/pages.rs`), the class
+//!   names the size in the head it writes (`js/saved-pages.ts`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -23,6 +25,15 @@ fn js_const(text: &str, name: &str) -> f64 {
     let at = text.find(&format!("export const {name} = ")).unwrap_or_else(|| panic!("no `export const {name}`"));
     let rest = &text[at + "export const  = ".len() + name.len()..];
     rest[..rest.find(';').unwrap()].trim().parse().unwrap()
+}
+
+#[test]
+fn a_page_of_the_saved_state_holds_as_many_items_on_both_sides() {
+    let rust = read("src/wasm/pages.rs");
+    let at = rust.find("const PAGE: usize = ").expect("`const PAGE: usize` in src/wasm/pages.rs");
+    let rest = &rust[at + "const PAGE: usize = ".len()..];
+    let rust_page: f64 = rest[..rest.find(';').unwrap()].trim().parse().unwrap();
+    assert_eq!(js_const(&read("js/saved-pages.ts"), "PAGE"), rust_page, "PAGE");
 }
 
 #[test]
@@ -82,12 +93,14 @@ const RENAMED: [(&str, &str); 1] = [("history_length", "history_len")];
 const UNCALLED: [(&str, &str); 1] = [("messages", "the class keeps its own copy of the list, updated with `messagesSince`")];
 
 /// Binding methods with no engine method of the same name, and why.
-const BINDING_ONLY: [(&str, &str); 5] = [
+const BINDING_ONLY: [(&str, &str); 7] = [
     ("session_id", "an option, read from the memory's configuration"),
     ("store_timeout_ms", "an option the class applies to the host's store itself"),
     ("reload_tool", "the format's tool definition, read from the memory's format"),
     ("sweep_pending", "a sweep in the steps the class drives around the store's listing"),
     ("reachable_keys", "a sweep in the steps the class drives around the store's listing"),
+    ("to_json_pages", "`to_json_text` cut into the pages a save writes (src/wasm/pages.rs)"),
+    ("from_pages", "`from_json` of the pages a load read, joined where they are parsed (src/wasm/pages.rs)"),
 ];
 
 #[test]
