@@ -35,6 +35,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod bytes16;
 pub mod engine;
 pub mod entry;
 pub mod error;
