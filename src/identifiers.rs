@@ -4,7 +4,9 @@
 //! The identifier index a replacement carries (`engine/identifier_index.rs`) is made of them,
 //! and the index rules out what is in view by them. No uuid or marker is ever listed, so the
 //! model cannot mistake an identifier for an offload to reload. Extraction is a byte scan of
-//! ASCII runs (no regular expressions): deterministic, linear, the same on every platform.
+//! ASCII runs (no regular expressions): deterministic, linear, the same on every platform. Where
+//! there are SIMD instructions ([`crate::bytes16`]) it steps over the words that cannot be
+//! identifiers sixteen bytes at a time, with the same result (a test compares the two walks).
 //!
 //! A backslash is either a Windows path's separator or an escape, and an escape is never part
 //! of an identifier: listed, `sys\nsys.path.insert` or `\n\nprint` would name nothing the agent
@@ -21,6 +23,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::bytes16::{self, Lanes};
 use crate::hashed::{slot, text_key, Keyed};
 use crate::message::{is_uuid, Block, Message};
 
@@ -189,11 +192,58 @@ fn anchored(b: &[u8], i: usize) -> bool {
 /// Most runs are words of prose or code; the kinds that need only the classes the walk saw
 /// (a word of one case, a number, letters of both cases) are settled here, the rest by
 /// [`classify`].
-pub(crate) fn scan<'t>(text: &'t str, json: bool, mut f: impl FnMut(&'t str, Kind)) {
+pub(crate) fn scan<'t>(text: &'t str, json: bool, f: impl FnMut(&'t str, Kind)) {
+    scan_in::<{ bytes16::ENABLED }>(text, json, f);
+}
+
+/// How many of the sixteen bytes of `b`, where a run may start, hold no identifier: words of
+/// letters whose case makes no name (`word`, `Word`, `WORD`, `HTTPServer`: no lowercase letter
+/// before an uppercase one, so at most one uppercase letter before a lowercase one; see
+/// [`cased_name`]) and the bytes between runs, up to the last byte between runs before anything
+/// else (a word cut by the block's end may go on with a digit). Prose, and much of code and of
+/// what tools print, is mostly such bytes: the walk steps over them sixteen at a time, and reads
+/// byte by byte only the words that may be identifiers.
+#[inline(always)]
+fn plain_words(b: &[u8; 16]) -> usize {
+    let v = Lanes::load(b);
+    let lower = v.within(b'a', b'z').bits();
+    let upper = v.within(b'A', b'Z').bits();
+    // Every other byte of a run (digits and the colon, `-./`, the rest of the punctuation), a
+    // backslash, and every byte that is not ASCII.
+    let other = v
+        .within(b'0', b':')
+        .or(v.within(b'-', b'/'))
+        .or(v.eq(b'_'))
+        .or(v.eq(b'~'))
+        .or(v.eq(b'@'))
+        .or(v.eq(b'#'))
+        .or(v.eq(b'\\'))
+        .or(v.within(0x80, 0xff))
+        .bits();
+    let between = !(lower | upper | other) & 0xffff;
+    // An uppercase letter after a lowercase one: the word may be a name (`getUser`, `HttpServer`).
+    let name = upper & (lower << 1);
+    // The bytes between runs before the first other byte (`trailing_zeros` of 0 is 32).
+    let first = (other | name).trailing_zeros().min(16);
+    let before = between & ((1u32 << first) - 1);
+    (u32::BITS - before.leading_zeros()) as usize
+}
+
+/// [`scan`], sixteen bytes at a time where the text allows when `LANES` (the same identifiers
+/// in the same order: a test compares them).
+fn scan_in<'t, const LANES: bool>(text: &'t str, json: bool, mut f: impl FnMut(&'t str, Kind)) {
     let b = text.as_bytes();
     let n = b.len();
     let mut i = 0;
     while i < n {
+        // Here a run may start: first step over the words that hold no identifier.
+        if let Some(block) = bytes16::at(b, i).filter(|_| LANES) {
+            let skip = plain_words(block);
+            if skip > 0 {
+                i += skip;
+                continue;
+            }
+        }
         let start = i;
         // Whether the run is a path anchored by a drive or a share: asked at a backslash only.
         let path = || !json && anchored(b, start);
@@ -736,6 +786,27 @@ mod tests {
         assert_eq!(words(r"open C:\new\tests\run.log and \\nas\team\notes.txt"), [r"C:\new\tests\run.log", r"\\nas\team\notes.txt"]);
         for text in [r"f:\n", r"\n\n", r"\n\t\r\0", r"do\nend"] {
             assert!(words(text).is_empty(), "{text}: {:?}", words(text));
+        }
+    }
+
+    #[test]
+    fn sixteen_bytes_at_a_time_finds_what_byte_by_byte_does() {
+        use crate::bytes16::texts;
+        let corpus = texts::corpus();
+        let scanned = |s: &str, json: bool, lanes: bool| {
+            let mut out = Vec::new();
+            let push = |w: &str, k: Kind| out.push((w.as_ptr() as usize - s.as_ptr() as usize, w.len(), k));
+            if lanes {
+                scan_in::<true>(s, json, push);
+            } else {
+                scan_in::<false>(s, json, push);
+            }
+            out
+        };
+        for s in corpus.iter().chain(&texts::adversarial()) {
+            for json in [false, true] {
+                assert_eq!(scanned(s, json, true), scanned(s, json, false), "{s:?} json {json}");
+            }
         }
     }
 
