@@ -16,9 +16,8 @@ use std::time::Instant;
 use autocontext::{AutoContextMemory, Config, HostError, MemoryStore, SummarizeRequest, Summarizer, Summary};
 use serde_json::{json, Value};
 
-#[path = "../tests/common/corpus.rs"]
-mod corpus;
-use corpus::corpus_dir;
+mod common;
+use common::{corpus_dir, largest, median, unseen};
 
 /// A summarizer that answers at once with a fixed short text.
 struct InstantSummarizer;
@@ -28,49 +27,6 @@ impl Summarizer for InstantSummarizer {
         let text = format!("Summary of a {} span: the requests, the tool calls and what they returned.", request.kind);
         Ok(Summary { text, input_tokens: None, output_tokens: None })
     }
-}
-
-/// The largest trace by size: its name and messages.
-fn largest() -> Option<(String, Vec<Value>)> {
-    let dir = std::fs::read_dir(corpus_dir()).ok()?;
-    let mut best: Option<(usize, String, Vec<Value>)> = None;
-    for path in dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")) {
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        let Ok(mut trace) = serde_json::from_str::<Value>(&text) else { continue };
-        let Value::Array(messages) = trace["messages"].take() else { continue };
-        // The size the Node benchmark picks by: the messages as JSON text.
-        let size = serde_json::to_string(&messages).map_or(0, |s| s.len());
-        if best.as_ref().is_none_or(|b| size > b.0) {
-            let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            best = Some((size, name, messages));
-        }
-    }
-    best.map(|(_, name, messages)| (name, messages))
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
-/// `messages` with every text new to the thread: the run's number at the end of each content,
-/// a space per run at the end of each tool call's arguments (still the same JSON). The engine
-/// remembers the counts and identifiers of the texts it met lately, which a new memory of the
-/// same conversation would find; a run here measures a conversation it has not met.
-fn unseen(messages: &[Value], run: usize) -> Value {
-    let pad = " ".repeat(run + 1);
-    let mut out = messages.to_vec();
-    for m in &mut out {
-        if let Some(text) = m["content"].as_str().filter(|t| !t.is_empty()) {
-            m["content"] = Value::String(format!("{text} {run}"));
-        }
-        for call in m.get_mut("tool_calls").and_then(Value::as_array_mut).into_iter().flatten() {
-            if let Some(args) = call["function"]["arguments"].as_str() {
-                call["function"]["arguments"] = Value::String(format!("{args}{pad}"));
-            }
-        }
-    }
-    Value::Array(out)
 }
 
 /// One pass in a fresh memory; returns (pass ms, add ms, tokens before, after, messages after, events).
@@ -99,7 +55,7 @@ fn main() {
     for (k, mode) in ["no summarizer", "instant summarizer"].into_iter().enumerate() {
         let runs: Vec<_> = (0..rounds)
             .map(|r| {
-                let messages = unseen(&messages, k * rounds + r);
+                let messages = Value::Array(unseen(&messages, k * rounds + r));
                 if mode == "no summarizer" {
                     once::<InstantSummarizer>(&messages, None, r)
                 } else {

@@ -12,21 +12,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use autocontext::{TokenCounter, Tokenizer};
-use serde_json::{json, Value};
+use serde_json::json;
 
-#[path = "../tests/common/corpus.rs"]
-mod corpus;
-use corpus::corpus_dir;
+mod common;
+use common::{corpus_dir, median, traces};
 
 /// Message texts of the corpus: contents and tool-call arguments.
 fn corpus() -> Vec<String> {
     let mut texts = Vec::new();
-    let Ok(dir) = std::fs::read_dir(corpus_dir()) else { return texts };
-    let mut paths: Vec<PathBuf> = dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    paths.sort();
-    for path in paths {
-        let Ok(trace) = serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap_or_default()) else { continue };
-        for m in trace["messages"].as_array().into_iter().flatten() {
+    for (_, messages) in traces() {
+        for m in &messages {
             texts.extend(m["content"].as_str().filter(|s| !s.is_empty()).map(str::to_owned));
             for call in m["tool_calls"].as_array().into_iter().flatten() {
                 texts.extend(call["function"]["arguments"].as_str().filter(|s| !s.is_empty()).map(str::to_owned));
@@ -102,11 +97,6 @@ fn cjk_text(bytes: usize) -> String {
 /// Size buckets (bytes): ~100 B, ~1 KB, ~10 KB, ~100 KB.
 const BUCKETS: [(&str, usize, usize); 4] =
     [("~100 B", 0, 316), ("~1 KB", 316, 3_162), ("~10 KB", 3_162, 31_623), ("~100 KB", 31_623, usize::MAX)];
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 /// Median MB/s of `count` over all texts, `rounds` times.
 fn throughput(texts: &[&str], rounds: usize, mut count: impl FnMut(&str) -> usize) -> (f64, usize) {

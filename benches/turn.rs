@@ -16,63 +16,10 @@ use std::time::Instant;
 use autocontext::{AutoContextMemory, Config, MemoryStore, NoSummarizer, OffloadStore};
 use serde_json::{json, Value};
 
-#[path = "../tests/common/corpus.rs"]
-mod corpus;
-use corpus::corpus_dir;
+mod common;
+use common::{corpus_dir, groups, largest, median, unseen};
 
 const WINDOW: u64 = 32_000;
-
-/// The largest trace by size (its messages as JSON text, as the Node benchmarks pick).
-fn largest() -> Option<(String, Vec<Value>)> {
-    let dir = std::fs::read_dir(corpus_dir()).ok()?;
-    let mut best: Option<(usize, String, Vec<Value>)> = None;
-    for path in dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")) {
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        let Ok(mut trace) = serde_json::from_str::<Value>(&text) else { continue };
-        let Value::Array(messages) = trace["messages"].take() else { continue };
-        let size = serde_json::to_string(&messages).map_or(0, |s| s.len());
-        if best.as_ref().is_none_or(|b| size > b.0) {
-            let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            best = Some((size, name, messages));
-        }
-    }
-    best.map(|(_, name, messages)| (name, messages))
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
-/// `messages` with every text new (see benches/pass.rs).
-fn unseen(messages: &[Value], run: usize) -> Vec<Value> {
-    let pad = " ".repeat(run + 1);
-    let mut out = messages.to_vec();
-    for m in &mut out {
-        if let Some(text) = m["content"].as_str().filter(|t| !t.is_empty()) {
-            m["content"] = Value::String(format!("{text} {run}"));
-        }
-        for call in m.get_mut("tool_calls").and_then(Value::as_array_mut).into_iter().flatten() {
-            if let Some(args) = call["function"]["arguments"].as_str() {
-                call["function"]["arguments"] = Value::String(format!("{args}{pad}"));
-            }
-        }
-    }
-    out
-}
-
-/// The trace in the groups a Worker gets them: a message, or an assistant message with the
-/// tool results that answer it.
-fn groups(messages: Vec<Value>) -> Vec<Value> {
-    let mut out: Vec<Vec<Value>> = Vec::new();
-    for m in messages {
-        match out.last_mut() {
-            Some(g) if m["role"] == "tool" => g.push(m),
-            _ => out.push(vec![m]),
-        }
-    }
-    out.into_iter().map(Value::Array).collect()
-}
 
 type Memory = AutoContextMemory<NoSummarizer, MemoryStore>;
 

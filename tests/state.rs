@@ -195,28 +195,6 @@ fn uuids_masked(text: &str) -> String {
     out
 }
 
-/// The corpus's traces, each in the groups a host adds them: a message, or an assistant
-/// message with the tool results that answer it.
-fn corpus_groups() -> Vec<(String, Vec<Value>)> {
-    let Ok(dir) = std::fs::read_dir(corpus_dir()) else { return Vec::new() };
-    let mut paths: Vec<_> = dir.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    paths.sort();
-    paths
-        .into_iter()
-        .map(|p| {
-            let trace: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-            let mut groups: Vec<Vec<Value>> = Vec::new();
-            for m in trace["messages"].as_array().unwrap() {
-                match groups.last_mut() {
-                    Some(g) if m["role"] == "tool" => g.push(m.clone()),
-                    _ => groups.push(vec![m.clone()]),
-                }
-            }
-            (p.file_stem().unwrap().to_string_lossy().into_owned(), groups.into_iter().map(Value::Array).collect())
-        })
-        .collect()
-}
-
 type Plain = AutoContextMemory<autocontext::NoSummarizer, FlakyStore>;
 
 fn plain(state: &Value, store: &FlakyStore) -> Plain {
@@ -229,12 +207,13 @@ fn a_restore_reads_the_counts_the_state_carries_and_they_are_the_counts() {
     // and saved at three points: restored with the counts the state carries and restored
     // counting every message again, the two memories are the same memory (same counts, same
     // state), and stay the same through the rest of the trace.
-    let traces = corpus_groups();
+    let traces = traces();
     if traces.is_empty() {
         eprintln!("skipped: no corpus at {}", corpus_dir().display());
         return;
     }
-    for (name, groups) in traces {
+    for (name, messages) in traces {
+        let groups = groups(messages);
         let store = FlakyStore::new();
         let cfg = autocontext::Config { max_token: 32_000, session_id: format!("counts-{name}"), ..autocontext::Config::default() };
         let m: Plain = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None, store.clone()).unwrap();
