@@ -21,7 +21,7 @@
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { ourEntry } from './counters.mjs';
-import { root, traces } from './texts.mjs';
+import { largestTrace, median, root, traces, unseen } from './texts.mjs';
 
 const section = process.argv[2];
 const rounds = Number(process.argv[3] ?? 5);
@@ -43,7 +43,6 @@ const { trimMessages, HumanMessage, AIMessage, SystemMessage, ToolMessage } = aw
 
 const WINDOW = 32_000;
 const ORDINARY = { disallowedSpecial: new Set() };
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** This process's CPU time so far, ms: what the work itself consumed, whatever the machine's load. */
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -121,26 +120,10 @@ class TimedStore {
   }
 }
 
-/**
- * `messages` with every text new to this process: the run's number at the end of each content,
- * a space per run at the end of each tool call's arguments (still the same JSON). The engine
- * remembers the counts and identifiers of the texts it met lately (a new memory of a
- * conversation the process has seen, such as one restored for every request, finds them); a
- * run here measures a conversation it has not met.
- */
-function unseen(messages, run) {
-  const pad = ' '.repeat(run + 1);
-  return messages.map((m) => ({
-    ...m,
-    ...(typeof m.content === 'string' && m.content !== '' ? { content: `${m.content} ${run}` } : {}),
-    ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: c.function.arguments + pad } })) } : {}),
-  }));
-}
-
 /** One pass over the largest trace, engine time only. */
 async function pass() {
   const alive = [];
-  const largest = all.reduce((a, b) => (JSON.stringify(b.messages).length > JSON.stringify(a.messages).length ? b : a));
+  const largest = largestTrace(all);
   const out = { trace: largest.name, messages: largest.messages.length, modes: [] };
   for (const [k, mode] of ['no summarizer', 'instant summarizer'].entries()) {
     const runs = [];

@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
 import { COUNTERS, ENCODINGS, EXACT, REFERENCE, version } from './counters.mjs';
-import { benchTexts, corpusDir, root, traces } from './texts.mjs';
+import { benchTexts, corpusDir, median, root, traces } from './texts.mjs';
 import { report } from './report.mjs';
 import { PEER_PACKAGES, PROVIDERS, WINDOWS, runCost } from './cost.mjs';
 import { costChart } from './cost/chart.mjs';
@@ -51,7 +51,6 @@ if (traces().length === 0) {
 }
 
 const log = (...a) => console.error('bench:', ...a);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Runs a bench child in a fresh Node process and parses its JSON answer. */
 function child(script, childArgs, timeoutMs = 30 * 60_000, nodeFlags = []) {

@@ -23,6 +23,32 @@ export function traces() {
     .map((f) => ({ name: f.replace(/\.json$/, ''), messages: JSON.parse(readFileSync(join(dir, f), 'utf8')).messages }));
 }
 
+/** The largest of `traces` by size, its messages as JSON text. */
+export function largestTrace(traces) {
+  return traces.reduce((a, b) => (JSON.stringify(b.messages).length > JSON.stringify(a.messages).length ? b : a));
+}
+
+/**
+ * `messages` with every text new to this process: the run's number at the end of each content,
+ * a space per run at the end of each tool call's arguments (still the same JSON). The engine
+ * remembers the counts and identifiers of the texts it met lately (a new memory of a
+ * conversation the process has seen, such as one restored for every request, finds them); a
+ * run on these measures a conversation it has not met.
+ */
+export function unseen(messages, run) {
+  const pad = ' '.repeat(run + 1);
+  return messages.map((m) => ({
+    ...m,
+    ...(typeof m.content === 'string' && m.content !== '' ? { content: `${m.content} ${run}` } : {}),
+    ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: c.function.arguments + pad } })) } : {}),
+  }));
+}
+
+/** The median of `xs` (the upper one of an even count). */
+export function median(xs) {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+}
+
 /** Size buckets, by UTF-8 bytes (geometric midpoints between the nominal sizes). */
 export const BUCKETS = [
   { name: '~100 B', min: 0, max: 316 },

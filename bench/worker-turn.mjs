@@ -19,7 +19,7 @@
 // The states are made and saved beforehand in Node (the default build); the Worker holds them
 // in memory (a MemorySessionStore and a MemoryStore per run, filled by a request not measured)
 // so that storage I/O, which the free plan does not count as CPU, stays out. Each run uses a
-// copy of the trace with every text made new (as bench/child-engine.mjs does): the engine
+// copy of the trace with every text made new (`unseen` of bench/texts.mjs): the engine
 // remembers the counts and identifiers of texts it met lately, and a turn measured on a
 // conversation the isolate has handled before would find them.
 //
@@ -45,7 +45,7 @@ import { pathToFileURL } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { bundleWorker, checkoutPackage, moduleOptions } from '../tests/workerd/bundle.mjs';
 import { ourEntry } from './counters.mjs';
-import { root, traces } from './texts.mjs';
+import { largestTrace, median, root, traces, unseen } from './texts.mjs';
 import { cpuBetween, threadCpuNs, workerdPid } from './workerd-proc.mjs';
 
 const args = process.argv.slice(2);
@@ -72,18 +72,7 @@ if (!existsSync(join(root, 'dist', 'entrypoints', 'workerd.js'))) {
   process.exit(1);
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const largest = all.reduce((a, b) => (JSON.stringify(b.messages).length > JSON.stringify(a.messages).length ? b : a));
-
-/** `messages` with every text new (run `run`): see bench/child-engine.mjs. */
-function unseen(messages, run) {
-  const pad = ' '.repeat(run + 1);
-  return messages.map((m) => ({
-    ...m,
-    ...(typeof m.content === 'string' && m.content !== '' ? { content: `${m.content} ${run}` } : {}),
-    ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: c.function.arguments + pad } })) } : {}),
-  }));
-}
+const largest = largestTrace(all);
 
 // The saved states, made in Node: for each run and case, the session store's entry and every
 // value of the offload store (the state's pages, and the originals a pass offloaded).
@@ -322,8 +311,7 @@ async function nodeTurns(made) {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1000;
   };
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const phases = ['load', 'add', 'compressIfNeeded', 'messages', 'save'];
+    const phases = ['load', 'add', 'compressIfNeeded', 'messages', 'save'];
   const out = [];
   for (const [kind, states] of Object.entries(made)) {
     const rows = [];
