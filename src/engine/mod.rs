@@ -210,6 +210,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// [`AutoContextMemory::add`], pinning every message added when `pinned`: no step replaces
     /// a pinned message (see [`AutoContextMemory::pin`]).
     pub fn add_with(&self, value: &Value, pinned: bool) -> Result<()> {
+        self.add_owned(value.clone(), pinned)
+    }
+
+    /// [`AutoContextMemory::add_with`] of a value the caller gives up: the messages become the
+    /// memory's without a copy of each.
+    pub fn add_owned(&self, value: Value, pinned: bool) -> Result<()> {
         self.state.borrow_mut().add(&self.config, &self.counter, value, pinned)
     }
 
@@ -590,6 +596,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// Restores a memory from [`AutoContextMemory::to_json`] output. `counter` is needed when
     /// the state was made with a host tokenizer.
     pub fn from_json(state: &Value, summarizer: Option<S>, store: O, counter: Option<TokenCounter>) -> Result<Self> {
+        Self::restore(state.clone(), summarizer, store, counter)
+    }
+
+    /// [`AutoContextMemory::from_json`] of a state the caller gives up: its messages become the
+    /// memory's without a copy.
+    pub fn restore(state: Value, summarizer: Option<S>, store: O, counter: Option<TokenCounter>) -> Result<Self> {
         let (config, counter, state) = State::restore(state, counter)?;
         let memory = AutoContextMemory::with_counter(config, counter, summarizer, store)
             .map_err(|e| Error::new(ErrorCode::InvalidState, format!("state.config: {}", e.message())))?;

@@ -170,16 +170,16 @@ impl State {
 
     /// Adds one wire message, or an array of them; all or nothing (see
     /// [`super::AutoContextMemory::add`]).
-    pub fn add(&mut self, config: &Config, counter: &TokenCounter, value: &Value, pinned: bool) -> Result<()> {
-        let items: Vec<&Value> = match value {
-            Value::Array(a) => a.iter().collect(),
+    pub fn add(&mut self, config: &Config, counter: &TokenCounter, value: Value, pinned: bool) -> Result<()> {
+        let items: Vec<Value> = match value {
+            Value::Array(a) => a,
             other => vec![other],
         };
         let base = self.log.len() as usize;
         let format = config.format;
         let mut parsed = Vec::with_capacity(items.len());
-        for (k, v) in items.iter().enumerate() {
-            let m = format.parse(k, v).map_err(|e| e.offset_index(base))?;
+        for (k, v) in items.into_iter().enumerate() {
+            let m = format.parse_owned(k, v).map_err(|e| e.offset_index(base))?;
             parsed.push(m);
         }
         {
@@ -206,13 +206,13 @@ impl State {
         if !entries.is_empty() {
             self.versions.bump(self.working.len());
         }
-        for (e, v) in entries.into_iter().zip(items) {
+        for e in entries {
             self.turns += usize::from(e.msg.is_real_user());
             for id in e.msg.call_ids() {
                 self.call_ids.insert(id.to_string());
             }
             self.working_tokens += e.tokens as u64;
-            self.log.push(Rc::new(v.clone()), e.tokens as u64);
+            self.log.push(Rc::new(e.msg.wire.clone()), e.tokens as u64);
             self.working.push(e);
         }
         Ok(())
@@ -358,13 +358,19 @@ impl State {
 
     /// Reads a state [`State::to_json`] wrote: its options, the token counter (`counter` when
     /// the state was made with a host tokenizer) and the state.
-    pub fn restore(state: &Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
-        let obj = state.as_object().ok_or_else(|| bad("state must be an object made by toJSON()"))?;
+    ///
+    /// The state is taken, not borrowed: its messages become the memory's as they are, never
+    /// copied (a Worker restores its session on every request).
+    pub fn restore(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
+        if !state.is_object() {
+            return Err(bad("state must be an object made by toJSON()"));
+        }
         // Messages sit four levels down (state, list, item, message); deeper is not a state
         // toJSON() made, and copying it would recurse past the stack.
-        if crate::format::depth::exceeds(state, crate::format::depth::MAX_DEPTH + 4) {
+        if crate::format::depth::exceeds(&state, crate::format::depth::MAX_DEPTH + 4) {
             return Err(bad(format!("state is nested more than {} levels deep", crate::format::depth::MAX_DEPTH + 4)));
         }
+        let Value::Object(mut obj) = state else { unreachable!("checked to be an object") };
         let version = match obj.get("autocontext").and_then(Value::as_u64) {
             Some(v @ 1..=STATE_VERSION) => v,
             Some(v) if v > STATE_VERSION => {
@@ -380,7 +386,7 @@ impl State {
         };
         let format = config.format;
         let offloads: Vec<OffloadRecord> =
-            serde_json::from_value(obj.get("offloads").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.offloads: {e}")))?;
+            serde_json::from_value(obj.remove("offloads").unwrap_or(json!([]))).map_err(|e| bad(format!("state.offloads: {e}")))?;
         let mut offload_ids = HashSet::new();
         for o in &offloads {
             if !crate::engine::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
@@ -390,10 +396,10 @@ impl State {
                 return Err(bad(format!("state.offloads: offload {} has a malformed digest {:?}", o.uuid, o.digest)));
             }
         }
-        let retired = match obj.get("retired") {
+        let retired = match obj.get_mut("retired") {
             None | Some(Value::Null) => Retired::default(),
             Some(r) => {
-                let Some(Value::Array(items)) = r.get("tail") else {
+                let Some(Value::Array(items)) = r.get_mut("tail").map(Value::take) else {
                     return Err(bad("state.retired.tail must be an array"));
                 };
                 let mut tail = Vec::with_capacity(items.len());
@@ -405,13 +411,13 @@ impl State {
                     {
                         return Err(bad(format!("state.retired.tail: {:?} is not a valid offload record outside the index", o.uuid)));
                     }
-                    tail.push((Rc::new(v.clone()), 1));
+                    tail.push((Rc::new(v), 1));
                 }
                 Retired(Log::restore(Chain::Index, r, &config.session_id, tail).map_err(|e| bad(format!("state.{e}")))?)
             }
         };
         let pending: Vec<String> =
-            serde_json::from_value(obj.get("pending").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.pending: {e}")))?;
+            serde_json::from_value(obj.remove("pending").unwrap_or(json!([]))).map_err(|e| bad(format!("state.pending: {e}")))?;
         for u in &pending {
             // A pending delete of an offload the index names would delete a live original.
             if !crate::engine::reload::is_uuid(u) || offload_ids.contains(u) {
@@ -419,7 +425,7 @@ impl State {
             }
         }
         let mut events: Vec<CompressionEvent> =
-            serde_json::from_value(obj.get("events").cloned().unwrap_or(json!([]))).map_err(|e| bad(format!("state.events: {e}")))?;
+            serde_json::from_value(obj.remove("events").unwrap_or(json!([]))).map_err(|e| bad(format!("state.events: {e}")))?;
         keep_recent(&mut events);
 
         let calibration = Calibration::from_json(obj.get("calibration"))?;
@@ -428,8 +434,11 @@ impl State {
             None | Some(Value::Null) => None,
             Some(p) => Some(Plan::from_json(p).map_err(|e| bad(format!("state.plan: {}", e.message())))?),
         };
-        let (tail_values, field) =
-            if version == 1 { (obj.get("original"), "original") } else { (obj.get("log").and_then(|l| l.get("tail")), "log.tail") };
+        let (tail_values, field) = if version == 1 {
+            (obj.get_mut("original").map(Value::take), "original")
+        } else {
+            (obj.get_mut("log").and_then(|l| l.get_mut("tail")).map(Value::take), "log.tail")
+        };
         let Some(Value::Array(tail_values)) = tail_values else {
             return Err(bad(format!("state.{field} must be an array")));
         };
@@ -440,8 +449,8 @@ impl State {
             _ => None,
         };
         let mut tail = Vec::with_capacity(tail_values.len());
-        for (i, v) in tail_values.iter().enumerate() {
-            let m = format.parse(i, v).map_err(|e| bad(format!("state.{field}: {}", e.message())))?;
+        for (i, v) in tail_values.into_iter().enumerate() {
+            let m = format.parse_owned(i, v).map_err(|e| bad(format!("state.{field}: {}", e.message())))?;
             let tokens = match tail_tokens {
                 Some(t) => t[i]
                     .as_u64()
@@ -449,7 +458,7 @@ impl State {
                     .ok_or_else(|| bad(format!("state.log.tokens[{i}] must be a whole number of tokens")))?,
                 None => u64::from(counter.count_message(&m).map_err(|e| bad(format!("state.{field}[{i}]: {}", e.message())))?),
             };
-            tail.push((Rc::new(v.clone()), tokens));
+            tail.push((Rc::new(m.wire), tokens));
         }
         let log = if version == 1 {
             Log::from_originals(tail)
@@ -458,17 +467,18 @@ impl State {
                 .map_err(|e| bad(format!("state.{e}")))?
         };
 
-        let working_values = match obj.get("working") {
+        let working_values = match obj.get_mut("working").map(Value::take) {
             Some(Value::Array(a)) => a,
             _ => return Err(bad("state.working must be an array")),
         };
         let single: HashSet<&str> = offloads.iter().filter(|o| o.message_count == 1).map(|o| o.uuid.as_str()).collect();
         let mut read = Vec::with_capacity(working_values.len());
-        for (i, item) in working_values.iter().enumerate() {
-            let wire = item.get("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
-            let mut m = format.parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
-            if let Some(s) = item.get("synthetic") {
-                let mut s: Synthetic = serde_json::from_value(s.clone()).map_err(|e| bad(format!("state.working[{i}].synthetic: {e}")))?;
+        for (i, item) in working_values.into_iter().enumerate() {
+            let Value::Object(mut item) = item else { return Err(bad(format!("state.working[{i}] has no message"))) };
+            let wire = item.remove("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
+            let mut m = format.parse_owned(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
+            if let Some(s) = item.remove("synthetic") {
+                let mut s: Synthetic = serde_json::from_value(s).map_err(|e| bad(format!("state.working[{i}].synthetic: {e}")))?;
                 if let Some(u) = &s.offload {
                     if !offload_ids.contains(u) {
                         return Err(bad(format!("state.working[{i}] names offload {u}, which this session did not create")));

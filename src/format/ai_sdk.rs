@@ -55,7 +55,7 @@ fn media_tokens(v: &Value) -> u32 {
     }
 }
 
-pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
+pub(crate) fn read(index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
     let obj = v.as_object().ok_or_else(|| Error::message_at(index, "", format!("expected an object, got {}", kind_of(v))))?;
     let role = match obj.get("role") {
         Some(Value::String(s)) => match s.as_str() {
@@ -89,7 +89,7 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
             return Err(Error::message_at(index, "content", format!("expected a string or an array of parts, got {}", kind_of(other))))
         }
     }
-    Ok(Message { role, blocks, wire: v.clone(), synthetic: None })
+    Ok((role, blocks))
 }
 
 fn read_part(index: usize, k: usize, part: &Value, role: Role, out: &mut Vec<Block>) -> Result<()> {
@@ -228,7 +228,7 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
     if !wire.contains_key("role") {
         wire.insert("role".into(), Value::String(role_name(original.role).into()));
     }
-    reread(parse, Value::Object(wire), original.role, synthetic)
+    reread(read, Value::Object(wire), original.role, synthetic)
 }
 
 fn write_parts(parts: &[&Value], new: &[Block], out: &mut Vec<Value>) {
@@ -308,7 +308,7 @@ fn write_output(orig: Option<&Value>, text: &str, is_error: bool, nested: Vec<Va
 pub(crate) fn synthesize(role: Role, text: String, synthetic: Synthetic) -> Message {
     let role = if role == Role::Tool { Role::User } else { role };
     let content = if role == Role::System { Value::String(text) } else { json!([{"type": "text", "text": text}]) };
-    reread(parse, json!({"role": role_name(role), "content": content}), role, synthetic)
+    reread(read, json!({"role": role_name(role), "content": content}), role, synthetic)
 }
 
 /// The `context_reload` tool as an AI SDK tool definition: `description` and `inputSchema` (a
@@ -351,8 +351,8 @@ pub(crate) fn validate<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> {
 pub(crate) struct AiSdk;
 
 impl super::WireFormat for AiSdk {
-    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
-        parse(index, v)
+    fn read(&self, index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
+        read(index, v)
     }
     fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
         rebuild(original, blocks, synthetic)
@@ -386,6 +386,10 @@ impl super::WireFormat for AiSdk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(index: usize, v: &Value) -> Result<Message> {
+        crate::format::Format::AiSdk.parse(index, v)
+    }
 
     fn syn() -> Synthetic {
         Synthetic::in_place("TEST", "u-1")

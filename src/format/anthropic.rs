@@ -61,7 +61,7 @@ fn is_thinking_block(b: &Block) -> bool {
     }
 }
 
-pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
+pub(crate) fn read(index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
     let obj = v.as_object().ok_or_else(|| Error::message_at(index, "", format!("expected an object, got {}", kind_of(v))))?;
     let role = match obj.get("role") {
         Some(Value::String(s)) => match s.as_str() {
@@ -95,7 +95,7 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
         None => return Err(Error::message_at(index, "content", "is missing")),
     }
     let role = if role == Role::User && blocks.iter().any(|b| matches!(b, Block::ToolResult { .. })) { Role::Tool } else { role };
-    Ok(Message { role, blocks, wire: v.clone(), synthetic: None })
+    Ok((role, blocks))
 }
 
 fn read_block(index: usize, k: usize, item: &Value, role: Role, out: &mut Vec<Block>) -> Result<()> {
@@ -243,7 +243,7 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
     if !wire.contains_key("role") {
         wire.insert("role".into(), Value::String(role_name(original.role).into()));
     }
-    reread(parse, Value::Object(wire), original.role, synthetic)
+    reread(read, Value::Object(wire), original.role, synthetic)
 }
 
 fn write_blocks(items: &[&Value], new: &[Block], out: &mut Vec<Value>) {
@@ -304,7 +304,7 @@ fn write_blocks(items: &[&Value], new: &[Block], out: &mut Vec<Value>) {
 /// A message written by the engine: its text as string content.
 pub(crate) fn synthesize(role: Role, text: String, synthetic: Synthetic) -> Message {
     let wire = json!({"role": role_name(role), "content": text});
-    reread(parse, wire, role, synthetic)
+    reread(read, wire, role, synthetic)
 }
 
 /// `neighbor` with `text` joined as a text block (see [`super::Format::merge`]).
@@ -323,7 +323,7 @@ pub(crate) fn merge(neighbor: &Message, text: &str, note_first: bool, synthetic:
         items.push(note);
     }
     wire.insert("content".into(), Value::Array(items));
-    reread(parse, Value::Object(wire), neighbor.role, synthetic)
+    reread(read, Value::Object(wire), neighbor.role, synthetic)
 }
 
 /// `first` and `second`, two messages of one side, as one: their contents in order, except
@@ -342,7 +342,7 @@ pub(crate) fn join(first: &Message, second: &Message, synthetic: Synthetic) -> M
     front.extend(rest);
     let mut wire: Map<String, Value> = second.wire.as_object().cloned().unwrap_or_default();
     wire.insert("content".into(), Value::Array(front));
-    reread(parse, Value::Object(wire), second.role, synthetic)
+    reread(read, Value::Object(wire), second.role, synthetic)
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -438,8 +438,8 @@ fn empty(index: usize, what: &str) -> Problem {
 pub(crate) struct Anthropic;
 
 impl super::WireFormat for Anthropic {
-    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
-        parse(index, v)
+    fn read(&self, index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
+        read(index, v)
     }
     fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
         rebuild(original, blocks, synthetic)
@@ -485,6 +485,10 @@ impl super::WireFormat for Anthropic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(index: usize, v: &Value) -> Result<Message> {
+        crate::format::Format::Anthropic.parse(index, v)
+    }
 
     fn syn() -> Synthetic {
         Synthetic::in_place("TEST", "u-1")

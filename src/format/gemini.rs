@@ -106,7 +106,7 @@ fn opaque_tokens(p: &Value) -> u32 {
     }
 }
 
-pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
+pub(crate) fn read(index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
     let obj = v.as_object().ok_or_else(|| Error::message_at(index, "", format!("expected a Content object, got {}", kind_of(v))))?;
     let role = match obj.get("role") {
         None | Some(Value::Null) => Role::User,
@@ -143,7 +143,7 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
         Some(other) => return Err(Error::message_at(index, "parts", format!("expected an array of parts, got {}", kind_of(other)))),
     }
     let role = if role == Role::User && blocks.iter().any(|b| matches!(b, Block::ToolResult { .. })) { Role::Tool } else { role };
-    Ok(Message { role, blocks, wire: v.clone(), synthetic: None })
+    Ok((role, blocks))
 }
 
 /// The next ordinal of `name` among the calls (or responses) of a content read so far.
@@ -370,13 +370,13 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
         }
     }
     wire.insert("parts".into(), Value::Array(out));
-    with_ids(reread(parse, Value::Object(wire), original.role, synthetic), &call_ids, &result_ids)
+    with_ids(reread(read, Value::Object(wire), original.role, synthetic), &call_ids, &result_ids)
 }
 
 /// A content written by the engine: one text part, the user's or the model's.
 pub(crate) fn synthesize(role: Role, text: String, synthetic: Synthetic) -> Message {
     let wire = json!({"role": role_name(role), "parts": [{"text": text}]});
-    reread(parse, wire, role, synthetic)
+    reread(read, wire, role, synthetic)
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -406,7 +406,7 @@ pub(crate) fn merge(neighbor: &Message, text: &str, note_first: bool, synthetic:
     }
     wire.insert("parts".into(), Value::Array(parts));
     let (calls, results) = ids_of(neighbor);
-    with_ids(reread(parse, Value::Object(wire), neighbor.role, synthetic), &calls, &results)
+    with_ids(reread(read, Value::Object(wire), neighbor.role, synthetic), &calls, &results)
 }
 
 /// `first` and `second`, two contents of one side, as one: their parts in order, except that
@@ -422,7 +422,7 @@ pub(crate) fn join(first: &Message, second: &Message, synthetic: Synthetic) -> M
     let calls: Vec<String> = c1.into_iter().chain(c2).collect();
     let results: Vec<String> = r1.into_iter().chain(r2).collect();
     let role = if first.role == Role::Tool || second.role == Role::Tool { Role::Tool } else { second.role };
-    with_ids(reread(parse, Value::Object(wire), role, synthetic), &calls, &results)
+    with_ids(reread(read, Value::Object(wire), role, synthetic), &calls, &results)
 }
 
 /// The `context_reload` tool as a Gemini `FunctionDeclaration` (its arguments as a JSON schema,
@@ -741,8 +741,8 @@ fn signatures<M: AsRef<Message>>(messages: &[M], info: &[Calls<'_>]) -> Vec<Prob
 pub(crate) struct Gemini;
 
 impl super::WireFormat for Gemini {
-    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
-        parse(index, v)
+    fn read(&self, index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
+        read(index, v)
     }
     fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
         rebuild(original, blocks, synthetic)
@@ -802,6 +802,10 @@ impl super::WireFormat for Gemini {
 mod tests {
     use super::*;
     use crate::format::Format;
+
+    fn parse(index: usize, v: &Value) -> Result<Message> {
+        crate::format::Format::Gemini.parse(index, v)
+    }
 
     fn syn() -> Synthetic {
         Synthetic::in_place("TEST", "u-1")

@@ -60,8 +60,9 @@ fn reload_parameters() -> Value {
 /// its reload tool, its words, and its rules. [`Format`] dispatches to it through the table of
 /// [`formats!`]; what a format does not override is what most formats do.
 pub(crate) trait WireFormat: Sync {
-    /// Reads one wire message (its depth already checked); `index` is used in error messages.
-    fn parse(&self, index: usize, v: &Value) -> Result<Message>;
+    /// Reads one wire message's role and content (its depth already checked); `index` is used
+    /// in error messages. [`Format::parse`] makes the message, keeping the value as its wire.
+    fn read(&self, index: usize, v: &Value) -> Result<(Role, Vec<Block>)>;
     /// Rebuilds `original` with new content blocks, keeping what the blocks do not describe.
     fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message;
     /// A message written by the engine (a summary or a notice).
@@ -272,10 +273,22 @@ impl Format {
         format!("{} or {last}", rest.join(", "))
     }
 
-    /// Reads one wire message; `index` is used in error messages.
+    /// Reads one wire message, a copy of `v` its wire value; `index` is used in error messages.
     pub fn parse(self, index: usize, v: &Value) -> Result<Message> {
+        let (role, blocks) = self.read(index, v)?;
+        Ok(Message { role, blocks, wire: v.clone(), synthetic: None })
+    }
+
+    /// [`Format::parse`] of a value the caller gives up, which becomes the message's wire value
+    /// as it is: no copy (a restore reads every working message this way).
+    pub fn parse_owned(self, index: usize, v: Value) -> Result<Message> {
+        let (role, blocks) = self.read(index, &v)?;
+        Ok(Message { role, blocks, wire: v, synthetic: None })
+    }
+
+    fn read(self, index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
         depth::check(index, v)?;
-        self.wire().parse(index, v)
+        self.wire().read(index, v)
     }
 
     /// Rebuilds `original` with new content blocks, keeping what the blocks do not describe.
@@ -541,17 +554,17 @@ pub(crate) fn kept_result_parts(new: &[Block], i: usize, parts: &[Value], consum
     nested
 }
 
-/// The canonical message of a wire value a format wrote, read back with its `parse`, so its
-/// blocks are exactly what a restore would read; it carries `synthetic`.
-pub(crate) fn reread(parse: fn(usize, &Value) -> Result<Message>, wire: Value, role: Role, synthetic: Synthetic) -> Message {
-    match parse(0, &wire) {
-        Ok(mut m) => {
-            m.synthetic = Some(synthetic);
-            m
-        }
-        // Unreachable for the values the formats write; keep the role and carry no blocks.
-        Err(_) => Message { role, blocks: Vec::new(), wire, synthetic: Some(synthetic) },
-    }
+/// A format's reader of one wire message's role and content (see [`WireFormat::read`]).
+pub(crate) type Reader = fn(usize, &Value) -> Result<(Role, Vec<Block>)>;
+
+/// The canonical message of a wire value a format wrote, read back with its `read`, so its
+/// blocks are exactly what a restore would read; it carries `synthetic`. Not inlined: every
+/// format's rebuilding steps end here, and one copy serves them all.
+#[inline(never)]
+pub(crate) fn reread(read: Reader, wire: Value, role: Role, synthetic: Synthetic) -> Message {
+    // An error is unreachable for the values the formats write; keep the role and carry no blocks.
+    let (role, blocks) = read(0, &wire).unwrap_or((role, Vec::new()));
+    Message { role, blocks, wire, synthetic: Some(synthetic) }
 }
 
 /// What a format calls a tool call, the results that answer calls, and the model's message,

@@ -14,7 +14,7 @@ use crate::message::{Block, Message, Role, Synthetic};
 /// Fixed token estimate of an image, audio or file part (OpenAI bills a low-detail image at 85).
 pub const OPAQUE_PART_TOKENS: u32 = 85;
 
-pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
+pub(crate) fn read(index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
     let obj = v.as_object().ok_or_else(|| Error::message_at(index, "", format!("expected an object, got {}", kind_of(v))))?;
     let role_str = match obj.get("role") {
         Some(Value::String(s)) => s.as_str(),
@@ -84,7 +84,7 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
         return Err(Error::message_at(index, "tool_calls", format!("only assistant messages may call tools, not {role_str}")));
     }
 
-    Ok(Message { role, blocks, wire: v.clone(), synthetic: None })
+    Ok((role, blocks))
 }
 
 fn read_call(index: usize, k: usize, call: &Value) -> Result<Block> {
@@ -268,8 +268,8 @@ pub(crate) fn reload_call_args(v: &Value) -> Option<Value> {
 pub(crate) struct OpenAi;
 
 impl super::WireFormat for OpenAi {
-    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
-        parse(index, v)
+    fn read(&self, index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
+        read(index, v)
     }
     fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
         rebuild(original, blocks, synthetic)
@@ -297,6 +297,10 @@ impl super::WireFormat for OpenAi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(index: usize, v: &Value) -> Result<Message> {
+        crate::format::Format::OpenAi.parse(index, v)
+    }
 
     fn syn() -> Synthetic {
         Synthetic::new("TEST", None)

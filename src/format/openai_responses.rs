@@ -84,7 +84,7 @@ fn part_tokens(part: &Value) -> u32 {
     }
 }
 
-pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
+pub(crate) fn read(index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
     let obj = v.as_object().ok_or_else(|| Error::message_at(index, "", format!("expected an item object, got {}", kind_of(v))))?;
     if let Some(t) = obj.get("type").filter(|t| !t.is_string()) {
         return Err(Error::message_at(index, "type", format!("expected a string, got {}", kind_of(t))));
@@ -135,7 +135,7 @@ pub(crate) fn parse(index: usize, v: &Value) -> Result<Message> {
             (role, vec![Block::Opaque { raw: v.clone(), tokens: json_tokens(v) }])
         }
     };
-    Ok(Message { role, blocks, wire: v.clone(), synthetic: None })
+    Ok((role, blocks))
 }
 
 fn read_message(index: usize, obj: &Map<String, Value>) -> Result<(Role, Vec<Block>)> {
@@ -298,7 +298,7 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
         }
         Kind::Reasoning | Kind::Compaction | Kind::Other => {}
     }
-    reread(parse, Value::Object(wire), original.role, synthetic)
+    reread(read, Value::Object(wire), original.role, synthetic)
 }
 
 /// A text content part as `role` takes it: `output_text` on the model's side, `input_text`
@@ -318,7 +318,7 @@ pub(crate) fn synthesize(role: Role, text: String, synthetic: Synthetic) -> Mess
         Role::System => json!({"role": role_name(role), "content": text}),
         Role::User | Role::Tool => json!({"role": "user", "content": text}),
     };
-    reread(parse, wire, role, synthetic)
+    reread(read, wire, role, synthetic)
 }
 
 /// The `context_reload` tool as a Responses API function tool (`strict` off: its `page`
@@ -384,8 +384,8 @@ pub(crate) fn validate<M: AsRef<Message>>(messages: &[M]) -> Vec<Problem> {
 pub(crate) struct OpenAiResponses;
 
 impl super::WireFormat for OpenAiResponses {
-    fn parse(&self, index: usize, v: &Value) -> Result<Message> {
-        parse(index, v)
+    fn read(&self, index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
+        read(index, v)
     }
     fn rebuild(&self, original: &Message, blocks: Vec<Block>, synthetic: Synthetic) -> Message {
         rebuild(original, blocks, synthetic)
@@ -424,6 +424,10 @@ impl super::WireFormat for OpenAiResponses {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(index: usize, v: &Value) -> Result<Message> {
+        crate::format::Format::OpenAiResponses.parse(index, v)
+    }
 
     fn syn() -> Synthetic {
         Synthetic::in_place("TEST", "u-1")

@@ -60,7 +60,7 @@ impl WasmMemory {
     #[wasm_bindgen(js_name = fromJson)]
     pub fn from_json(state_json: &str, host: &JsHost) -> Result<WasmMemory, JsValue> {
         let state = convert::parse(state_json, ErrorCode::InvalidState, "state")?;
-        Self::restore(&state, host)
+        Self::restore(state, host)
     }
 
     /// Restores a memory from a saved state's head and pages (what `toJsonPages` cut, the head
@@ -70,14 +70,14 @@ impl WasmMemory {
     pub fn from_pages(head_json: &str, counts: Vec<u32>, pages: Vec<String>, host: &JsHost) -> Result<WasmMemory, JsValue> {
         let mut state = convert::parse(head_json, ErrorCode::InvalidState, "state")?;
         super::pages::join(&mut state, &counts, &pages)?;
-        Self::restore(&state, host)
+        Self::restore(state, host)
     }
 
-    fn restore(state: &Value, host: &JsHost) -> Result<WasmMemory, JsValue> {
+    fn restore(state: Value, host: &JsHost) -> Result<WasmMemory, JsValue> {
         let parts = HostParts::read(host)?;
         let custom = state.pointer("/config/tokenizer").and_then(Value::as_str) == Some(Tokenizer::Custom.name());
         let counter = if custom { Some(custom_counter(parts.counter, "tokenizer")?) } else { None };
-        let inner = AutoContextMemory::from_json(state, parts.summarizer, parts.store, counter).map_err(to_js)?.with_clock(JsClock);
+        let inner = AutoContextMemory::restore(state, parts.summarizer, parts.store, counter).map_err(to_js)?.with_clock(JsClock);
         Ok(WasmMemory { inner: Rc::new(inner) })
     }
 
@@ -85,7 +85,7 @@ impl WasmMemory {
     /// every message added is pinned.
     pub fn add(&self, messages_json: &str, pinned: bool) -> Result<(), JsValue> {
         let value = convert::parse(messages_json, ErrorCode::InvalidMessage, "messages")?;
-        self.inner.add_with(&value, pinned).map_err(to_js)
+        self.inner.add_owned(value, pinned).map_err(to_js)
     }
 
     /// Pins working message `index`: no step replaces it.
