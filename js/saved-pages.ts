@@ -21,7 +21,7 @@
 
 import { AutoContextError } from './errors.js';
 
-/** Items per page (the engine cuts pages of as many: src/wasm/pages.rs). */
+/** Items per page (the engine cuts pages of as many: src/engine/pages.rs). */
 export const PAGE = 32;
 
 /** The state's fields kept in pages. */

@@ -10,7 +10,7 @@
 //!   binding (`src/wasm/class.rs`) and the class that calls the binding (`js/memory.ts`). Every
 //!   binding method calls into JavaScript's class, every call the class makes is a binding
 //!   method, and every engine method is bound or named below as the engine's own (with why).
-//! - The saved state's page size: the binding cuts the pages (`src/wasm/pages.rs`), the class
+//! - The saved state's page size: the engine cuts the pages (`src/engine/pages.rs`), the class
 //!   names the size in the head it writes (`js/saved-pages.ts`).
 
 use std::collections::BTreeSet;
@@ -29,8 +29,8 @@ fn js_const(text: &str, name: &str) -> f64 {
 
 #[test]
 fn a_page_of_the_saved_state_holds_as_many_items_on_both_sides() {
-    let rust = read("src/wasm/pages.rs");
-    let at = rust.find("const PAGE: usize = ").expect("`const PAGE: usize` in src/wasm/pages.rs");
+    let rust = read("src/engine/pages.rs");
+    let at = rust.find("const PAGE: usize = ").expect("`const PAGE: usize` in src/engine/pages.rs");
     let rest = &rust[at + "const PAGE: usize = ".len()..];
     let rust_page: f64 = rest[..rest.find(';').unwrap()].trim().parse().unwrap();
     assert_eq!(js_const(&read("js/saved-pages.ts"), "PAGE"), rust_page, "PAGE");
@@ -69,7 +69,7 @@ fn methods(text: &str) -> Vec<String> {
 }
 
 /// The memory's methods that are the engine's own, not bound to JavaScript, and why.
-const ENGINE_ONLY: [(&str, &str); 14] = [
+const ENGINE_ONLY: [(&str, &str); 16] = [
     ("with_counter", "the binding's host may bring a counter; `new` takes it"),
     ("with_ladder", "a native caller's own ladder of rungs"),
     ("with_clock", "a native caller's clock; the binding's host brings one"),
@@ -78,6 +78,8 @@ const ENGINE_ONLY: [(&str, &str); 14] = [
     ("format", "read back by native callers and tests"),
     ("store", "the binding holds the host's store itself"),
     ("add_with", "`add` of the binding takes the pin flag and calls it"),
+    ("add_owned", "`add` of the binding calls it with the value it parsed"),
+    ("restore", "`fromJson` of the binding calls it with the state it parsed"),
     ("messages_text", "`messages` of the binding hands this text to JavaScript"),
     ("to_json_text", "`to_json` of the binding hands this text to JavaScript"),
     ("working", "the entries, for native callers and tests"),
@@ -93,14 +95,12 @@ const RENAMED: [(&str, &str); 1] = [("history_length", "history_len")];
 const UNCALLED: [(&str, &str); 1] = [("messages", "the class keeps its own copy of the list, updated with `messagesSince`")];
 
 /// Binding methods with no engine method of the same name, and why.
-const BINDING_ONLY: [(&str, &str); 7] = [
+const BINDING_ONLY: [(&str, &str); 5] = [
     ("session_id", "an option, read from the memory's configuration"),
     ("store_timeout_ms", "an option the class applies to the host's store itself"),
     ("reload_tool", "the format's tool definition, read from the memory's format"),
     ("sweep_pending", "a sweep in the steps the class drives around the store's listing"),
     ("reachable_keys", "a sweep in the steps the class drives around the store's listing"),
-    ("to_json_pages", "`to_json_text` cut into the pages a save writes (src/wasm/pages.rs)"),
-    ("from_pages", "`from_json` of the pages a load read, joined where they are parsed (src/wasm/pages.rs)"),
 ];
 
 #[test]

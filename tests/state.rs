@@ -299,3 +299,59 @@ fn the_counting_rules_change_only_with_their_version() {
     assert_eq!(*version, autocontext::tokens::COUNT_VERSION, "record the fingerprint of the new COUNT_VERSION");
     assert_eq!(fingerprint, want.to_vec(), "the counts changed: bump tokens::COUNT_VERSION and record its fingerprint here");
 }
+
+#[test]
+fn a_paged_state_is_the_state_cut_at_its_items_and_reads_back_as_it() {
+    // Every corpus trace replayed in a 32k window and cut at two points: each page is a JSON
+    // array of at most PAGE items, the pages of a list joined are that list's text in the
+    // state, and the head and pages restore the same memory; a page that is no array is
+    // STORE_FAILED naming its place.
+    let traces = traces();
+    if traces.is_empty() {
+        eprintln!("skipped: no corpus at {}", corpus_dir().display());
+        return;
+    }
+    for (name, messages) in traces {
+        let groups = groups(messages);
+        let store = FlakyStore::new();
+        let cfg = autocontext::Config { max_token: 32_000, session_id: format!("pages-{name}"), ..autocontext::Config::default() };
+        let m: Plain = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None, store.clone()).unwrap();
+        let stops = [groups.len() / 2, groups.len() - 1];
+        for (i, g) in groups.iter().enumerate() {
+            m.add(g).unwrap();
+            block_on(m.compress_if_needed()).unwrap();
+            if !stops.contains(&i) {
+                continue;
+            }
+            let text = m.to_json_text();
+            let cut = m.to_json_pages();
+            let counts: Vec<u32> = cut[1].split(',').map(|c| c.parse().unwrap()).collect();
+            let pages = &cut[2..];
+            assert_eq!(counts.iter().sum::<u32>() as usize, pages.len(), "{name}");
+            let mut next = 0;
+            for (field, &count) in ["working", "offloads", "events"].iter().zip(&counts) {
+                let mut inner = Vec::new();
+                for page in &pages[next..next + count as usize] {
+                    let items: Vec<Value> = serde_json::from_str(page).unwrap();
+                    assert!(!items.is_empty() && items.len() <= autocontext::engine::pages::PAGE, "{name}: {field}");
+                    inner.push(&page[1..page.len() - 1]);
+                }
+                next += count as usize;
+                let list = format!("\"{field}\":[{}]", inner.join(","));
+                assert!(count == 0 || text.contains(&list), "{name} at group {i}: the {field} pages are not the state's text of them");
+            }
+            let head: Value = serde_json::from_str(&cut[0]).unwrap();
+            for field in ["working", "offloads", "events"] {
+                assert!(head.get(field).is_none() || head[field] == json!([]), "{name}: {field} in the head");
+            }
+            let read = Plain::from_pages(head.clone(), &counts, pages, None, store.clone(), None).unwrap();
+            assert_eq!(read.to_json_text(), text, "{name} at group {i}");
+            if let Some(last) = pages.len().checked_sub(1) {
+                let mut broken = pages.to_vec();
+                broken[last] = "{\"not\":\"a page\"}".into();
+                let e = Plain::from_pages(head, &counts, &broken, None, store.clone(), None).err().expect("a broken page");
+                assert_eq!((e.code(), e.index()), (ErrorCode::StoreFailed, Some(last)), "{name}: {}", e.message());
+            }
+        }
+    }
+}

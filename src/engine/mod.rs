@@ -24,6 +24,7 @@ mod identifier_index;
 mod log;
 pub mod offload;
 mod overflow;
+pub mod pages;
 mod pass;
 mod pass_log;
 pub mod reload;
@@ -597,6 +598,32 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// the state was made with a host tokenizer.
     pub fn from_json(state: &Value, summarizer: Option<S>, store: O, counter: Option<TokenCounter>) -> Result<Self> {
         Self::restore(state.clone(), summarizer, store, counter)
+    }
+
+    /// [`AutoContextMemory::to_json_text`] cut into the pages a save writes: `[head, counts,
+    /// pages...]`, the head being the state's text without its long lists (the working list,
+    /// the offload index, the events), the pages those lists in texts of [`pages::PAGE`] items,
+    /// each byte for byte the state's text of them, and `counts` how many pages each list has
+    /// (`"3,1,2"`).
+    pub fn to_json_pages(&self) -> Vec<String> {
+        pages::split(&self.to_json_text())
+    }
+
+    /// Restores a memory from a saved state's parsed head and its pages as
+    /// [`AutoContextMemory::to_json_pages`] cut them (`counts` pages of each list, in order).
+    /// A page that is not a JSON array is a `STORE_FAILED` error whose index is its place in
+    /// `pages`.
+    pub fn from_pages(
+        head: Value,
+        counts: &[u32],
+        pages: &[String],
+        summarizer: Option<S>,
+        store: O,
+        counter: Option<TokenCounter>,
+    ) -> Result<Self> {
+        let mut state = head;
+        pages::join(&mut state, counts, pages)?;
+        Self::restore(state, summarizer, store, counter)
     }
 
     /// [`AutoContextMemory::from_json`] of a state the caller gives up: its messages become the

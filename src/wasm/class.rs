@@ -68,15 +68,28 @@ impl WasmMemory {
     /// is not a JSON array is a `STORE_FAILED` error whose `index` is its place in `pages`.
     #[wasm_bindgen(js_name = fromPages)]
     pub fn from_pages(head_json: &str, counts: Vec<u32>, pages: Vec<String>, host: &JsHost) -> Result<WasmMemory, JsValue> {
-        let mut state = convert::parse(head_json, ErrorCode::InvalidState, "state")?;
-        super::pages::join(&mut state, &counts, &pages)?;
-        Self::restore(state, host)
+        let head = convert::parse(head_json, ErrorCode::InvalidState, "state")?;
+        let parts = HostParts::read(host)?;
+        let counter = Self::counter_of(&head, parts.counter)?;
+        let inner = AutoContextMemory::from_pages(head, &counts, &pages, parts.summarizer, parts.store, counter)
+            .map_err(to_js)?
+            .with_clock(JsClock);
+        Ok(WasmMemory { inner: Rc::new(inner) })
+    }
+
+    /// The host's counter when the state (or its head) was made with one.
+    fn counter_of(state: &Value, counter: Option<JsCounter>) -> Result<Option<TokenCounter>, JsValue> {
+        let custom = state.pointer("/config/tokenizer").and_then(Value::as_str) == Some(Tokenizer::Custom.name());
+        if custom {
+            custom_counter(counter, "tokenizer").map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     fn restore(state: Value, host: &JsHost) -> Result<WasmMemory, JsValue> {
         let parts = HostParts::read(host)?;
-        let custom = state.pointer("/config/tokenizer").and_then(Value::as_str) == Some(Tokenizer::Custom.name());
-        let counter = if custom { Some(custom_counter(parts.counter, "tokenizer")?) } else { None };
+        let counter = Self::counter_of(&state, parts.counter)?;
         let inner = AutoContextMemory::restore(state, parts.summarizer, parts.store, counter).map_err(to_js)?.with_clock(JsClock);
         Ok(WasmMemory { inner: Rc::new(inner) })
     }
@@ -219,7 +232,7 @@ impl WasmMemory {
     /// those lists in texts of 32 items, `counts` how many pages each list has (`"3,1,2"`).
     #[wasm_bindgen(js_name = toJsonPages)]
     pub fn to_json_pages(&self) -> Vec<String> {
-        super::pages::split(&self.inner.to_json_text())
+        self.inner.to_json_pages()
     }
 
     /// Sets the agent's plan (JSON text of `{goal, subtasks?, expectedOutcome?}`), or clears it

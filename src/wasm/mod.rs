@@ -10,7 +10,6 @@ mod class;
 mod convert;
 mod error;
 mod host;
-mod pages;
 mod reload;
 mod summarize;
 
