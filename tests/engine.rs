@@ -343,6 +343,8 @@ fn a_copy_kept_by_version_follows_the_working_list_with_only_what_changed() {
         m.add(v).unwrap();
         assert_ne!(m.list_version(), before, "message {i}: an add changes the version");
         let (now, from, tail) = m.messages_since(held);
+        let text: Value = serde_json::from_str(&m.messages_since_text(held)).unwrap();
+        assert_eq!(text, json!({"version": now, "from": from, "messages": tail}), "message {i}: the delta's text is the delta");
         assert!(from <= list.len(), "message {i}: the delta starts inside the copy");
         assert_eq!(list[..from], m.messages()[..from], "message {i}: what the delta keeps is unchanged");
         sent += tail.len();

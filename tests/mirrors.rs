@@ -69,7 +69,7 @@ fn methods(text: &str) -> Vec<String> {
 }
 
 /// The memory's methods that are the engine's own, not bound to JavaScript, and why.
-const ENGINE_ONLY: [(&str, &str); 16] = [
+const ENGINE_ONLY: [(&str, &str); 17] = [
     ("with_counter", "the binding's host may bring a counter; `new` takes it"),
     ("with_ladder", "a native caller's own ladder of rungs"),
     ("with_clock", "a native caller's clock; the binding's host brings one"),
@@ -81,6 +81,7 @@ const ENGINE_ONLY: [(&str, &str); 16] = [
     ("add_owned", "`add` of the binding calls it with the value it parsed"),
     ("restore", "`fromJson` of the binding calls it with the state it parsed"),
     ("messages_text", "`messages` of the binding hands this text to JavaScript"),
+    ("messages_since_text", "`messagesSince` of the binding hands this text to JavaScript"),
     ("to_json_text", "`to_json` of the binding hands this text to JavaScript"),
     ("working", "the entries, for native callers and tests"),
     ("calibration", "read back by native callers and tests"),

@@ -270,6 +270,11 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         self.state.borrow().messages_since(version)
     }
 
+    /// [`AutoContextMemory::messages_since`] as the JSON text of `{version, from, messages}`.
+    pub fn messages_since_text(&self, version: Option<u64>) -> String {
+        self.state.borrow().messages_since_text(version)
+    }
+
     /// The working list as canonical messages.
     pub fn working(&self) -> Vec<Rc<Message>> {
         self.state.borrow().working.iter().map(|e| e.msg.clone()).collect()

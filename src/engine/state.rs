@@ -258,12 +258,27 @@ impl State {
     /// The working list's version, the first index that changed since `version`, and the wire
     /// messages from there on (none when nothing changed).
     pub fn messages_since(&self, version: Option<u64>) -> (u64, usize, Vec<Value>) {
-        let from = match version {
-            None => 0,
-            Some(v) => self.versions.first_changed_since(v).unwrap_or(self.working.len()),
-        };
+        let from = self.changed_from(version);
         let tail = self.working[from.min(self.working.len())..].iter().map(|e| e.msg.wire.clone()).collect();
         (self.versions.current(), from, tail)
+    }
+
+    /// [`State::messages_since`] as the JSON text of `{version, from, messages}`, written from
+    /// the messages themselves (no copy of them first).
+    pub fn messages_since_text(&self, version: Option<u64>) -> String {
+        let from = self.changed_from(version);
+        let mut out = format!(r#"{{"version":{},"from":{from},"messages":"#, self.versions.current());
+        crate::json::write_array(&mut out, self.working[from.min(self.working.len())..].iter().map(|e| &e.msg.wire));
+        out.push('}');
+        out
+    }
+
+    /// The first working index changed since `version` (0 for none: everything).
+    fn changed_from(&self, version: Option<u64>) -> usize {
+        match version {
+            None => 0,
+            Some(v) => self.versions.first_changed_since(v).unwrap_or(self.working.len()),
+        }
     }
 
     /// The offload record of `uuid`, if this session wrote it.

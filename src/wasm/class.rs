@@ -133,8 +133,7 @@ impl WasmMemory {
     #[wasm_bindgen(js_name = messagesSince)]
     pub fn messages_since(&self, version: f64) -> String {
         let known = (version >= 0.0 && version.is_finite()).then_some(version as u64);
-        let (now, from, tail) = self.inner.messages_since(known);
-        format!(r#"{{"version":{now},"from":{from},"messages":{}}}"#, crate::json::array_to_string(&tail))
+        self.inner.messages_since_text(known)
     }
 
     /// The log of everything added: JSON text of `{ head, tail }`, the key of the newest chunk
