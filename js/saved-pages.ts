@@ -115,31 +115,56 @@ export async function assemble(stateText: string, sessionId: string, get: (key: 
   const paged = head?.autocontextPages as Record<string, unknown> | undefined;
   if (paged === undefined || paged === null || typeof paged !== 'object') return null;
   delete head.autocontextPages;
-  const index: PageIndex = new Map();
   const counts: number[] = [];
-  const pages: string[] = [];
   const all: string[] = [];
   for (const field of FIELDS) {
     const keys = paged[field];
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string' && k.startsWith(`${sessionId}/state-`))) {
       throw new AutoContextError('INVALID_STATE', `the saved state's pages of ${field} are not pages of session ${JSON.stringify(sessionId)}`, { field });
     }
-    for (const key of keys as string[]) {
-      let text: string | null | undefined;
-      try {
-        text = await get(key);
-      } catch (e) {
-        throw new AutoContextError('STORE_FAILED', `the offload store failed to get page ${key} of the saved state`, { cause: e });
-      }
-      if (typeof text !== 'string') throw notAPage(key, text);
-      index.set(text, key);
-      pages.push(text);
-      all.push(key);
-    }
+    all.push(...(keys as string[]));
     counts.push(keys.length);
     delete head[field];
   }
+  const read = await readAll(all, get);
+  const index: PageIndex = new Map();
+  const pages: string[] = [];
+  // The first page in order that failed is the one named, whichever failed first in time.
+  for (const [i, key] of all.entries()) {
+    const got = read[i] as Read;
+    if ('error' in got) throw new AutoContextError('STORE_FAILED', `the offload store failed to get page ${key} of the saved state`, { cause: got.error });
+    if (typeof got.text !== 'string') throw notAPage(key, got.text);
+    index.set(got.text, key);
+    pages.push(got.text);
+  }
   return { head, headText: JSON.stringify(head), counts, pages, keys: all, index };
+}
+
+/** Pages a load asks the store for at once. */
+const READS_AT_ONCE = 8;
+
+/** What a get of a page gave: its text, or what it threw. */
+type Read = { text: string | null | undefined } | { error: unknown };
+
+/**
+ * Gets every key, {@link READS_AT_ONCE} at a time: a get of a KV namespace or a database is a
+ * round trip, and one after another a load waited for as many round trips as the state has pages.
+ */
+async function readAll(keys: readonly string[], get: (key: string) => Promise<string | null | undefined>): Promise<Read[]> {
+  const out: Read[] = new Array(keys.length);
+  let next = 0;
+  const reader = async (): Promise<void> => {
+    while (next < keys.length) {
+      const i = next++;
+      try {
+        out[i] = { text: await get(keys[i] as string) };
+      } catch (error) {
+        out[i] = { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, keys.length) }, reader));
+  return out;
 }
 
 /** `STORE_FAILED` for page `key`, missing from the store (`text` null or undefined) or not a page. */

@@ -214,6 +214,46 @@ test('a page that is not a JSON array is STORE_FAILED naming it, and the head\'s
   assert.equal(e.field, 'revision');
 });
 
+test('a load reads the pages a few at a time, and names the first page in order that failed', async () => {
+  // A store whose gets take a while, as a KV namespace's do: the pages are asked for together
+  // (at most 8 at once), not one round trip after another.
+  class SlowStore extends MemoryStore {
+    inFlight = 0;
+    most = 0;
+    failing = new Map(); // key → delay before it throws
+    async get(key) {
+      this.inFlight++;
+      this.most = Math.max(this.most, this.inFlight);
+      try {
+        const fails = this.failing.get(key);
+        await new Promise((resolve) => setTimeout(resolve, fails ?? 5));
+        if (fails !== undefined) throw new Error(`no ${key}`);
+        return await super.get(key);
+      } finally {
+        this.inFlight--;
+      }
+    }
+  }
+  const store = new SlowStore();
+  const sessions = new MemorySessionStore();
+  const memory = new AutoContextMemory({ maxToken: 200_000, store, sessionId: 'slow' });
+  for (let turn = 0; turn < 150; turn++) memory.add(round(turn, { calls: 1, resultChars: 100 }));
+  await memory.save(sessions);
+  const pages = Object.values(JSON.parse((await sessions.load('slow')).state).autocontextPages).filter(Array.isArray).flat();
+  assert.ok(pages.length > 8, `${pages.length} pages`);
+  store.most = 0;
+  const back = await AutoContextMemory.load(sessions, 'slow', { store });
+  assert.deepStrictEqual(back.messages(), memory.messages());
+  assert.equal(store.most, 8, 'eight gets at once, never more');
+  // The later page fails sooner; the error names the earlier one, as a load in order would.
+  store.failing.set(pages[5], 1);
+  store.failing.set(pages[2], 30);
+  const e = await rejected(AutoContextMemory.load(sessions, 'slow', { store }));
+  assert.equal(e.code, 'STORE_FAILED');
+  assert.equal(e.message, `the offload store failed to get page ${pages[2]} of the saved state`);
+  assert.equal(e.cause.message, `no ${pages[2]}`);
+});
+
 test('the offload index keeps the named and the newest records; retired offloads still reload', async () => {
   const store = new MemoryStore();
   const sessions = new MemorySessionStore();
