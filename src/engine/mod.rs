@@ -34,6 +34,7 @@ mod state;
 mod sweep;
 mod turns;
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -211,13 +212,13 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// [`AutoContextMemory::add`], pinning every message added when `pinned`: no step replaces
     /// a pinned message (see [`AutoContextMemory::pin`]).
     pub fn add_with(&self, value: &Value, pinned: bool) -> Result<()> {
-        self.add_owned(value.clone(), pinned)
+        self.state.borrow_mut().add(&self.config, &self.counter, Cow::Borrowed(value), pinned)
     }
 
     /// [`AutoContextMemory::add_with`] of a value the caller gives up: the messages become the
     /// memory's without a copy of each.
     pub fn add_owned(&self, value: Value, pinned: bool) -> Result<()> {
-        self.state.borrow_mut().add(&self.config, &self.counter, value, pinned)
+        self.state.borrow_mut().add(&self.config, &self.counter, Cow::Owned(value), pinned)
     }
 
     /// Pins working message `index` (an index of [`AutoContextMemory::messages`]): no step
@@ -602,6 +603,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// Restores a memory from [`AutoContextMemory::to_json`] output. `counter` is needed when
     /// the state was made with a host tokenizer.
     pub fn from_json(state: &Value, summarizer: Option<S>, store: O, counter: Option<TokenCounter>) -> Result<Self> {
+        State::check_shape(state)?;
         Self::restore(state.clone(), summarizer, store, counter)
     }
 

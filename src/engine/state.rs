@@ -22,6 +22,7 @@
 //! records as `retired` (the same shape); version 1 held every original in `original`, and
 //! restores as a log whose tail is all of it (the first flush writes it to the store).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::rc::Rc;
 
@@ -170,17 +171,24 @@ impl State {
 
     /// Adds one wire message, or an array of them; all or nothing (see
     /// [`super::AutoContextMemory::add`]).
-    pub fn add(&mut self, config: &Config, counter: &TokenCounter, value: Value, pinned: bool) -> Result<()> {
-        let items: Vec<Value> = match value {
-            Value::Array(a) => a,
+    ///
+    /// A borrowed value is copied a message at a time, each once it is known to be a message:
+    /// a copy of a value nested too deep would recurse past the stack.
+    pub fn add(&mut self, config: &Config, counter: &TokenCounter, value: Cow<'_, Value>, pinned: bool) -> Result<()> {
+        let items: Vec<Cow<'_, Value>> = match value {
+            Cow::Owned(Value::Array(a)) => a.into_iter().map(Cow::Owned).collect(),
+            Cow::Borrowed(Value::Array(a)) => a.iter().map(Cow::Borrowed).collect(),
             other => vec![other],
         };
         let base = self.log.len() as usize;
         let format = config.format;
         let mut parsed = Vec::with_capacity(items.len());
         for (k, v) in items.into_iter().enumerate() {
-            let m = format.parse_owned(k, v).map_err(|e| e.offset_index(base))?;
-            parsed.push(m);
+            let m = match v {
+                Cow::Owned(v) => format.parse_owned(k, v),
+                Cow::Borrowed(v) => format.parse(k, v),
+            };
+            parsed.push(m.map_err(|e| e.offset_index(base))?);
         }
         {
             // Gemini's calls without ids get unique ones, and their responses those ids.
@@ -371,20 +379,28 @@ impl State {
         out
     }
 
+    /// Whether `state` can be a state at all: an object, nested no deeper than one
+    /// [`State::to_json`] writes. Checked before anything copies it: a copy of a value nested
+    /// too deep would recurse past the stack.
+    pub fn check_shape(state: &Value) -> Result<()> {
+        if !state.is_object() {
+            return Err(bad("state must be an object made by toJSON()"));
+        }
+        // Messages sit four levels down (state, list, item, message); deeper is not a state
+        // toJSON() made.
+        if crate::format::depth::exceeds(state, crate::format::depth::MAX_DEPTH + 4) {
+            return Err(bad(format!("state is nested more than {} levels deep", crate::format::depth::MAX_DEPTH + 4)));
+        }
+        Ok(())
+    }
+
     /// Reads a state [`State::to_json`] wrote: its options, the token counter (`counter` when
     /// the state was made with a host tokenizer) and the state.
     ///
     /// The state is taken, not borrowed: its messages become the memory's as they are, never
     /// copied (a Worker restores its session on every request).
     pub fn restore(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
-        if !state.is_object() {
-            return Err(bad("state must be an object made by toJSON()"));
-        }
-        // Messages sit four levels down (state, list, item, message); deeper is not a state
-        // toJSON() made, and copying it would recurse past the stack.
-        if crate::format::depth::exceeds(&state, crate::format::depth::MAX_DEPTH + 4) {
-            return Err(bad(format!("state is nested more than {} levels deep", crate::format::depth::MAX_DEPTH + 4)));
-        }
+        State::check_shape(&state)?;
         let Value::Object(mut obj) = state else { unreachable!("checked to be an object") };
         let version = match obj.get("autocontext").and_then(Value::as_u64) {
             Some(v @ 1..=STATE_VERSION) => v,
