@@ -1,8 +1,8 @@
 //! Native benchmark of a Worker's turn on the largest trace of the shared corpus: restore the
-//! session from its saved state, add the next message (or assistant message with its tool
-//! results), `compress_if_needed()`, take the messages, write the state again; in a
-//! 32,000-token window with no summarizer, for a turn whose pass runs ("pass") and one that runs
-//! none ("no pass"). Each state is made in a thread of its own on texts new to every run, so the
+//! session from its saved state (parsed, then handed over, as the binding does), add the next
+//! message (or assistant message with its tool results), `compress_if_needed()`, take the
+//! messages, write the state again (cut into the pages a save writes); in a 32,000-token window
+//! with no summarizer, for a turn whose pass runs ("pass") and one that runs none ("no pass"). Each state is made in a thread of its own on texts new to every run, so the
 //! thread that measures has counted and scanned none of them (as a Worker's isolate has not).
 //!
 //! `cargo bench --bench turn [-- --out <file.json>] [-- --quick]`
@@ -104,7 +104,7 @@ fn main() {
                 }
             };
             let value: Value = serde_json::from_str(&state).expect("JSON");
-            let m = AutoContextMemory::from_json(&value, None::<NoSummarizer>, store, None).expect("restore");
+            let m = AutoContextMemory::restore(value, None::<NoSummarizer>, store, None).expect("restore");
             lap(0, &mut t);
             m.add(&next).expect("add");
             lap(1, &mut t);
@@ -113,7 +113,7 @@ fn main() {
             lap(2, &mut t);
             std::hint::black_box(m.messages_text());
             lap(3, &mut t);
-            std::hint::black_box(m.to_json_text());
+            std::hint::black_box(m.to_json_pages());
             lap(4, &mut t);
             phases.push(t);
         }
