@@ -329,6 +329,7 @@ fn a_paged_state_is_the_state_cut_at_its_items_and_reads_back_as_it() {
             let pages = &cut[2..];
             assert_eq!(counts.iter().sum::<u32>() as usize, pages.len(), "{name}");
             let mut next = 0;
+            let mut rest = text.clone();
             for (field, &count) in ["working", "offloads", "events"].iter().zip(&counts) {
                 let mut inner = Vec::new();
                 for page in &pages[next..next + count as usize] {
@@ -337,9 +338,11 @@ fn a_paged_state_is_the_state_cut_at_its_items_and_reads_back_as_it() {
                     inner.push(&page[1..page.len() - 1]);
                 }
                 next += count as usize;
-                let list = format!("\"{field}\":[{}]", inner.join(","));
-                assert!(count == 0 || text.contains(&list), "{name} at group {i}: the {field} pages are not the state's text of them");
+                let list = format!(",\"{field}\":[{}]", inner.join(","));
+                assert!(rest.contains(&list), "{name} at group {i}: the {field} pages are not the state's text of them");
+                rest = rest.replacen(&list, "", 1);
             }
+            assert_eq!(cut[0], rest, "{name} at group {i}: the head is the state's text without its paged lists");
             let head: Value = serde_json::from_str(&cut[0]).unwrap();
             for field in ["working", "offloads", "events"] {
                 assert!(head.get(field).is_none() || head[field] == json!([]), "{name}: {field} in the head");

@@ -613,7 +613,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// each byte for byte the state's text of them, and `counts` how many pages each list has
     /// (`"3,1,2"`).
     pub fn to_json_pages(&self) -> Vec<String> {
-        pages::split(&self.to_json_text())
+        let (text, cuts) = self.state.borrow().to_json_cut(&self.config);
+        pages::cut(&text, &cuts)
     }
 
     /// Restores a memory from a saved state's parsed head and its pages as

@@ -1,129 +1,50 @@
 //! The saved state in pages: what `save` writes of the state's long lists, and what `load` reads
-//! back (see `js/saved-pages.ts`). The state's text is cut where its items begin and end, never
-//! parsed, so a page is the very text the engine wrote for its items; a page read back is parsed
-//! once, where the state is.
-//!
-//! The cut walks the text to find where each item ends, stepping over strings sixteen bytes at
-//! a time ([`crate::bytes16`]): a state is mostly message text inside strings, and a byte at a
-//! time the walk took longer than writing the text.
+//! back (see `js/saved-pages.ts`). The state's writer notes where each list's items begin and
+//! end as it writes them ([`Cuts`]), and the text is cut there, never parsed or walked again: a
+//! page is the very text the engine wrote for its items; a page read back is parsed once, where
+//! the state is. (Walking the written text to find the items, a byte at a time, took longer than
+//! writing it.)
 
 use serde_json::Value;
 
-use crate::bytes16::{self, Lanes};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The state's fields kept in pages, in order.
-const FIELDS: [&str; 3] = ["working", "offloads", "events"];
+pub(crate) const FIELDS: [&str; 3] = ["working", "offloads", "events"];
 /// Items per page.
 pub const PAGE: usize = 32;
 
-/// Where the string opening at `at` ends (just past its closing quote).
-fn string_end(b: &[u8], at: usize) -> usize {
-    string_end_in::<{ bytes16::ENABLED }>(b, at)
+/// Where a paged list lies in the state's text: the whole field (from the comma before its key
+/// to the end of its array) and each item.
+#[derive(Debug, Default)]
+pub(crate) struct ListCut {
+    pub(crate) field: (usize, usize),
+    pub(crate) items: Vec<(usize, usize)>,
 }
 
-/// [`string_end`], sixteen bytes at a time when `LANES` (the same answer: a test compares them).
-#[inline(always)]
-fn string_end_in<const LANES: bool>(b: &[u8], mut at: usize) -> usize {
-    at += 1;
-    while at < b.len() {
-        if let Some(block) = bytes16::at(b, at).filter(|_| LANES) {
-            let lanes = Lanes::load(block);
-            let found = lanes.eq(b'"').or(lanes.eq(b'\\')).bits();
-            if found == 0 {
-                at += 16;
-                continue;
-            }
-            at += found.trailing_zeros() as usize;
-        }
-        match b[at] {
-            b'"' => return at + 1,
-            b'\\' => at += 2,
-            _ => at += 1,
-        }
-    }
-    b.len()
-}
+/// The cuts of the paged lists, in the order of [`FIELDS`].
+pub(crate) type Cuts = [ListCut; 3];
 
-/// Where the value beginning at `at` ends (just past it).
-fn value_end(b: &[u8], at: usize) -> usize {
-    value_end_in::<{ bytes16::ENABLED }>(b, at)
-}
-
-/// [`value_end`], its strings stepped over by [`string_end_in`].
-fn value_end_in<const LANES: bool>(b: &[u8], mut at: usize) -> usize {
-    let mut depth = 0usize;
-    while at < b.len() {
-        match b[at] {
-            b'"' => {
-                at = string_end_in::<LANES>(b, at);
-                if depth == 0 {
-                    return at;
-                }
-                continue;
-            }
-            b'[' | b'{' => depth += 1,
-            b']' | b'}' => {
-                if depth == 0 {
-                    return at;
-                }
-                depth -= 1;
-                if depth == 0 {
-                    return at + 1;
-                }
-            }
-            b',' if depth == 0 => return at,
-            _ => {}
-        }
-        at += 1;
-    }
-    b.len()
-}
-
-/// Cuts the state's text (a JSON object without whitespace, as the engine writes it) into its
-/// head, the text without the paged fields, and the pages of each paged field: `[head, counts,
-/// pages...]`, `counts` being how many pages each field has (`"3,1,2"`). A page is the text of
-/// a JSON array of at most [`PAGE`] items, byte for byte the engine's text of them.
-pub(crate) fn split(text: &str) -> Vec<String> {
-    let b = text.as_bytes();
+/// Cuts the state's text at `cuts` into its head, the text without the paged fields, and the
+/// pages of each paged field: `[head, counts, pages...]`, `counts` being how many pages each
+/// field has (`"3,1,2"`). A page is the text of a JSON array of at most [`PAGE`] items, byte for
+/// byte the engine's text of them. No paged field is the state's first (its version is), so
+/// each is cut with the comma before it.
+pub(crate) fn cut(text: &str, cuts: &Cuts) -> Vec<String> {
+    let mut fields: Vec<&ListCut> = cuts.iter().collect();
+    fields.sort_by_key(|c| c.field.0);
     let mut head = String::with_capacity(4096);
-    head.push('{');
-    let mut pages: [Vec<String>; 3] = Default::default();
-    let mut at = 1;
-    while at < b.len() && b[at] == b'"' {
-        let key_end = string_end(b, at);
-        let start = key_end + 1;
-        let end = value_end(b, start);
-        let field = FIELDS.iter().position(|f| &text[at + 1..key_end - 1] == *f);
-        match field {
-            Some(f) if b.get(start) == Some(&b'[') => {
-                let mut items: Vec<(usize, usize)> = Vec::new();
-                let mut i = start + 1;
-                while i < end - 1 {
-                    let e = value_end(b, i);
-                    items.push((i, e));
-                    i = e + 1;
-                }
-                for chunk in items.chunks(PAGE) {
-                    pages[f].push(format!("[{}]", &text[chunk[0].0..chunk[chunk.len() - 1].1]));
-                }
-            }
-            _ => {
-                if head.len() > 1 {
-                    head.push(',');
-                }
-                head.push_str(&text[at..end]);
-            }
-        }
-        at = end + 1;
+    let mut at = 0;
+    for c in &fields {
+        head.push_str(&text[at..c.field.0]);
+        at = c.field.1;
     }
-    head.push('}');
-    let counts = pages.iter().map(|p| p.len().to_string()).collect::<Vec<_>>().join(",");
-    let mut out = Vec::with_capacity(2 + pages.iter().map(Vec::len).sum::<usize>());
-    out.push(head);
-    out.push(counts);
-    for p in pages {
-        out.extend(p);
+    head.push_str(&text[at..]);
+    let mut out = vec![head, cuts.iter().map(|c| c.items.len().div_ceil(PAGE).to_string()).collect::<Vec<_>>().join(",")];
+    for c in cuts {
+        for chunk in c.items.chunks(PAGE) {
+            out.push(format!("[{}]", &text[chunk[0].0..chunk[chunk.len() - 1].1]));
+        }
     }
     out
 }
@@ -154,41 +75,4 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String]) -> Result
         map.insert((*field).to_string(), Value::Array(items));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strings_are_stepped_over_sixteen_bytes_at_a_time_as_one_at_a_time() {
-        // Every corpus string and adversarial string written as JSON, at every alignment, and
-        // then the array of all of them item by item: the same ends either way.
-        use crate::bytes16::texts;
-        let strings: Vec<String> = texts::corpus().into_iter().chain(texts::adversarial()).collect();
-        let mut array = String::from("[");
-        for (n, s) in strings.iter().enumerate() {
-            let mut written = String::new();
-            crate::json::write_str(&mut written, s);
-            for pad in 0..16 {
-                let text = format!("{}{written}", " ".repeat(pad));
-                let b = text.as_bytes();
-                assert_eq!(string_end_in::<true>(b, pad), b.len(), "{s:?}");
-                assert_eq!(string_end_in::<false>(b, pad), b.len(), "{s:?}");
-            }
-            if n > 0 {
-                array.push(',');
-            }
-            array.push_str(&format!("{{\"k\":[{written},{{\"x\":{written}}}]}}"));
-        }
-        array.push(']');
-        let b = array.as_bytes();
-        let (mut wide, mut narrow) = (1, 1);
-        while wide < b.len() - 1 {
-            let (w, n) = (value_end_in::<true>(b, wide), value_end_in::<false>(b, narrow));
-            assert_eq!(w, n);
-            assert!(serde_json::from_str::<Value>(&array[wide..w]).is_ok(), "an item from {wide}");
-            (wide, narrow) = (w + 1, n + 1);
-        }
-    }
 }

@@ -41,6 +41,7 @@ use crate::plan::Plan;
 use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
 use super::log::{Chain, Log};
+use super::pages::{self, Cuts};
 use super::retired::{self, Retired};
 
 /// The state format version this build writes and reads.
@@ -336,10 +337,29 @@ impl State {
     /// The whole state as versioned JSON text. The working list and the log's tail (nearly all
     /// of it) are written straight from the entries; the rest, small, through a [`Value`].
     pub fn to_json_text(&self, config: &Config) -> String {
+        self.write_json(config, &mut Cuts::default())
+    }
+
+    /// [`State::to_json_text`] and where its paged lists' items lie in it (see
+    /// [`super::pages`]).
+    pub fn to_json_cut(&self, config: &Config) -> (String, Cuts) {
+        let mut cuts = Cuts::default();
+        (self.write_json(config, &mut cuts), cuts)
+    }
+
+    /// The state's text, noting in `cuts` where the paged lists and their items are.
+    fn write_json(&self, config: &Config, cuts: &mut Cuts) -> String {
         let mut out = String::with_capacity(64 + self.working.len() * 64);
-        out.push_str(&format!("{{\"autocontext\":{STATE_VERSION},\"counts\":{COUNT_VERSION},\"working\":["));
+        out.push_str(&format!("{{\"autocontext\":{STATE_VERSION},\"counts\":{COUNT_VERSION}"));
+        let working = &mut cuts[0];
+        working.field.0 = out.len();
+        out.push_str(",\"working\":[");
         for (i, e) in self.working.iter().enumerate() {
-            out.push_str(if i == 0 { "{\"message\":" } else { ",{\"message\":" });
+            if i > 0 {
+                out.push(',');
+            }
+            let start = out.len();
+            out.push_str("{\"message\":");
             crate::json::write(&mut out, &e.msg.wire);
             out.push_str(",\"tokens\":");
             out.push_str(&e.tokens.to_string());
@@ -351,8 +371,11 @@ impl State {
                 out.push_str(",\"pinned\":true");
             }
             out.push('}');
+            working.items.push((start, out.len()));
         }
-        out.push_str("],\"log\":");
+        out.push(']');
+        working.field.1 = out.len();
+        out.push_str(",\"log\":");
         self.log.write_json(&mut out);
         out.push_str(",\"retired\":");
         self.retired.0.write_json(&mut out);
@@ -370,10 +393,27 @@ impl State {
             rest["cache"] = cache;
         }
         for (k, v) in rest.as_object().expect("an object") {
+            let field = out.len();
             out.push(',');
             crate::json::write_str(&mut out, k);
             out.push(':');
-            crate::json::write(&mut out, v);
+            match (pages::FIELDS.iter().position(|f| f == k), v) {
+                (Some(f), Value::Array(items)) => {
+                    let cut = &mut cuts[f];
+                    out.push('[');
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        let start = out.len();
+                        crate::json::write(&mut out, item);
+                        cut.items.push((start, out.len()));
+                    }
+                    out.push(']');
+                    cut.field = (field, out.len());
+                }
+                _ => crate::json::write(&mut out, v),
+            }
         }
         out.push('}');
         out
