@@ -6,7 +6,8 @@
 //!
 //! - `split`: the two split patterns, hand-written (no regex engine, linear on any input), over
 //!   the character classes of `unicode`;
-//! - `vocab`: the vocabulary, embedded in a compact form, decoded and indexed on first use;
+//! - `vocab`: the vocabulary, embedded in a compact form, decoded on first use and indexed a
+//!   bucket at a time as lookups reach it;
 //! - `merge`: byte-pair merging of the pieces that are not whole tokens, linear-logarithmic
 //!   for long ones, behind `cache`, which remembers the counts of recent such pieces.
 //!
@@ -52,7 +53,7 @@ impl Encoding {
     }
 
     /// Tokens in `text`, or `None` when this build lacks the encoding. The first call per
-    /// encoding indexes its vocabulary (a few milliseconds).
+    /// encoding decodes its vocabulary (a few milliseconds).
     pub fn count(self, text: &str) -> Option<usize> {
         if !self.available() {
             return None;
@@ -135,19 +136,26 @@ static O200K: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
 #[cfg(feature = "cl100k")]
 static CL100K: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
 
+/// The embedded vocabularies, in the build script's layout.
+#[cfg(feature = "o200k")]
+const O200K_VOCAB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"));
+#[cfg(feature = "cl100k")]
+const CL100K_VOCAB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.vocab"));
+
 #[cfg(feature = "o200k")]
 fn o200k() -> &'static Vocab {
-    O200K.get_or_init(|| Vocab::new(include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"))))
+    O200K.get_or_init(|| Vocab::new(O200K_VOCAB))
 }
 
 #[cfg(feature = "cl100k")]
 fn cl100k() -> &'static Vocab {
-    CL100K.get_or_init(|| Vocab::new(include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.vocab"))))
+    CL100K.get_or_init(|| Vocab::new(CL100K_VOCAB))
 }
 
 impl Encoding {
-    /// Whether the encoding's vocabulary is indexed already (something counted with it), so a
-    /// count costs no indexing: for work worth doing only when the process counts with it anyway.
+    /// Whether the encoding's vocabulary is decoded already (something counted with it), so a
+    /// count costs no decoding (at most the indexing of a few buckets): for work worth doing
+    /// only when the process counts with it anyway.
     pub fn indexed(self) -> bool {
         match self {
             #[cfg(feature = "o200k")]
@@ -302,5 +310,30 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Threads counting at once with a fresh vocabulary, which they fill as they go, count
+    /// what tiktoken counts.
+    #[test]
+    fn threads_counting_at_once_on_a_fresh_vocabulary_agree() {
+        let v = Vocab::new(O200K_VOCAB);
+        let reference = tiktoken_rs::o200k_base_singleton();
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut texts: Vec<String> = (0..6).map(|_| text(&mut rng, 20_000)).collect();
+        let sources = [include_str!("lib.rs"), include_str!("vocab.rs"), include_str!("merge.rs"), include_str!("split.rs")];
+        texts.extend(sources.map(str::to_owned));
+        texts.push("Grüße aus Köln — 東京の天気は晴れ。Привет, мир! مرحبا بالعالم 🙂 ".repeat(200));
+        let expected: Vec<usize> = texts.iter().map(|t| reference.encode_ordinary(t).len()).collect();
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (v, texts, expected) = (&v, &texts, &expected);
+                s.spawn(move || {
+                    for i in (0..texts.len()).map(|i| (i + t * 3) % texts.len()) {
+                        let count = count_with(Encoding::O200kBase, v, texts[i].as_bytes(), split::o200k, None);
+                        assert_eq!(count, expected[i], "thread {t}, text {i}");
+                    }
+                });
+            }
+        });
     }
 }
