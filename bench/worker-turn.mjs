@@ -29,7 +29,7 @@
 // threads" adds V8's helper threads (optimizing compiler, garbage collector). An empty request
 // on the same route costs what workerd itself spends on an HTTP request; its median is
 // subtracted from both. Medians over the runs. The first turn of a fresh isolate (workerd
-// restarted: its first count indexes the vocabulary) is measured apart, without a pass.
+// restarted: its first count decodes the vocabulary) is measured apart, without a pass.
 //
 // The same turns are then measured in Node (a child process that has met none of the texts),
 // phase by phase: load, add, compressIfNeeded, messages, save; `cargo bench --bench turn`
@@ -217,7 +217,7 @@ const results = { trace: largest.name, messages: largest.messages.length, window
 const made = {};
 
 // Warm isolate: one workerd for every run of every case, after a turn of each that is not
-// measured (the vocabulary indexed, the engine's code compiled).
+// measured (the vocabulary decoded, the engine's code compiled).
 {
   const w = await start();
   for (const [i, kind] of CASES.entries()) {

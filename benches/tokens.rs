@@ -1,6 +1,6 @@
 //! Native benchmark of the exact counter against tiktoken-rs (the reference it is tested
 //! against): throughput per message-size bucket on the shared corpus plus generated prose, code,
-//! JSON and CJK, the first count (vocabulary indexing), and adversarial single long words.
+//! JSON and CJK, the first count (vocabulary decoding), and adversarial single long words.
 //!
 //! `cargo bench --bench tokens --features cl100k [-- --out <file.json>] [-- --quick]`
 //!
@@ -122,7 +122,7 @@ fn main() {
         encodings.push((Tokenizer::Cl100kBase, "cl100k_base"));
     }
 
-    // First count: indexing the embedded vocabulary, then one short text.
+    // First count: decoding the embedded vocabulary, then one short text.
     let mut first = Vec::new();
     for &(kind, name) in &encodings {
         let start = Instant::now();

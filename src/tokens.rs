@@ -226,7 +226,7 @@ const MARKER_TOKENS: usize = 31;
 /// Whether `marker` counts [`MARKER_TOKENS`] in the build's default exact encoding
 /// (`o200k_base`): true in a build without it (the estimator counts a marker by its length,
 /// the same for every uuid), and while nothing has counted with it (a process whose memories
-/// count with the estimator or the host's function never indexes its vocabulary for this).
+/// count with the estimator or the host's function never decodes its vocabulary for this).
 /// Text around a marker changes its count by the same for every uuid (a text is counted piece
 /// by piece, and a marker's pieces end at its own punctuation), so every marker of a
 /// conversation costs the same whatever its uuid, and a conversation the same on every run. A
