@@ -201,12 +201,9 @@ fn plain(state: &Value, store: &FlakyStore) -> Plain {
     AutoContextMemory::from_json(state, None, store.clone(), None).unwrap()
 }
 
-#[test]
-fn a_restore_reads_the_counts_the_state_carries_and_they_are_the_counts() {
-    // Every corpus trace replayed a group at a time in a 32k window, compressing after each,
-    // and saved at three points: restored with the counts the state carries and restored
-    // counting every message again, the two memories are the same memory (same counts, same
-    // state), and stay the same through the rest of the trace.
+/// Every corpus trace replayed a group at a time in a 32k window, compressing after each, with
+/// `at(name, groups, i, memory, store)` called after each group `i` that `stops(groups)` lists.
+fn at_corpus_stops(session: &str, stops: fn(usize) -> Vec<usize>, mut at: impl FnMut(&str, &[Value], usize, &Plain, &FlakyStore)) {
     let traces = traces();
     if traces.is_empty() {
         eprintln!("skipped: no corpus at {}", corpus_dir().display());
@@ -215,20 +212,34 @@ fn a_restore_reads_the_counts_the_state_carries_and_they_are_the_counts() {
     for (name, messages) in traces {
         let groups = groups(messages);
         let store = FlakyStore::new();
-        let cfg = autocontext::Config { max_token: 32_000, session_id: format!("counts-{name}"), ..autocontext::Config::default() };
+        let cfg = autocontext::Config { max_token: 32_000, session_id: format!("{session}-{name}"), ..autocontext::Config::default() };
         let m: Plain = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None, store.clone()).unwrap();
-        let stops = [groups.len() / 3, groups.len() / 2, groups.len() * 9 / 10];
+        let stops = stops(groups.len());
         for (i, g) in groups.iter().enumerate() {
             m.add(g).unwrap();
             block_on(m.compress_if_needed()).unwrap();
-            if !stops.contains(&i) {
-                continue;
+            if stops.contains(&i) {
+                at(&name, &groups, i, &m, &store);
             }
+        }
+    }
+}
+
+#[test]
+fn a_restore_reads_the_counts_the_state_carries_and_they_are_the_counts() {
+    // Every corpus trace replayed a group at a time in a 32k window, compressing after each,
+    // and saved at three points: restored with the counts the state carries and restored
+    // counting every message again, the two memories are the same memory (same counts, same
+    // state), and stay the same through the rest of the trace.
+    at_corpus_stops(
+        "counts",
+        |n| vec![n / 3, n / 2, n * 9 / 10],
+        |name, groups, i, m, store| {
             let state = m.to_json();
             assert_eq!(state["counts"], json!(autocontext::tokens::COUNT_VERSION), "{name}");
             let mut uncounted = state.clone();
             uncounted.as_object_mut().unwrap().remove("counts");
-            let (read, counted) = (plain(&state, &store), plain(&uncounted, &store));
+            let (read, counted) = (plain(&state, store), plain(&uncounted, store));
             assert_eq!(read.to_json_text(), counted.to_json_text(), "{name} at group {i}: a saved count is not the count");
             assert_eq!(read.token_count(), m.token_count(), "{name} at group {i}");
             for g in &groups[i + 1..] {
@@ -239,8 +250,8 @@ fn a_restore_reads_the_counts_the_state_carries_and_they_are_the_counts() {
             }
             assert_eq!(uuids_masked(&read.messages_text()), uuids_masked(&counted.messages_text()), "{name} from group {i}");
             assert_eq!(read.token_count(), counted.token_count(), "{name} from group {i}");
-        }
-    }
+        },
+    );
 }
 
 #[test]
@@ -306,23 +317,10 @@ fn a_paged_state_is_the_state_cut_at_its_items_and_reads_back_as_it() {
     // array of at most PAGE items, the pages of a list joined are that list's text in the
     // state, and the head and pages restore the same memory; a page that is no array is
     // STORE_FAILED naming its place.
-    let traces = traces();
-    if traces.is_empty() {
-        eprintln!("skipped: no corpus at {}", corpus_dir().display());
-        return;
-    }
-    for (name, messages) in traces {
-        let groups = groups(messages);
-        let store = FlakyStore::new();
-        let cfg = autocontext::Config { max_token: 32_000, session_id: format!("pages-{name}"), ..autocontext::Config::default() };
-        let m: Plain = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None, store.clone()).unwrap();
-        let stops = [groups.len() / 2, groups.len() - 1];
-        for (i, g) in groups.iter().enumerate() {
-            m.add(g).unwrap();
-            block_on(m.compress_if_needed()).unwrap();
-            if !stops.contains(&i) {
-                continue;
-            }
+    at_corpus_stops(
+        "pages",
+        |n| vec![n / 2, n - 1],
+        |name, _, i, m, store| {
             let text = m.to_json_text();
             let cut = m.to_json_pages();
             let counts: Vec<u32> = cut[1].split(',').map(|c| c.parse().unwrap()).collect();
@@ -355,6 +353,6 @@ fn a_paged_state_is_the_state_cut_at_its_items_and_reads_back_as_it() {
                 let e = Plain::from_pages(head, &counts, &broken, None, store.clone(), None).err().expect("a broken page");
                 assert_eq!((e.code(), e.index()), (ErrorCode::StoreFailed, Some(last)), "{name}: {}", e.message());
             }
-        }
-    }
+        },
+    );
 }
