@@ -25,6 +25,25 @@ pub(crate) struct ListCut {
 /// The cuts of the paged lists, in the order of [`FIELDS`].
 pub(crate) type Cuts = [ListCut; 3];
 
+/// Writes `items` as a JSON array (each with `write`), noting in `cut` where each item is.
+pub(crate) fn write_list<'a, T: 'a>(
+    out: &mut String,
+    cut: &mut ListCut,
+    items: impl IntoIterator<Item = &'a T>,
+    write: impl Fn(&mut String, &'a T),
+) {
+    out.push('[');
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let start = out.len();
+        write(out, item);
+        cut.items.push((start, out.len()));
+    }
+    out.push(']');
+}
+
 /// Cuts the state's text at `cuts` into its head, the text without the paged fields, and the
 /// pages of each paged field: `[head, counts, pages...]`, `counts` being how many pages each
 /// field has (`"3,1,2"`). A page is the text of a JSON array of at most [`PAGE`] items, byte for

@@ -353,27 +353,21 @@ impl State {
         out.push_str(&format!("{{\"autocontext\":{STATE_VERSION},\"counts\":{COUNT_VERSION}"));
         let working = &mut cuts[0];
         working.field.0 = out.len();
-        out.push_str(",\"working\":[");
-        for (i, e) in self.working.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            let start = out.len();
+        out.push_str(",\"working\":");
+        pages::write_list(&mut out, working, &self.working, |out, e| {
             out.push_str("{\"message\":");
-            crate::json::write(&mut out, &e.msg.wire);
+            crate::json::write(out, &e.msg.wire);
             out.push_str(",\"tokens\":");
             out.push_str(&e.tokens.to_string());
             if let Some(s) = &e.msg.synthetic {
                 out.push_str(",\"synthetic\":");
-                crate::json::write(&mut out, &json!(s));
+                crate::json::write(out, &json!(s));
             }
             if e.pinned {
                 out.push_str(",\"pinned\":true");
             }
             out.push('}');
-            working.items.push((start, out.len()));
-        }
-        out.push(']');
+        });
         working.field.1 = out.len();
         out.push_str(",\"log\":");
         self.log.write_json(&mut out);
@@ -399,18 +393,8 @@ impl State {
             out.push(':');
             match (pages::FIELDS.iter().position(|f| f == k), v) {
                 (Some(f), Value::Array(items)) => {
-                    let cut = &mut cuts[f];
-                    out.push('[');
-                    for (i, item) in items.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        let start = out.len();
-                        crate::json::write(&mut out, item);
-                        cut.items.push((start, out.len()));
-                    }
-                    out.push(']');
-                    cut.field = (field, out.len());
+                    pages::write_list(&mut out, &mut cuts[f], items, crate::json::write);
+                    cuts[f].field = (field, out.len());
                 }
                 _ => crate::json::write(&mut out, v),
             }
