@@ -8,7 +8,9 @@
 //! all of them) is copied whole. The text is byte for byte what `serde_json::to_string` writes
 //! (a test compares them), so payloads and their digests read as before. And a value named in
 //! words, for the messages that say what was found where something else was expected
-//! ([`kind_of`]).
+//! ([`kind_of`]), and a number as JavaScript writes it ([`Num`], [`Fixed`]): the messages name
+//! the numbers a host gave, and Rust's own float formatting would add some 16 KB of code to the
+//! module for a few error messages.
 
 use serde_json::Value;
 
@@ -24,6 +26,45 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// A number in a message as JavaScript writes it: `2` (not `2.0`), `0.75`, `1e-7`, `NaN`.
+/// Through serde_json's shortest float writer, which the module has anyway.
+pub(crate) struct Num(pub f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if x.is_nan() {
+            f.write_str("NaN")
+        } else if x.is_infinite() {
+            f.write_str(if x > 0.0 { "Infinity" } else { "-Infinity" })
+        } else if x.fract() == 0.0 && x.abs() < 1e15 {
+            write!(f, "{}", x as i64)
+        } else {
+            serde_json::Number::from_f64(x).map_or(Ok(()), |n| write!(f, "{n}"))
+        }
+    }
+}
+
+/// A number rounded to `digits` decimals (`1.50`), as `{:.2}` writes it, from integers (at
+/// most 9 decimals; beyond a billion, or not finite, as [`Num`]).
+pub(crate) struct Fixed(pub f64, pub u32);
+
+impl std::fmt::Display for Fixed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (x, digits) = (self.0, self.1.min(9));
+        if !x.is_finite() || x.abs() >= 1e9 {
+            return Num(x).fmt(f);
+        }
+        let scale = 10u64.pow(digits);
+        let scaled = (x.abs() * scale as f64).round() as u64;
+        let sign = if x < 0.0 { "-" } else { "" };
+        match digits {
+            0 => write!(f, "{sign}{scaled}"),
+            d => write!(f, "{sign}{}.{:0width$}", scaled / scale, scaled % scale, width = d as usize),
+        }
     }
 }
 
@@ -166,6 +207,22 @@ fn escape(out: &mut String, c: u8) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn numbers_are_written_as_javascript_writes_them() {
+        for (x, js) in [(2.0, "2"), (-3.0, "-3"), (0.75, "0.75"), (1e-7, "1e-7"), (0.1 + 0.2, "0.30000000000000004"), (1e300, "1e+300")] {
+            assert_eq!(Num(x).to_string(), js, "{js}");
+        }
+        assert_eq!([Num(f64::NAN), Num(f64::INFINITY), Num(f64::NEG_INFINITY)].map(|n| n.to_string()), ["NaN", "Infinity", "-Infinity"]);
+        // Fixed decimals agree with Rust's `{:.N}` wherever the scaled number is not a tie.
+        let mut x = 0.0013_f64;
+        while x < 5e8 {
+            for (d, v) in [(0, x), (1, x), (2, -x), (3, x)] {
+                assert_eq!(Fixed(v, d).to_string(), format!("{v:.*}", d as usize), "{v} to {d}");
+            }
+            x = x * 1.37 + 0.011;
+        }
+    }
 
     #[test]
     fn every_string_is_written_as_serde_json_writes_it() {

@@ -17,8 +17,9 @@
 //! and Node. Everything outside `src/wasm/` is plain Rust and runs natively.
 //!
 //! The modules are layers, each importing only those before it in this list (the Layout list of
-//! the README, which a check of `npm test` holds): [`error`], `json` (the JSON writer), `hashed` (keys that are
-//! hashes), `sort` (the engine's one sort), [`message`] and [`tokens`] (over the exact counter,
+//! the README, which a check of `npm test` holds): [`error`], `json` (the JSON writer),
+//! `fields` (saved records read back), `hashed` (keys that are hashes), `sort` (the engine's one
+//! sort), [`message`] and [`tokens`] (over the exact counter,
 //! the crate `autocontext-bpe`) at the bottom; the wire formats ([`format`](mod@format)); the
 //! identifiers of a text (`identifiers`) and the working list's [`entry`]; the [`options`], each
 //! declared once; what the host supplies ([`host`], and at run time the [`plan`]); the analysis of a working list ([`structure`]); the
@@ -39,6 +40,7 @@ mod bytes16;
 pub mod engine;
 pub mod entry;
 pub mod error;
+mod fields;
 pub mod format;
 mod hashed;
 pub mod host;

@@ -6,12 +6,14 @@
 //! included; a message a strategy rewrote is rebuilt from that wire value by its format, so the
 //! fields the strategy did not change survive too.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+use crate::fields::{Fault, Fields};
 use serde_json::Value;
 
 /// Who speaks a message. Formats map their own roles onto these four (`developer` is `System`,
 /// an Anthropic user message made only of tool results is `Tool`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Instructions from the application.
@@ -60,7 +62,7 @@ pub enum Block {
 }
 
 /// Marks a message that the engine wrote (a replacement or a summary), never the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Synthetic {
     /// The event type that produced it (for example `LARGE_MESSAGE_OFFLOAD`).
@@ -85,6 +87,17 @@ pub struct Synthetic {
 }
 
 impl Synthetic {
+    /// Reads the mark as it is saved.
+    pub(crate) fn read(f: &Fields) -> Result<Synthetic, Fault> {
+        Ok(Synthetic {
+            kind: f.str("kind")?,
+            offload: f.opt_str("offload")?,
+            in_place: f.flag("inPlace")?,
+            generation: f.opt_u32("generation")?,
+            copy: f.flag("copy")?,
+        })
+    }
+
     /// A mark for a message shrunk in place by the strategy `kind`, its original in `offload`.
     pub fn in_place(kind: &str, offload: &str) -> Synthetic {
         Synthetic { kind: kind.into(), offload: Some(offload.into()), in_place: true, generation: None, copy: false }

@@ -5,13 +5,14 @@
 //! in progress, how many are done and the expected outcome. It goes last because models weigh
 //! the end of a prompt most.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::fields::{Fault, Fields};
 
 /// The agent's current plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Plan {
     /// What the agent is trying to achieve.
@@ -25,7 +26,7 @@ pub struct Plan {
 }
 
 /// One step of a [`Plan`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Subtask {
     /// The step.
     pub name: String,
@@ -34,7 +35,7 @@ pub struct Subtask {
 }
 
 /// The state of a [`Subtask`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SubtaskState {
     /// Not started.
@@ -50,7 +51,24 @@ pub enum SubtaskState {
 impl Plan {
     /// Reads a plan from JSON (`{ goal, subtasks: [{ name, state }], expectedOutcome }`).
     pub fn from_json(v: &Value) -> Result<Plan> {
-        serde_json::from_value(v.clone()).map_err(|e| {
+        let subtask = |f: &Fields| -> std::result::Result<Subtask, Fault> {
+            let state = match f.str("state")?.as_str() {
+                "todo" => SubtaskState::Todo,
+                "in_progress" => SubtaskState::InProgress,
+                "done" => SubtaskState::Done,
+                "abandoned" => SubtaskState::Abandoned,
+                other => return Err(format!("{} is {other:?}, no subtask state", f.name("state"))),
+            };
+            Ok(Subtask { name: f.str("name")?, state })
+        };
+        let read = |f: Fields| -> std::result::Result<Plan, Fault> {
+            Ok(Plan {
+                goal: f.str("goal")?,
+                subtasks: crate::fields::list(f.get("subtasks"), "subtasks", subtask)?,
+                expected_outcome: f.opt_str("expectedOutcome")?,
+            })
+        };
+        Fields::of(v, "").and_then(read).map_err(|e| {
             Error::new(ErrorCode::InvalidArgument, format!("plan: {e} (expected {{ goal, subtasks: [{{ name, state }}], expectedOutcome }}, state one of todo, in_progress, done, abandoned)")).at_field("plan")
         })
     }

@@ -126,6 +126,41 @@ fn a_working_message_naming_an_offload_outside_the_index_is_refused() {
 }
 
 #[test]
+fn a_saved_record_with_a_field_missing_or_of_the_wrong_kind_is_refused_by_its_place() {
+    let store = FlakyStore::new();
+    let state = compressed(&store).to_json();
+    assert!(state["events"].as_array().is_some_and(|e| !e.is_empty()), "the state has events");
+    let at = state["working"].as_array().unwrap().iter().position(|w| w["synthetic"].is_object()).unwrap();
+    let edits: Vec<(Box<dyn Fn(&mut Value)>, String)> = vec![
+        (Box::new(|s| s["offloads"][0]["messageCount"] = json!("two")), "state.offloads[0].messagecount must be a whole number".into()),
+        (
+            Box::new(|s| s["offloads"][0].as_object_mut().unwrap().remove("uuid").map(drop).unwrap()),
+            "state.offloads[0].uuid is missing".into(),
+        ),
+        (Box::new(|s| s["offloads"] = json!({})), "state.offloads must be an array".into()),
+        (Box::new(|s| s["events"][0]["tokensBefore"] = json!(-5)), "state.events[0].tokensbefore must be a whole number, got -5".into()),
+        (Box::new(|s| s["events"][0]["type"] = json!(7)), "state.events[0].type must be a string, got 7".into()),
+        (
+            Box::new(move |s| s["working"][at]["synthetic"]["inPlace"] = json!("yes")),
+            format!("state.working[{at}].synthetic.inplace must be true or false"),
+        ),
+        (Box::new(|s| s["pending"] = json!([1])), "state.pending must hold offload uuids".into()),
+        (Box::new(|s| s["calibration"] = json!({"factor": 1.0})), "state.calibration.samples is missing".into()),
+        (Box::new(|s| s["cache"] = json!({"emptyReads": 1.5})), "state.cache.emptyreads must be a whole number, got 1.5".into()),
+    ];
+    for (edit, says) in edits {
+        let mut bad = state.clone();
+        edit(&mut bad);
+        assert_invalid(&bad, &store, &says);
+    }
+    // Fields a record does not know are left alone, as before.
+    let mut extra = state.clone();
+    extra["offloads"][0]["note"] = json!("from a later version");
+    extra["events"][0]["note"] = json!(1);
+    restore(&extra, &store).unwrap();
+}
+
+#[test]
 fn a_working_list_with_broken_pairing_is_refused() {
     let store = FlakyStore::new();
     let state = compressed(&store).to_json();

@@ -15,10 +15,11 @@
 //! call) or reported usage (after one). Both facts are saved with the state, so a Worker that
 //! restores its memory for every request still sees the pause.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::fields::{Fault, Fields};
 
 /// The shortest prompt a provider caches (Anthropic's minimum for most models): a report on
 /// a shorter one says nothing about the cache.
@@ -28,7 +29,7 @@ const MIN_CACHEABLE: u64 = 1024;
 const EMPTY_READS: u32 = 2;
 
 /// The engine's view of the provider's cache.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CacheWatch {
     /// When the last model call was made, by the host's clock (milliseconds).
@@ -71,8 +72,10 @@ impl CacheWatch {
     /// Reads the saved form (absent in older states).
     pub fn from_json(v: Option<&Value>) -> Result<CacheWatch> {
         let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(CacheWatch::default()) };
-        let c: CacheWatch =
-            serde_json::from_value(v.clone()).map_err(|e| Error::new(ErrorCode::InvalidState, format!("state.cache: {e}")))?;
+        let read = |f: Fields| {
+            Ok::<_, Fault>(CacheWatch { last_call_ms: f.opt_f64("lastCallMs")?, empty_reads: f.opt_u32("emptyReads")?.unwrap_or(0) })
+        };
+        let c = Fields::of(v, "state.cache").and_then(read).map_err(|e| Error::new(ErrorCode::InvalidState, e))?;
         if c.last_call_ms.is_some_and(|t| !t.is_finite()) {
             return Err(Error::new(ErrorCode::InvalidState, "state.cache.lastCallMs must be a finite number"));
         }

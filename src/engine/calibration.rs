@@ -19,10 +19,12 @@
 //! `maxToken` itself) and 4 (tokens sent besides the messages belong in `reservedTokens`), and a
 //! report outside that range is folded in at the bound. Either way the report says so.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::fields::{Fault, Fields};
+use crate::json::{Fixed, Num};
 
 /// The factor never leaves this range (a report off by more is a host mistake, not drift).
 const MIN_FACTOR: f64 = 0.25;
@@ -45,7 +47,7 @@ pub enum UsageStatus {
 }
 
 /// The correction factor and how many observations made it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Calibration {
     /// Provider tokens per estimated token (1 until observed).
@@ -97,10 +99,10 @@ impl Calibration {
     /// Reads the persisted form (absent in older states).
     pub(crate) fn from_json(v: Option<&Value>) -> Result<Calibration> {
         let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(Calibration::default()) };
-        let c: Calibration =
-            serde_json::from_value(v.clone()).map_err(|e| Error::new(ErrorCode::InvalidState, format!("state.calibration: {e}")))?;
+        let read = |f: Fields| Ok::<_, Fault>(Calibration { factor: f.f64("factor")?, samples: f.u64("samples")? });
+        let c = Fields::of(v, "state.calibration").and_then(read).map_err(|e| Error::new(ErrorCode::InvalidState, e))?;
         if !(c.factor.is_finite() && (MIN_FACTOR..=MAX_FACTOR).contains(&c.factor)) {
-            return Err(Error::new(ErrorCode::InvalidState, format!("state.calibration: factor {} is out of range", c.factor)));
+            return Err(Error::new(ErrorCode::InvalidState, format!("state.calibration: factor {} is out of range", Num(c.factor))));
         }
         Ok(c)
     }
@@ -232,15 +234,19 @@ pub(crate) fn observe_usage(
     } else if ratio < floor {
         st.observe(floor);
         let why = format!(
-            "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({ratio:.2}x); \
-             folded in as {floor:.2}x (tokenRatio), since a lower factor would move the trigger past maxToken"
+            "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({}x); \
+             folded in as {}x (tokenRatio), since a lower factor would move the trigger past maxToken",
+            Fixed(ratio, 2),
+            Fixed(floor, 2)
         );
         (UsageStatus::Clamped, Some(why))
     } else if ratio > MAX_FACTOR {
         st.observe(MAX_FACTOR);
         let why = format!(
-            "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({ratio:.1}x); \
-             folded in as {MAX_FACTOR}x; tokens sent besides the messages (system prompt, tool schemas) belong in reservedTokens"
+            "clamped: the provider counted {prompt_tokens} prompt tokens for a request estimated at {estimated} ({}x); \
+             folded in as {}x; tokens sent besides the messages (system prompt, tool schemas) belong in reservedTokens",
+            Fixed(ratio, 1),
+            Num(MAX_FACTOR)
         );
         (UsageStatus::Clamped, Some(why))
     } else {

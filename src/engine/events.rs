@@ -5,10 +5,12 @@
 //! and after, the offload that keeps the originals, and the summarizer's own usage when an LLM
 //! was called. Events are recorded only when a pass commits, so a failed pass leaves none.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+use crate::fields::{Fault, Fields};
 
 /// One change made by a compression pass (or one summarize call that failed).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompressionEvent {
     /// The strategy's event type, e.g. `TOOL_RESULT_TRUNCATE`, or `SUMMARIZE_FAILED`.
@@ -44,6 +46,24 @@ pub struct CompressionEvent {
 }
 
 impl CompressionEvent {
+    /// Reads an event as it is saved.
+    pub(crate) fn read(f: &Fields) -> Result<CompressionEvent, Fault> {
+        Ok(CompressionEvent {
+            event_type: f.str("type")?,
+            timestamp: f.f64("timestamp")?,
+            index: f.usize("index")?,
+            message_count: f.usize("messageCount")?,
+            replacement_count: f.usize("replacementCount")?,
+            tokens_before: f.u64("tokensBefore")?,
+            tokens_after: f.u64("tokensAfter")?,
+            offload_uuid: f.opt_str("offloadUuid")?,
+            summarize_input_tokens: f.opt_u64("summarizeInputTokens")?,
+            summarize_output_tokens: f.opt_u64("summarizeOutputTokens")?,
+            duration_ms: f.opt_f64("durationMs")?,
+            error: f.opt_str("error")?,
+        })
+    }
+
     /// Tokens this change saved.
     pub fn tokens_saved(&self) -> i64 {
         self.tokens_before as i64 - self.tokens_after as i64

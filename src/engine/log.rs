@@ -24,10 +24,10 @@
 use std::rc::Rc;
 
 use futures_util::FutureExt;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::fields::Fields;
 use crate::host::OffloadStore;
 
 /// A flush that is not forced waits for this many messages in the tail...
@@ -117,13 +117,26 @@ fn writer_name() -> Rc<str> {
 }
 
 /// One chunk as the store holds it.
-#[derive(Deserialize)]
 struct Chunk {
-    #[serde(rename = "autocontextLog")]
+    /// `autocontextLog`: the chunk format's version.
     version: u64,
     first: u64,
     prev: Option<String>,
     messages: Vec<Value>,
+}
+
+impl Chunk {
+    /// Reads a chunk from its text, its messages moved out of the parsed value.
+    fn parse(text: &str) -> std::result::Result<Chunk, String> {
+        let mut v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let f = Fields::of(&v, "")?;
+        let (version, first, prev) = (f.u64("autocontextLog")?, f.u64("first")?, f.opt_str("prev")?);
+        let messages = match v.get_mut("messages").map(Value::take) {
+            Some(Value::Array(m)) => m,
+            _ => return Err("messages must be an array".into()),
+        };
+        Ok(Chunk { version, first, prev, messages })
+    }
 }
 
 /// A chunk to write: its key, text, and how many tail messages it takes.
@@ -357,7 +370,7 @@ fn parse_chunk(session_id: &str, chain: Chain, key: &str, text: Option<String>) 
     if !key.ends_with(&crate::engine::offload::digest(&text)) {
         return Err(failed("the store's value is not the chunk written under this key".into()));
     }
-    let chunk: Chunk = serde_json::from_str(&text).map_err(|e| failed(format!("not a log chunk ({e})")))?;
+    let chunk = Chunk::parse(&text).map_err(|e| failed(format!("not a log chunk ({e})")))?;
     if chunk.version != 1 || Some(chunk.first) != first_of(key) {
         return Err(failed("not a log chunk of this version".into()));
     }

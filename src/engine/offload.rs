@@ -15,14 +15,15 @@
 //! value, another session's offload, or a payload edited in place. Each of those is a
 //! `STORE_FAILED` error; a reload never returns messages the engine did not offload.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::fields::{Fault, Fields};
 use crate::format::Format;
 
 /// An offload a session created, as its memory records it (and `compress()` returns it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OffloadRecord {
     /// Its uuid.
@@ -38,8 +39,8 @@ pub struct OffloadRecord {
 
 /// A message of an offload that stands for the originals of an earlier offload: message `at`
 /// of the payload is replaced, on reload, by the messages of offload `uuid` (expanded in turn).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct Expansion {
     /// The index of the message in the payload's list.
     pub at: usize,
@@ -50,6 +51,22 @@ pub(crate) struct Expansion {
     /// That payload's digest, when it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+}
+
+impl OffloadRecord {
+    /// Reads a record as [`OffloadRecord`]'s fields are saved.
+    pub(crate) fn read(f: &Fields) -> Result<OffloadRecord, Fault> {
+        Ok(OffloadRecord { uuid: f.str("uuid")?, message_count: f.usize("messageCount")?, digest: f.opt_str("digest")? })
+    }
+}
+
+impl Expansion {
+    /// Reads an expansion as it is saved; every field is known (a field this version does not
+    /// know would be a part of the reload it cannot honour).
+    fn read(f: &Fields) -> Result<Expansion, Fault> {
+        f.only(&["at", "uuid", "messageCount", "digest"])?;
+        Ok(Expansion { at: f.usize("at")?, uuid: f.str("uuid")?, message_count: f.usize("messageCount")?, digest: f.opt_str("digest")? })
+    }
 }
 
 /// The text stored for an offload of `messages`, with the earlier offloads some of them stand
@@ -158,10 +175,8 @@ pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Opened> {
     for (i, m) in messages.iter().enumerate() {
         format.parse(i, m).map_err(|e| bad(format!("holds an unreadable message: {}", e.message())))?;
     }
-    let expand: Vec<Expansion> = match body.get("expand") {
-        None => Vec::new(),
-        Some(v) => serde_json::from_value(v.clone()).map_err(|e| bad(format!("has an unreadable expansion list ({e})")))?,
-    };
+    let expand = crate::fields::list(body.get("expand"), "expand", Expansion::read)
+        .map_err(|e| bad(format!("has an unreadable expansion list ({e})")))?;
     let mut next = 0;
     for x in &expand {
         if x.at < next || x.at >= messages.len() {

@@ -82,8 +82,8 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String]) -> Result
     for (field, &count) in FIELDS.iter().zip(counts) {
         let mut items = Vec::new();
         for _ in 0..count {
-            let page = pages.get(next).map(|p| serde_json::from_str::<Vec<Value>>(p));
-            let Some(Ok(page)) = page else {
+            let page = pages.get(next).map(|p| serde_json::from_str::<Value>(p));
+            let Some(Ok(Value::Array(page))) = page else {
                 return Err(Error::new(ErrorCode::StoreFailed, format!("page {next} of the saved state is not a page"))
                     .at_field("page")
                     .at_index(next));

@@ -34,7 +34,9 @@ use crate::engine::events::CompressionEvent;
 use crate::engine::offload::OffloadRecord;
 use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
+use crate::fields::{self, Fields};
 use crate::format::Format;
+use crate::json::kind_of;
 use crate::message::{Message, Role, Synthetic};
 use crate::options::Config;
 use crate::plan::Plan;
@@ -440,8 +442,7 @@ impl State {
             None => TokenCounter::new(config.tokenizer).map_err(|e| bad(format!("state: {}", e.message())))?,
         };
         let format = config.format;
-        let offloads: Vec<OffloadRecord> =
-            serde_json::from_value(obj.remove("offloads").unwrap_or(json!([]))).map_err(|e| bad(format!("state.offloads: {e}")))?;
+        let offloads = fields::list(obj.get("offloads"), "state.offloads", OffloadRecord::read).map_err(bad)?;
         let mut offload_ids = HashSet::new();
         for o in &offloads {
             if !crate::engine::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
@@ -458,8 +459,8 @@ impl State {
                     return Err(bad("state.retired.tail must be an array"));
                 };
                 let mut tail = Vec::with_capacity(items.len());
-                for v in items {
-                    let o: OffloadRecord = serde_json::from_value(v.clone()).map_err(|e| bad(format!("state.retired.tail: {e}")))?;
+                for (i, v) in items.into_iter().enumerate() {
+                    let o = Fields::of(&v, format!("state.retired.tail[{i}]")).and_then(|f| OffloadRecord::read(&f)).map_err(bad)?;
                     if !crate::engine::reload::is_uuid(&o.uuid)
                         || offload_ids.contains(&o.uuid)
                         || o.digest.as_deref().is_some_and(|d| !crate::engine::offload::is_digest(d))
@@ -471,16 +472,23 @@ impl State {
                 Retired(Log::restore(Chain::Index, r, &config.session_id, tail).map_err(|e| bad(format!("state.{e}")))?)
             }
         };
-        let pending: Vec<String> =
-            serde_json::from_value(obj.remove("pending").unwrap_or(json!([]))).map_err(|e| bad(format!("state.pending: {e}")))?;
+        let pending = match obj.get("pending") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|u| {
+                    u.as_str().map(str::to_string).ok_or_else(|| bad(format!("state.pending must hold offload uuids, got {}", kind_of(u))))
+                })
+                .collect::<Result<Vec<_>>>()?,
+            Some(other) => return Err(bad(format!("state.pending must be an array, got {}", kind_of(other)))),
+        };
         for u in &pending {
             // A pending delete of an offload the index names would delete a live original.
             if !crate::engine::reload::is_uuid(u) || offload_ids.contains(u) {
                 return Err(bad(format!("state.pending: {u:?} is not an offload uuid outside the offload index")));
             }
         }
-        let mut events: Vec<CompressionEvent> =
-            serde_json::from_value(obj.remove("events").unwrap_or(json!([]))).map_err(|e| bad(format!("state.events: {e}")))?;
+        let mut events = fields::list(obj.get("events"), "state.events", CompressionEvent::read).map_err(bad)?;
         keep_recent(&mut events);
 
         let calibration = Calibration::from_json(obj.get("calibration"))?;
@@ -533,7 +541,7 @@ impl State {
             let wire = item.remove("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
             let mut m = format.parse_owned(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
             if let Some(s) = item.remove("synthetic") {
-                let mut s: Synthetic = serde_json::from_value(s).map_err(|e| bad(format!("state.working[{i}].synthetic: {e}")))?;
+                let mut s = Fields::of(&s, format!("state.working[{i}].synthetic")).and_then(|f| Synthetic::read(&f)).map_err(bad)?;
                 if let Some(u) = &s.offload {
                     if !offload_ids.contains(u) {
                         return Err(bad(format!("state.working[{i}] names offload {u}, which this session did not create")));

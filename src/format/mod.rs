@@ -22,7 +22,7 @@
 
 pub mod depth;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::Result;
@@ -160,7 +160,7 @@ macro_rules! formats {
         $( pub mod $module; )*
 
         /// A provider's message shape.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
         pub enum Format {
             $( $(#[doc = $doc])* $(#[$default])? #[serde(rename = $name)] $variant, )*
         }

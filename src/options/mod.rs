@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::Format;
-use crate::json::kind_of;
+use crate::json::{kind_of, Num};
 use crate::tokens::Tokenizer;
 use concepts::Concept;
 pub use declare::OptionDoc;
@@ -67,7 +67,7 @@ options! {
         check |c| match c.target_ratio {
             Some(r) if !(r > 0.0 && r <= c.token_ratio) => Err(Error::config(
                 "targetRatio",
-                format!("must be above 0 and at most tokenRatio ({}): a pass compacts below where it starts; got {r}", c.token_ratio),
+                format!("must be above 0 and at most tokenRatio ({}): a pass compacts below where it starts; got {}", Num(c.token_ratio), Num(r)),
             )),
             _ => Ok(()),
         };
@@ -237,7 +237,8 @@ options! {
                     "reserveRatio",
                     format!(
                         "must be at least 0 and below tokenRatio ({}), or the kept tail alone would trigger a pass; got {}",
-                        c.token_ratio, c.reserve_ratio
+                        Num(c.token_ratio),
+                        Num(c.reserve_ratio)
                     ),
                 ));
             }
@@ -290,7 +291,7 @@ options! {
         check |c| match c.prepare_ratio {
             Some(r) if !(r > 0.0 && r <= c.token_ratio) => Err(Error::config(
                 "prepareRatio",
-                format!("must be above 0 and at most tokenRatio ({}): preparing after the trigger is too late; got {r}", c.token_ratio),
+                format!("must be above 0 and at most tokenRatio ({}): preparing after the trigger is too late; got {}", Num(c.token_ratio), Num(r)),
             )),
             _ => Ok(()),
         };

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::format::{Format, PriceList};
-use crate::json::kind_of;
+use crate::json::{kind_of, Num};
 use crate::options::read::{show, OptionValue};
 
 /// What each kind of token costs, as a multiple of the agent model's input price.
@@ -111,7 +111,7 @@ impl PriceOptions {
             if !(v.is_finite() && (0.0..=MAX_PRICE).contains(&v)) {
                 return Err(Error::config(
                     &format!("prices.{field}"),
-                    format!("must be a multiple of the input price from 0 to {MAX_PRICE}, got {v}"),
+                    format!("must be a multiple of the input price from 0 to {}, got {}", Num(MAX_PRICE), Num(v)),
                 ));
             }
         }
@@ -120,7 +120,8 @@ impl PriceOptions {
                 "prices.cacheRead",
                 format!(
                     "({}) must be at most prices.cacheWrite ({}): a cached token never costs more than a written one",
-                    p.cache_read, p.cache_write
+                    Num(p.cache_read),
+                    Num(p.cache_write)
                 ),
             ));
         }

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::json::kind_of;
+use crate::json::{kind_of, Num};
 use crate::tokens::Tokenizer;
 
 /// A type an option can have.
@@ -198,7 +198,7 @@ pub(crate) fn positive(field: &str, v: u64, max: u64) -> Result<()> {
 /// Checks a share is in (0, 1].
 pub(crate) fn ratio(field: &str, v: f64) -> Result<()> {
     if !(v > 0.0 && v <= 1.0) {
-        return Err(Error::config(field, format!("must be a number in (0, 1], got {v}")));
+        return Err(Error::config(field, format!("must be a number in (0, 1], got {}", Num(v))));
     }
     Ok(())
 }

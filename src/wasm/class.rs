@@ -297,7 +297,7 @@ impl WasmMemory {
     pub fn reachable_keys(&self, listed: String) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let listed: Vec<String> = serde_json::from_str(&listed).map_err(|e| JsValue::from_str(&format!("listed keys: {e}")))?;
+            let listed = convert::string_list(&listed).map_err(|e| JsValue::from_str(&format!("listed keys: {e}")))?;
             Ok(JsValue::from_str(&convert::to_text(&inner.reachable_keys(&listed).await.map_err(to_js)?)))
         })
     }

@@ -71,7 +71,7 @@ pub(crate) fn describe(v: &JsValue) -> String {
         return "undefined".into();
     }
     if let Some(n) = v.as_f64() {
-        return format!("the number {n}");
+        return format!("the number {}", crate::json::Num(n));
     }
     if let Some(b) = v.as_bool() {
         return format!("the boolean {b}");
