@@ -1,5 +1,6 @@
 //! Native benchmark of a Worker's turn on the largest trace of the shared corpus: restore the
-//! session from its saved state (parsed, then handed over, as the binding does), add the next
+//! session from the head and pages a save wrote (the head parsed, then handed over with the
+//! pages, as the binding does), add the next
 //! message (or assistant message with its tool results), `compress_if_needed()`, take the
 //! messages, write the state again (cut into the pages a save writes); in a 32,000-token window
 //! with no summarizer, for a turn whose pass runs ("pass") and one that runs none ("no pass"). Each state is made in a thread of its own on texts new to every run, so the
@@ -50,7 +51,7 @@ fn replay(list: &[Value], session: &str, up_to: Option<usize>) -> (Memory, Vec<b
 }
 
 /// A saved state for one run of a case (made in its own thread), its store and the next group.
-fn saved(messages: &[Value], pass: bool, run: usize) -> (String, MemoryStore, Value) {
+fn saved(messages: &[Value], pass: bool, run: usize) -> (Vec<String>, MemoryStore, Value) {
     let messages = unseen(messages, run);
     std::thread::spawn(move || {
         let list = groups(messages);
@@ -59,7 +60,7 @@ fn saved(messages: &[Value], pass: bool, run: usize) -> (String, MemoryStore, Va
         let at = triggered.iter().rposition(|t| *t == pass).expect("a turn of that kind");
         let (m, _) = replay(&list, &session, Some(at));
         futures_executor::block_on(m.flush(true)).expect("flush");
-        let state = m.to_json_text();
+        let state = m.to_json_pages();
         let store = m.store();
         let entries: Vec<(String, String)> = store
             .keys()
@@ -103,8 +104,9 @@ fn main() {
                     at = Instant::now();
                 }
             };
-            let value: Value = serde_json::from_str(&state).expect("JSON");
-            let m = AutoContextMemory::restore(value, None::<NoSummarizer>, store, None).expect("restore");
+            let head: Value = serde_json::from_str(&state[0]).expect("JSON");
+            let counts: Vec<u32> = state[1].split(',').map(|c| c.parse().expect("a count")).collect();
+            let m = AutoContextMemory::from_pages(head, &counts, &state[2..], None::<NoSummarizer>, store, None).expect("restore");
             lap(0, &mut t);
             m.add(&next).expect("add");
             lap(1, &mut t);

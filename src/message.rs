@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::fields::{Fault, Fields};
+use crate::fields::{Fault, Fields, Record};
 use serde_json::Value;
 
 /// Who speaks a message. Formats map their own roles onto these four (`developer` is `System`,
@@ -86,9 +86,9 @@ pub struct Synthetic {
     pub copy: bool,
 }
 
-impl Synthetic {
-    /// Reads the mark as it is saved.
-    pub(crate) fn read(f: &Fields) -> Result<Synthetic, Fault> {
+impl Record for Synthetic {
+    const FIELDS: &'static [&'static str] = &["kind", "offload", "inPlace", "generation", "copy"];
+    fn read(f: &Fields) -> Result<Synthetic, Fault> {
         Ok(Synthetic {
             kind: f.str("kind")?,
             offload: f.opt_str("offload")?,
@@ -96,6 +96,27 @@ impl Synthetic {
             generation: f.opt_u32("generation")?,
             copy: f.flag("copy")?,
         })
+    }
+}
+
+impl Synthetic {
+    /// The mark as JSON text, as serde writes it.
+    pub(crate) fn write(&self, out: &mut String) {
+        let mut o = crate::json::Obj::new(out);
+        o.str("kind", &self.kind);
+        if let Some(u) = &self.offload {
+            o.str("offload", u);
+        }
+        if self.in_place {
+            o.yes("inPlace");
+        }
+        if let Some(g) = self.generation {
+            o.int("generation", u64::from(g));
+        }
+        if self.copy {
+            o.yes("copy");
+        }
+        o.end();
     }
 
     /// A mark for a message shrunk in place by the strategy `kind`, its original in `offload`.
@@ -457,6 +478,19 @@ pub(crate) fn is_uuid(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mark_is_written_and_read_as_serde_writes_and_reads_it() {
+        let mut marks = vec![Synthetic::new("EMERGENCY_OFFLOAD", None), Synthetic::copy_of("TOOL_RESULT_TRUNCATE", "u")];
+        marks.push(Synthetic { generation: Some(u32::MAX), ..Synthetic::in_place("HISTORY_ROLLUP", "\u{1}") });
+        marks.push(Synthetic { generation: Some(0), ..Synthetic::new("k\"", Some("o")) });
+        for s in marks {
+            let mut out = String::new();
+            s.write(&mut out);
+            assert_eq!(out, serde_json::to_string(&s).unwrap());
+            assert_eq!(crate::fields::record::<Synthetic>(&serde_json::from_str(&out).unwrap(), "").unwrap(), s);
+        }
+    }
 
     #[test]
     fn a_uuid_is_what_the_uuid_crate_reads_as_one_in_hyphenated_form() {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::fields::{Fault, Fields};
+use crate::fields::{Fault, Fields, Record};
 
 /// The agent's current plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,27 +48,31 @@ pub enum SubtaskState {
     Abandoned,
 }
 
+impl Record for Plan {
+    const FIELDS: &'static [&'static str] = &["goal", "subtasks", "expectedOutcome"];
+    fn read(f: &Fields) -> std::result::Result<Plan, Fault> {
+        Ok(Plan { goal: f.str("goal")?, subtasks: f.list("subtasks")?, expected_outcome: f.opt_str("expectedOutcome")? })
+    }
+}
+
+impl Record for Subtask {
+    const FIELDS: &'static [&'static str] = &["name", "state"];
+    fn read(f: &Fields) -> std::result::Result<Subtask, Fault> {
+        let state = match f.str("state")?.as_str() {
+            "todo" => SubtaskState::Todo,
+            "in_progress" => SubtaskState::InProgress,
+            "done" => SubtaskState::Done,
+            "abandoned" => SubtaskState::Abandoned,
+            other => return Err(format!("{} is {other:?}, no subtask state", f.name("state"))),
+        };
+        Ok(Subtask { name: f.str("name")?, state })
+    }
+}
+
 impl Plan {
     /// Reads a plan from JSON (`{ goal, subtasks: [{ name, state }], expectedOutcome }`).
     pub fn from_json(v: &Value) -> Result<Plan> {
-        let subtask = |f: &Fields| -> std::result::Result<Subtask, Fault> {
-            let state = match f.str("state")?.as_str() {
-                "todo" => SubtaskState::Todo,
-                "in_progress" => SubtaskState::InProgress,
-                "done" => SubtaskState::Done,
-                "abandoned" => SubtaskState::Abandoned,
-                other => return Err(format!("{} is {other:?}, no subtask state", f.name("state"))),
-            };
-            Ok(Subtask { name: f.str("name")?, state })
-        };
-        let read = |f: Fields| -> std::result::Result<Plan, Fault> {
-            Ok(Plan {
-                goal: f.str("goal")?,
-                subtasks: crate::fields::list(f.get("subtasks"), "subtasks", subtask)?,
-                expected_outcome: f.opt_str("expectedOutcome")?,
-            })
-        };
-        Fields::of(v, "").and_then(read).map_err(|e| {
+        crate::fields::record::<Plan>(v, "").map_err(|e| {
             Error::new(ErrorCode::InvalidArgument, format!("plan: {e} (expected {{ goal, subtasks: [{{ name, state }}], expectedOutcome }}, state one of todo, in_progress, done, abandoned)")).at_field("plan")
         })
     }

@@ -131,7 +131,8 @@ fn a_saved_record_with_a_field_missing_or_of_the_wrong_kind_is_refused_by_its_pl
     let state = compressed(&store).to_json();
     assert!(state["events"].as_array().is_some_and(|e| !e.is_empty()), "the state has events");
     let at = state["working"].as_array().unwrap().iter().position(|w| w["synthetic"].is_object()).unwrap();
-    let edits: Vec<(Box<dyn Fn(&mut Value)>, String)> = vec![
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let edits: Vec<(Edit, String)> = vec![
         (Box::new(|s| s["offloads"][0]["messageCount"] = json!("two")), "state.offloads[0].messagecount must be a whole number".into()),
         (
             Box::new(|s| s["offloads"][0].as_object_mut().unwrap().remove("uuid").map(drop).unwrap()),
@@ -344,6 +345,43 @@ fn the_counting_rules_change_only_with_their_version() {
     let (version, want) = recorded.last().unwrap();
     assert_eq!(*version, autocontext::tokens::COUNT_VERSION, "record the fingerprint of the new COUNT_VERSION");
     assert_eq!(fingerprint, want.to_vec(), "the counts changed: bump tokens::COUNT_VERSION and record its fingerprint here");
+}
+
+#[test]
+fn a_save_copies_the_pages_it_knows_and_they_are_the_pages_it_would_write() {
+    // Every corpus trace replayed in a 32k window and saved in pages at two points. Restored from
+    // those pages, a memory keeps their texts and copies them into its saves while their entries
+    // stay; carried on through the rest of the trace, saving after every group, its working pages
+    // stay byte for byte (offload uuids masked) what a memory restored from the whole state,
+    // which never keeps a page, writes of the same entries.
+    at_corpus_stops(
+        "known",
+        |n| vec![n / 3, n * 2 / 3],
+        |name, groups, i, m, store| {
+            let cut = m.to_json_pages();
+            let counts: Vec<u32> = cut[1].split(',').map(|c| c.parse().unwrap()).collect();
+            let head: Value = serde_json::from_str(&cut[0]).unwrap();
+            let paged = Plain::from_pages(head, &counts, &cut[2..], None, store.clone(), None).unwrap();
+            let whole = plain(&m.to_json(), store);
+            let working = |pages: &[String]| {
+                let n: usize = pages[1].split(',').next().unwrap().parse().unwrap();
+                let items: Vec<&str> = pages[2..2 + n].iter().map(|p| &p[1..p.len() - 1]).collect();
+                uuids_masked(&format!("[{}]", items.join(",")))
+            };
+            let written = |mem: &Plain| uuids_masked(&serde_json::to_string(&mem.to_json()["working"]).unwrap());
+            assert_eq!(working(&paged.to_json_pages()), written(&whole), "{name} restored at group {i}");
+            for (k, g) in groups.iter().enumerate().skip(i + 1) {
+                for mem in [&paged, &whole] {
+                    mem.add(g).unwrap();
+                    block_on(mem.compress_if_needed()).unwrap();
+                }
+                let pages = paged.to_json_pages();
+                if k % 4 == 0 || k + 1 == groups.len() {
+                    assert_eq!(working(&pages), written(&whole), "{name} restored at group {i}, at group {k}");
+                }
+            }
+        },
+    );
 }
 
 #[test]

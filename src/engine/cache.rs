@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::fields::{Fault, Fields};
+use crate::fields::{Fault, Fields, Record};
 
 /// The shortest prompt a provider caches (Anthropic's minimum for most models): a report on
 /// a shorter one says nothing about the cache.
@@ -38,6 +38,13 @@ pub(crate) struct CacheWatch {
     /// Usage reports in a row that read nothing from the cache.
     #[serde(default)]
     pub empty_reads: u32,
+}
+
+impl Record for CacheWatch {
+    const FIELDS: &'static [&'static str] = &["lastCallMs", "emptyReads"];
+    fn read(f: &Fields) -> std::result::Result<CacheWatch, Fault> {
+        Ok(CacheWatch { last_call_ms: f.opt_f64("lastCallMs")?, empty_reads: f.opt_u32("emptyReads")?.unwrap_or(0) })
+    }
 }
 
 impl CacheWatch {
@@ -72,10 +79,7 @@ impl CacheWatch {
     /// Reads the saved form (absent in older states).
     pub fn from_json(v: Option<&Value>) -> Result<CacheWatch> {
         let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(CacheWatch::default()) };
-        let read = |f: Fields| {
-            Ok::<_, Fault>(CacheWatch { last_call_ms: f.opt_f64("lastCallMs")?, empty_reads: f.opt_u32("emptyReads")?.unwrap_or(0) })
-        };
-        let c = Fields::of(v, "state.cache").and_then(read).map_err(|e| Error::new(ErrorCode::InvalidState, e))?;
+        let c: CacheWatch = crate::fields::record(v, "state.cache").map_err(|e| Error::new(ErrorCode::InvalidState, e))?;
         if c.last_call_ms.is_some_and(|t| !t.is_finite()) {
             return Err(Error::new(ErrorCode::InvalidState, "state.cache.lastCallMs must be a finite number"));
         }

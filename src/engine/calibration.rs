@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::fields::{Fault, Fields};
+use crate::fields::{Fault, Fields, Record};
 use crate::json::{Fixed, Num};
 
 /// The factor never leaves this range (a report off by more is a host mistake, not drift).
@@ -59,6 +59,13 @@ pub struct Calibration {
 impl Default for Calibration {
     fn default() -> Self {
         Calibration { factor: 1.0, samples: 0 }
+    }
+}
+
+impl Record for Calibration {
+    const FIELDS: &'static [&'static str] = &["factor", "samples"];
+    fn read(f: &Fields) -> std::result::Result<Calibration, Fault> {
+        Ok(Calibration { factor: f.f64("factor")?, samples: f.u64("samples")? })
     }
 }
 
@@ -99,8 +106,7 @@ impl Calibration {
     /// Reads the persisted form (absent in older states).
     pub(crate) fn from_json(v: Option<&Value>) -> Result<Calibration> {
         let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(Calibration::default()) };
-        let read = |f: Fields| Ok::<_, Fault>(Calibration { factor: f.f64("factor")?, samples: f.u64("samples")? });
-        let c = Fields::of(v, "state.calibration").and_then(read).map_err(|e| Error::new(ErrorCode::InvalidState, e))?;
+        let c: Calibration = crate::fields::record(v, "state.calibration").map_err(|e| Error::new(ErrorCode::InvalidState, e))?;
         if !(c.factor.is_finite() && (MIN_FACTOR..=MAX_FACTOR).contains(&c.factor)) {
             return Err(Error::new(ErrorCode::InvalidState, format!("state.calibration: factor {} is out of range", Num(c.factor))));
         }

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::fields::{Fault, Fields};
+use crate::fields::{Fault, Fields, Record};
 
 /// One change made by a compression pass (or one summarize call that failed).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,9 +45,22 @@ pub struct CompressionEvent {
     pub error: Option<String>,
 }
 
-impl CompressionEvent {
-    /// Reads an event as it is saved.
-    pub(crate) fn read(f: &Fields) -> Result<CompressionEvent, Fault> {
+impl Record for CompressionEvent {
+    const FIELDS: &'static [&'static str] = &[
+        "type",
+        "timestamp",
+        "index",
+        "messageCount",
+        "replacementCount",
+        "tokensBefore",
+        "tokensAfter",
+        "offloadUuid",
+        "summarizeInputTokens",
+        "summarizeOutputTokens",
+        "durationMs",
+        "error",
+    ];
+    fn read(f: &Fields) -> Result<CompressionEvent, Fault> {
         Ok(CompressionEvent {
             event_type: f.str("type")?,
             timestamp: f.f64("timestamp")?,
@@ -63,9 +76,82 @@ impl CompressionEvent {
             error: f.opt_str("error")?,
         })
     }
+}
+
+impl CompressionEvent {
+    /// The event as JSON text, as serde writes it.
+    pub(crate) fn write(&self, out: &mut String) {
+        let mut o = crate::json::Obj::new(out);
+        o.str("type", &self.event_type)
+            .num("timestamp", self.timestamp)
+            .int("index", self.index as u64)
+            .int("messageCount", self.message_count as u64)
+            .int("replacementCount", self.replacement_count as u64)
+            .int("tokensBefore", self.tokens_before)
+            .int("tokensAfter", self.tokens_after);
+        if let Some(u) = &self.offload_uuid {
+            o.str("offloadUuid", u);
+        }
+        if let Some(t) = self.summarize_input_tokens {
+            o.int("summarizeInputTokens", t);
+        }
+        if let Some(t) = self.summarize_output_tokens {
+            o.int("summarizeOutputTokens", t);
+        }
+        if let Some(d) = self.duration_ms {
+            o.num("durationMs", d);
+        }
+        if let Some(e) = &self.error {
+            o.str("error", e);
+        }
+        o.end();
+    }
 
     /// Tokens this change saved.
     pub fn tokens_saved(&self) -> i64 {
         self.tokens_before as i64 - self.tokens_after as i64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_written_and_read_as_serde_writes_and_reads_it() {
+        let bare = CompressionEvent {
+            event_type: "TOOL_RESULT_TRUNCATE".into(),
+            timestamp: 1_764_000_000_000.0,
+            index: 0,
+            message_count: 1,
+            replacement_count: 1,
+            tokens_before: u64::MAX,
+            tokens_after: 0,
+            offload_uuid: None,
+            summarize_input_tokens: None,
+            summarize_output_tokens: None,
+            duration_ms: None,
+            error: None,
+        };
+        let full = CompressionEvent {
+            event_type: "SUMMARIZE_FAILED".into(),
+            timestamp: 1_764_000_000_123.5,
+            offload_uuid: Some("u".into()),
+            summarize_input_tokens: Some(7),
+            summarize_output_tokens: Some(0),
+            duration_ms: Some(0.1 + 0.2),
+            error: Some("the model said \"no\"\n".into()),
+            ..bare.clone()
+        };
+        let odd = CompressionEvent { timestamp: f64::NAN, duration_ms: Some(1e-7), ..bare.clone() };
+        for e in [bare, full, odd] {
+            let mut out = String::new();
+            e.write(&mut out);
+            assert_eq!(out, serde_json::to_string(&e).unwrap());
+            if e.timestamp.is_finite() {
+                let back: CompressionEvent = crate::fields::record(&serde_json::from_str(&out).unwrap(), "").unwrap();
+                assert_eq!(back, e);
+            }
+        }
     }
 }

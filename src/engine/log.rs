@@ -27,7 +27,7 @@ use futures_util::FutureExt;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::fields::Fields;
+use crate::fields::{Fault, Fields, Record};
 use crate::host::OffloadStore;
 
 /// A flush that is not forced waits for this many messages in the tail...
@@ -125,17 +125,24 @@ struct Chunk {
     messages: Vec<Value>,
 }
 
+/// A chunk's fields but its messages, which [`Chunk::parse`] moves out of the parsed value.
+impl Record for Chunk {
+    const FIELDS: &'static [&'static str] = &["autocontextLog", "first", "prev"];
+    fn read(f: &Fields) -> std::result::Result<Chunk, Fault> {
+        Ok(Chunk { version: f.u64("autocontextLog")?, first: f.u64("first")?, prev: f.opt_str("prev")?, messages: Vec::new() })
+    }
+}
+
 impl Chunk {
-    /// Reads a chunk from its text, its messages moved out of the parsed value.
-    fn parse(text: &str) -> std::result::Result<Chunk, String> {
+    /// Reads a chunk from its text.
+    fn parse(text: &str) -> std::result::Result<Chunk, Fault> {
         let mut v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let f = Fields::of(&v, "")?;
-        let (version, first, prev) = (f.u64("autocontextLog")?, f.u64("first")?, f.opt_str("prev")?);
-        let messages = match v.get_mut("messages").map(Value::take) {
+        let mut chunk: Chunk = crate::fields::record(&v, "")?;
+        chunk.messages = match v.get_mut("messages").map(Value::take) {
             Some(Value::Array(m)) => m,
             _ => return Err("messages must be an array".into()),
         };
-        Ok(Chunk { version, first, prev, messages })
+        Ok(chunk)
     }
 }
 

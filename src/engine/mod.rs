@@ -612,9 +612,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// the offload index, the events), the pages those lists in texts of [`pages::PAGE`] items,
     /// each byte for byte the state's text of them, and `counts` how many pages each list has
     /// (`"3,1,2"`).
+    ///
+    /// The memory keeps the working list's pages it wrote (and those it was restored from, in
+    /// [`AutoContextMemory::from_pages`]): the next call copies a page whose entries did not
+    /// change instead of writing it again.
     pub fn to_json_pages(&self) -> Vec<String> {
-        let (text, cuts) = self.state.borrow().to_json_cut(&self.config);
-        pages::cut(&text, &cuts)
+        self.state.borrow_mut().save_pages(&self.config)
     }
 
     /// Restores a memory from a saved state's parsed head and its pages as
@@ -630,14 +633,22 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         counter: Option<TokenCounter>,
     ) -> Result<Self> {
         let mut state = head;
-        pages::join(&mut state, counts, pages)?;
-        Self::restore(state, summarizer, store, counter)
+        let sizes = pages::join(&mut state, counts, pages)?;
+        let (config, counter, mut state, as_read) = State::restore_read(state, counter)?;
+        let working = counts.first().map_or(0, |&n| n as usize).min(pages.len());
+        state.know_pages(&pages[..working], &sizes[..working], &as_read);
+        Self::restored(config, counter, state, summarizer, store)
     }
 
     /// [`AutoContextMemory::from_json`] of a state the caller gives up: its messages become the
     /// memory's without a copy.
     pub fn restore(state: Value, summarizer: Option<S>, store: O, counter: Option<TokenCounter>) -> Result<Self> {
         let (config, counter, state) = State::restore(state, counter)?;
+        Self::restored(config, counter, state, summarizer, store)
+    }
+
+    /// The memory of a restored state.
+    fn restored(config: Config, counter: TokenCounter, state: State, summarizer: Option<S>, store: O) -> Result<Self> {
         let memory = AutoContextMemory::with_counter(config, counter, summarizer, store)
             .map_err(|e| Error::new(ErrorCode::InvalidState, format!("state.config: {}", e.message())))?;
         *memory.state.borrow_mut() = state;

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::fields::{Fault, Fields};
+use crate::fields::{Fault, Fields, Record};
 use crate::format::Format;
 
 /// An offload a session created, as its memory records it (and `compress()` returns it).
@@ -54,17 +54,30 @@ pub(crate) struct Expansion {
 }
 
 impl OffloadRecord {
-    /// Reads a record as [`OffloadRecord`]'s fields are saved.
-    pub(crate) fn read(f: &Fields) -> Result<OffloadRecord, Fault> {
+    /// The record as JSON text, as serde writes it.
+    pub(crate) fn write(&self, out: &mut String) {
+        let mut o = crate::json::Obj::new(out);
+        o.str("uuid", &self.uuid).int("messageCount", self.message_count as u64);
+        if let Some(d) = &self.digest {
+            o.str("digest", d);
+        }
+        o.end();
+    }
+}
+
+impl Record for OffloadRecord {
+    const FIELDS: &'static [&'static str] = &["uuid", "messageCount", "digest"];
+    fn read(f: &Fields) -> std::result::Result<OffloadRecord, Fault> {
         Ok(OffloadRecord { uuid: f.str("uuid")?, message_count: f.usize("messageCount")?, digest: f.opt_str("digest")? })
     }
 }
 
-impl Expansion {
-    /// Reads an expansion as it is saved; every field is known (a field this version does not
-    /// know would be a part of the reload it cannot honour).
-    fn read(f: &Fields) -> Result<Expansion, Fault> {
-        f.only(&["at", "uuid", "messageCount", "digest"])?;
+/// Every field of an expansion is known: a field this version does not know would be a part
+/// of the reload it cannot honour.
+impl Record for Expansion {
+    const FIELDS: &'static [&'static str] = &["at", "uuid", "messageCount", "digest"];
+    const CLOSED: bool = true;
+    fn read(f: &Fields) -> std::result::Result<Expansion, Fault> {
         Ok(Expansion { at: f.usize("at")?, uuid: f.str("uuid")?, message_count: f.usize("messageCount")?, digest: f.opt_str("digest")? })
     }
 }
@@ -175,7 +188,7 @@ pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Opened> {
     for (i, m) in messages.iter().enumerate() {
         format.parse(i, m).map_err(|e| bad(format!("holds an unreadable message: {}", e.message())))?;
     }
-    let expand = crate::fields::list(body.get("expand"), "expand", Expansion::read)
+    let expand = crate::fields::list::<Expansion>(body.get("expand"), "expand")
         .map_err(|e| bad(format!("has an unreadable expansion list ({e})")))?;
     let mut next = 0;
     for x in &expand {
@@ -200,6 +213,19 @@ pub(crate) fn open(raw: &str, want: &Expected<'_>) -> Result<Opened> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_record_is_written_and_read_as_serde_writes_and_reads_it() {
+        for r in [
+            OffloadRecord { uuid: "u".into(), message_count: 3, digest: None },
+            OffloadRecord { uuid: "é\"\n".into(), message_count: usize::MAX, digest: Some("0123456789abcdef".into()) },
+        ] {
+            let mut out = String::new();
+            r.write(&mut out);
+            assert_eq!(out, serde_json::to_string(&r).unwrap());
+            assert_eq!(crate::fields::record::<OffloadRecord>(&serde_json::from_str(&out).unwrap(), "").unwrap(), r);
+        }
+    }
 
     #[test]
     fn digests_are_stable_hex_and_tell_texts_apart() {

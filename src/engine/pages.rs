@@ -5,9 +5,13 @@
 //! the state is. (Walking the written text to find the items, a byte at a time, took longer than
 //! writing it.)
 
+use std::rc::{Rc, Weak};
+
 use serde_json::Value;
 
+use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
+use crate::message::Message;
 
 /// The state's fields kept in pages, in order.
 pub(crate) const FIELDS: [&str; 3] = ["working", "offloads", "events"];
@@ -15,33 +19,73 @@ pub(crate) const FIELDS: [&str; 3] = ["working", "offloads", "events"];
 pub const PAGE: usize = 32;
 
 /// Where a paged list lies in the state's text: the whole field (from the comma before its key
-/// to the end of its array) and each item.
+/// to the end of its array) and each page of its items (from its first item's start to its
+/// last item's end).
 #[derive(Debug, Default)]
 pub(crate) struct ListCut {
     pub(crate) field: (usize, usize),
-    pub(crate) items: Vec<(usize, usize)>,
+    pub(crate) pages: Vec<(usize, usize)>,
 }
 
 /// The cuts of the paged lists, in the order of [`FIELDS`].
 pub(crate) type Cuts = [ListCut; 3];
 
-/// Writes `items` as a JSON array (each with `write`), noting in `cut` where each item is.
-pub(crate) fn write_list<'a, T: 'a>(
-    out: &mut String,
-    cut: &mut ListCut,
-    items: impl IntoIterator<Item = &'a T>,
-    write: impl Fn(&mut String, &'a T),
-) {
+/// Writes `items` as a JSON array, a page of [`PAGE`] items at a time: `page` writes the items
+/// of page `n` (without the brackets), and `cut` notes where each page is.
+pub(crate) fn write_list<'a, T>(out: &mut String, cut: &mut ListCut, items: &'a [T], mut page: impl FnMut(&mut String, usize, &'a [T])) {
     out.push('[');
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
+    for (n, items) in items.chunks(PAGE).enumerate() {
+        if n > 0 {
             out.push(',');
         }
         let start = out.len();
-        write(out, item);
-        cut.items.push((start, out.len()));
+        page(out, n, items);
+        cut.pages.push((start, out.len()));
     }
     out.push(']');
+}
+
+/// Writes `items` joined by commas, each with `write`.
+pub(crate) fn write_items<'a, T>(out: &mut String, items: &'a [T], write: impl Fn(&mut String, &'a T)) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write(out, item);
+    }
+}
+
+/// A page of the working list whose text the memory already has (it read the page in a load,
+/// or wrote it in a save), with the entries it holds. Most of a list does not change between
+/// two saves, so a save copies these texts instead of writing their messages again: a Worker
+/// that restores its session, adds a message and saves writes one page, not the list.
+///
+/// The entries are known by their message (held weakly: the text never keeps a message alive,
+/// and the address of one it names is not reused while the page is kept), their count and their
+/// pin, which is everything the state writes of an entry: a message is never changed in place
+/// (a change replaces it).
+#[derive(Debug)]
+pub(crate) struct KnownPage {
+    entries: Vec<(Weak<Message>, u32, bool)>,
+    /// The page's text, brackets included.
+    text: Rc<str>,
+}
+
+impl KnownPage {
+    /// The page of `entries` whose text is `text`.
+    pub fn new(entries: &[Entry], text: Rc<str>) -> KnownPage {
+        KnownPage { entries: entries.iter().map(|e| (Rc::downgrade(&e.msg), e.tokens, e.pinned)).collect(), text }
+    }
+
+    /// The page's items without its brackets, when it holds exactly `entries`.
+    pub fn items_of(&self, entries: &[Entry]) -> Option<&str> {
+        let same =
+            self.entries.len() == entries.len()
+                && self.entries.iter().zip(entries).all(|((m, tokens, pinned), e)| {
+                    std::ptr::eq(m.as_ptr(), Rc::as_ptr(&e.msg)) && *tokens == e.tokens && *pinned == e.pinned
+                });
+        same.then(|| &self.text[1..self.text.len() - 1])
+    }
 }
 
 /// Cuts the state's text at `cuts` into its head, the text without the paged fields, and the
@@ -59,10 +103,14 @@ pub(crate) fn cut(text: &str, cuts: &Cuts) -> Vec<String> {
         at = c.field.1;
     }
     head.push_str(&text[at..]);
-    let mut out = vec![head, cuts.iter().map(|c| c.items.len().div_ceil(PAGE).to_string()).collect::<Vec<_>>().join(",")];
+    let mut out = vec![head, cuts.iter().map(|c| c.pages.len().to_string()).collect::<Vec<_>>().join(",")];
     for c in cuts {
-        for chunk in c.items.chunks(PAGE) {
-            out.push(format!("[{}]", &text[chunk[0].0..chunk[chunk.len() - 1].1]));
+        for &(from, to) in &c.pages {
+            let mut page = String::with_capacity(to - from + 2);
+            page.push('[');
+            page.push_str(&text[from..to]);
+            page.push(']');
+            out.push(page);
         }
     }
     out
@@ -73,12 +121,15 @@ pub(crate) fn cut(text: &str, cuts: &Cuts) -> Vec<String> {
 ///
 /// A page that is not a JSON array is a `STORE_FAILED` error whose index is its place in
 /// `pages` (the class names its key).
-pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String]) -> Result<()> {
+///
+/// Returns how many items each page held, in order.
+pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String]) -> Result<Vec<usize>> {
     let Value::Object(map) = head else {
         return Err(Error::new(ErrorCode::InvalidState, "state: the head of a paged state must be an object").at_field("state"));
     };
     map.remove("autocontextPages");
     let mut next = 0usize;
+    let mut sizes = Vec::with_capacity(pages.len());
     for (field, &count) in FIELDS.iter().zip(counts) {
         let mut items = Vec::new();
         for _ in 0..count {
@@ -88,10 +139,11 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String]) -> Result
                     .at_field("page")
                     .at_index(next));
             };
+            sizes.push(page.len());
             items.extend(page);
             next += 1;
         }
         map.insert((*field).to_string(), Value::Array(items));
     }
-    Ok(())
+    Ok(sizes)
 }

@@ -48,7 +48,7 @@ impl Retired {
 
 /// A retired record as the chain holds it.
 pub(crate) fn record(v: &Value) -> Option<OffloadRecord> {
-    crate::fields::Fields::of(v, "").and_then(|f| OffloadRecord::read(&f)).ok()
+    crate::fields::record(v, "").ok()
 }
 
 /// The offloads the working list names: each replaced message's own, and every marker in the

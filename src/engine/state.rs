@@ -34,7 +34,7 @@ use crate::engine::events::CompressionEvent;
 use crate::engine::offload::OffloadRecord;
 use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
-use crate::fields::{self, Fields};
+use crate::fields;
 use crate::format::Format;
 use crate::json::kind_of;
 use crate::message::{Message, Role, Synthetic};
@@ -43,7 +43,7 @@ use crate::plan::Plan;
 use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
 use super::log::{Chain, Log};
-use super::pages::{self, Cuts};
+use super::pages::{self, Cuts, KnownPage, PAGE};
 use super::retired::{self, Retired};
 
 /// The state format version this build writes and reads.
@@ -92,6 +92,9 @@ pub(crate) struct State {
     /// pass stop (the current round, what the model has not read, what is kept) is all that came
     /// since, and a pass on every add would only find so again.
     pub count_stuck: Option<(usize, String)>,
+    /// The pages of the working list whose text the memory read or wrote last, by position:
+    /// what a save copies instead of writing again ([`pages::KnownPage`]).
+    pub known_pages: Vec<Option<KnownPage>>,
 }
 
 /// The events the state keeps: the most recent ones. Every event also reaches the host as it
@@ -356,50 +359,41 @@ impl State {
         let working = &mut cuts[0];
         working.field.0 = out.len();
         out.push_str(",\"working\":");
-        pages::write_list(&mut out, working, &self.working, |out, e| {
-            out.push_str("{\"message\":");
-            crate::json::write(out, &e.msg.wire);
-            out.push_str(",\"tokens\":");
-            out.push_str(&e.tokens.to_string());
-            if let Some(s) = &e.msg.synthetic {
-                out.push_str(",\"synthetic\":");
-                crate::json::write(out, &json!(s));
+        pages::write_list(&mut out, working, &self.working, |out, n, entries| {
+            match self.known_pages.get(n).and_then(Option::as_ref).and_then(|k| k.items_of(entries)) {
+                Some(items) => out.push_str(items),
+                None => pages::write_items(out, entries, write_entry),
             }
-            if e.pinned {
-                out.push_str(",\"pinned\":true");
-            }
-            out.push('}');
         });
         working.field.1 = out.len();
         out.push_str(",\"log\":");
         self.log.write_json(&mut out);
         out.push_str(",\"retired\":");
         self.retired.0.write_json(&mut out);
-        let mut rest = json!({
-            "config": config.to_json(),
-            "offloads": self.offloads,
-            "events": self.events,
-            "plan": self.plan,
-            "calibration": (self.calibration.samples > 0).then_some(self.calibration),
-        });
+        out.push_str(",\"config\":");
+        crate::json::write(&mut out, &config.to_json());
+        let [_, offloads, events] = cuts;
+        offloads.field.0 = out.len();
+        out.push_str(",\"offloads\":");
+        pages::write_list(&mut out, offloads, &self.offloads, |out, _, page| pages::write_items(out, page, |o, r| r.write(o)));
+        offloads.field.1 = out.len();
+        events.field.0 = out.len();
+        out.push_str(",\"events\":");
+        pages::write_list(&mut out, events, &self.events, |out, _, page| pages::write_items(out, page, |o, e| e.write(o)));
+        events.field.1 = out.len();
+        out.push_str(",\"plan\":");
+        crate::json::write(&mut out, &json!(self.plan));
+        out.push_str(",\"calibration\":");
+        crate::json::write(&mut out, &json!((self.calibration.samples > 0).then_some(self.calibration)));
         if !self.abandoned.is_empty() {
-            rest["pending"] = json!(self.abandoned);
+            out.push_str(",\"pending\":");
+            out.push('[');
+            pages::write_items(&mut out, &self.abandoned, |o, u| crate::json::write_str(o, u));
+            out.push(']');
         }
         if let Some(cache) = self.cache.to_json() {
-            rest["cache"] = cache;
-        }
-        for (k, v) in rest.as_object().expect("an object") {
-            let field = out.len();
-            out.push(',');
-            crate::json::write_str(&mut out, k);
-            out.push(':');
-            match (pages::FIELDS.iter().position(|f| f == k), v) {
-                (Some(f), Value::Array(items)) => {
-                    pages::write_list(&mut out, &mut cuts[f], items, crate::json::write);
-                    cuts[f].field = (field, out.len());
-                }
-                _ => crate::json::write(&mut out, v),
-            }
+            out.push_str(",\"cache\":");
+            crate::json::write(&mut out, &cache);
         }
         out.push('}');
         out
@@ -426,6 +420,13 @@ impl State {
     /// The state is taken, not borrowed: its messages become the memory's as they are, never
     /// copied (a Worker restores its session on every request).
     pub fn restore(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
+        Self::restore_read(state, counter).map(|(config, counter, state, _)| (config, counter, state))
+    }
+
+    /// [`State::restore`], and for each working entry whether the state's text of it is what
+    /// the writer writes of it now (its count read, its mark as saved), so that the page it came
+    /// in can be kept ([`State::know_pages`]).
+    pub(crate) fn restore_read(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
         State::check_shape(&state)?;
         let Value::Object(mut obj) = state else { unreachable!("checked to be an object") };
         let version = match obj.get("autocontext").and_then(Value::as_u64) {
@@ -442,7 +443,7 @@ impl State {
             None => TokenCounter::new(config.tokenizer).map_err(|e| bad(format!("state: {}", e.message())))?,
         };
         let format = config.format;
-        let offloads = fields::list(obj.get("offloads"), "state.offloads", OffloadRecord::read).map_err(bad)?;
+        let offloads = fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?;
         let mut offload_ids = HashSet::new();
         for o in &offloads {
             if !crate::engine::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
@@ -460,7 +461,7 @@ impl State {
                 };
                 let mut tail = Vec::with_capacity(items.len());
                 for (i, v) in items.into_iter().enumerate() {
-                    let o = Fields::of(&v, format!("state.retired.tail[{i}]")).and_then(|f| OffloadRecord::read(&f)).map_err(bad)?;
+                    let o: OffloadRecord = fields::record_at(&v, &|| format!("state.retired.tail[{i}]")).map_err(bad)?;
                     if !crate::engine::reload::is_uuid(&o.uuid)
                         || offload_ids.contains(&o.uuid)
                         || o.digest.as_deref().is_some_and(|d| !crate::engine::offload::is_digest(d))
@@ -488,7 +489,7 @@ impl State {
                 return Err(bad(format!("state.pending: {u:?} is not an offload uuid outside the offload index")));
             }
         }
-        let mut events = fields::list(obj.get("events"), "state.events", CompressionEvent::read).map_err(bad)?;
+        let mut events = fields::list::<CompressionEvent>(obj.get("events"), "state.events").map_err(bad)?;
         keep_recent(&mut events);
 
         let calibration = Calibration::from_json(obj.get("calibration"))?;
@@ -536,20 +537,23 @@ impl State {
         };
         let single: HashSet<&str> = offloads.iter().filter(|o| o.message_count == 1).map(|o| o.uuid.as_str()).collect();
         let mut read = Vec::with_capacity(working_values.len());
+        let mut as_read = Vec::with_capacity(working_values.len());
         for (i, item) in working_values.into_iter().enumerate() {
             let Value::Object(mut item) = item else { return Err(bad(format!("state.working[{i}] has no message"))) };
             let wire = item.remove("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
             let mut m = format.parse_owned(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
+            let mut upgraded = false;
             if let Some(s) = item.remove("synthetic") {
-                let mut s = Fields::of(&s, format!("state.working[{i}].synthetic")).and_then(|f| Synthetic::read(&f)).map_err(bad)?;
+                let mut s: Synthetic = fields::record_at(&s, &|| format!("state.working[{i}].synthetic")).map_err(bad)?;
                 if let Some(u) = &s.offload {
                     if !offload_ids.contains(u) {
                         return Err(bad(format!("state.working[{i}] names offload {u}, which this session did not create")));
                     }
                     // States from before copies were marked: a message a shrinking step rewrote in
                     // place, whose offload holds one message, is a copy of that message.
-                    if s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()) {
+                    if !s.copy && s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()) {
                         s.copy = true;
+                        upgraded = true;
                     }
                 }
                 m.synthetic = Some(s);
@@ -567,6 +571,7 @@ impl State {
                 ),
                 _ => None,
             };
+            as_read.push(tokens.is_some() && !upgraded);
             read.push((m, (pinned, tokens)));
         }
         let (mut messages, known): (Vec<Message>, Vec<(bool, Option<u32>)>) = read.into_iter().unzip();
@@ -603,9 +608,63 @@ impl State {
             abandoned: pending,
             calibration,
             cache,
+            known_pages: Vec::new(),
         };
-        Ok((config, counter, state))
+        Ok((config, counter, state, as_read))
     }
+
+    /// Keeps the texts of the working list's `pages` (each [`PAGE`] entries, the last at most
+    /// as many) the state was read from, except those holding an entry not read as written
+    /// (`as_read`): the next save copies them. `sizes` are the pages' item counts as read; pages
+    /// not cut as the writer cuts them are not kept.
+    pub(crate) fn know_pages(&mut self, pages: &[String], sizes: &[usize], as_read: &[bool]) {
+        let n = self.working.len().div_ceil(PAGE);
+        if pages.len() != n || sizes.len() != n || self.working.chunks(PAGE).zip(sizes).any(|(c, s)| c.len() != *s) {
+            return;
+        }
+        self.known_pages = self
+            .working
+            .chunks(PAGE)
+            .zip(pages)
+            .zip(as_read.chunks(PAGE))
+            .map(|((entries, text), read)| read.iter().all(|r| *r).then(|| KnownPage::new(entries, Rc::from(text.as_str()))))
+            .collect();
+    }
+
+    /// [`State::to_json_cut`] cut into the pages a save writes (see
+    /// [`super::AutoContextMemory::to_json_pages`]); the working list's pages are kept for the
+    /// next save.
+    pub fn save_pages(&mut self, config: &Config) -> Vec<String> {
+        let (text, cuts) = self.to_json_cut(config);
+        let out = pages::cut(&text, &cuts);
+        let mut old = std::mem::take(&mut self.known_pages).into_iter();
+        self.known_pages = self
+            .working
+            .chunks(PAGE)
+            .zip(&out[2..])
+            .map(|(entries, text)| match old.next().flatten() {
+                Some(k) if k.items_of(entries).is_some() => Some(k),
+                _ => Some(KnownPage::new(entries, Rc::from(text.as_str()))),
+            })
+            .collect();
+        out
+    }
+}
+
+/// A working entry as the state holds it.
+fn write_entry(out: &mut String, e: &Entry) {
+    out.push_str("{\"message\":");
+    crate::json::write(out, &e.msg.wire);
+    out.push_str(",\"tokens\":");
+    out.push_str(&e.tokens.to_string());
+    if let Some(s) = &e.msg.synthetic {
+        out.push_str(",\"synthetic\":");
+        s.write(out);
+    }
+    if e.pinned {
+        out.push_str(",\"pinned\":true");
+    }
+    out.push('}');
 }
 
 fn bad(message: impl Into<String>) -> Error {

@@ -29,7 +29,7 @@ fn options(options_json: &str) -> Result<Options, JsValue> {
     let mut value = convert::parse(options_json, ErrorCode::InvalidConfig, "options")?;
     let offloads = match value.as_object_mut().and_then(|o| o.remove("offloads")) {
         None | Some(Value::Null) => None,
-        list => Some(crate::fields::list(list.as_ref(), "offloads", OffloadRecord::read).map_err(|e| {
+        list => Some(crate::fields::list::<OffloadRecord>(list.as_ref(), "offloads").map_err(|e| {
             js_field_error(
                 ErrorCode::InvalidArgument,
                 "offloads",
