@@ -65,6 +65,31 @@ function workingIndex(index: unknown): number {
 
 let restoring: { wasm: WasmMemory; store: OffloadStore; diag: Diagnostics; revision: number } | null = null;
 
+/**
+ * What the host's pieces read of the engine they serve, its session id (for events) and its
+ * store timeout: the defaults until it is made, then its own. The engine holds those pieces, so
+ * they hold its wrapper weakly: a strong reference would make the wrapper reachable from the
+ * engine itself, and it would never be collected, nor the engine freed by the wrapper's
+ * finalizer (a Worker restoring its session on every request grew its WebAssembly memory by the
+ * state's size at each one, and paid for growing it). The values are read once when it is made,
+ * for a call that comes after the wrapper was collected (from a pass still running).
+ */
+function madeLater(): { sessionId: () => string; storeTimeoutMs: () => number; is: (wasm: WasmMemory) => WasmMemory } {
+  let ref: { deref(): WasmMemory | undefined } | undefined;
+  let sessionId = '';
+  let storeTimeoutMs = DEFAULT_STORE_TIMEOUT_MS;
+  return {
+    sessionId: () => ref?.deref()?.sessionId() ?? sessionId,
+    storeTimeoutMs: () => ref?.deref()?.storeTimeoutMs() ?? storeTimeoutMs,
+    is: (wasm) => {
+      sessionId = wasm.sessionId();
+      storeTimeoutMs = wasm.storeTimeoutMs();
+      ref = typeof WeakRef === 'function' ? new WeakRef(wasm) : { deref: () => wasm };
+      return wasm;
+    },
+  };
+}
+
 /** Frees a memory's WebAssembly side at once (for `compress()`, whose memory nobody else sees). */
 export let release: (memory: AutoContextMemory<FormatName, never>) => void;
 /** Marks a memory as living for one pass (for `compress()`): nobody reads its log back, so none is written. */
@@ -118,12 +143,12 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
       return;
     }
     const { json, host } = splitOptions(options);
-    let made: WasmMemory | undefined;
-    const diag = new Diagnostics(host, () => made?.sessionId() ?? '');
-    const { wasm, store } = makeHost(host, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS, diag);
+    const made = madeLater();
+    const diag = new Diagnostics(host, made.sessionId);
+    const { wasm, store } = makeHost(host, made.storeTimeoutMs, diag);
     this.#store = store;
     this.#diag = diag;
-    this.#wasm = made = call(() => new WasmMemory(json, wasm));
+    this.#wasm = made.is(call(() => new WasmMemory(json, wasm)));
   }
 
   /**
@@ -173,10 +198,10 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
       }
     }
     checkDiagnostics(host, configError);
-    let made: WasmMemory | undefined;
-    const diag = new Diagnostics(host, () => made?.sessionId() ?? '');
-    const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>, () => made?.storeTimeoutMs() ?? DEFAULT_STORE_TIMEOUT_MS, diag);
-    const wasm = (made = call(() => make(wasmHost)));
+    const made = madeLater();
+    const diag = new Diagnostics(host, made.sessionId);
+    const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>, made.storeTimeoutMs, diag);
+    const wasm = made.is(call(() => make(wasmHost)));
     try {
       restoring = { wasm, store, diag, revision: revision() };
     } catch (e) {

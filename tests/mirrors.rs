@@ -127,7 +127,7 @@ fn each_method_of_the_memory_is_the_same_in_the_engine_the_binding_and_the_class
     let calls: BTreeSet<String> = memory_ts
         .match_indices("#wasm.")
         .chain(memory_ts.match_indices("WasmMemory."))
-        .chain(memory_ts.match_indices("made?."))
+        .chain(memory_ts.match_indices("deref()?."))
         .filter_map(|(at, m)| {
             let rest = &memory_ts[at + m.len()..];
             let end = rest.find(|c: char| !c.is_ascii_alphanumeric() && c != '_')?;

@@ -3,7 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AutoContextMemory, AutoContextError, countTokens } from 'autocontext';
-import { MemoryStore } from 'autocontext/stores/memory';
+import { MemorySessionStore, MemoryStore } from 'autocontext/stores/memory';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { UUID, bigToolResult, call, markers, text } from './helpers.mjs';
 
 const TRICKY = [
@@ -306,4 +308,39 @@ test('a store that says acceptsBytes gets each offload as its UTF-8 bytes, any o
     reloaded.push(back);
   }
   assert.deepEqual(reloaded[1], reloaded[0]);
+});
+
+test('a memory nobody holds any more is freed, engine and all, whether made, restored or loaded', async () => {
+  // A Worker restores its session into a new memory on every request and drops it after: a
+  // memory kept alive by the host's pieces it holds would grow the engine's memory by a state
+  // at every request, until the isolate ran out of it.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  const content = 'x'.repeat(1 << 18);
+  const store = new MemoryStore();
+  const sessions = new MemorySessionStore();
+  const saved = new AutoContextMemory({ store, sessionId: 'dropped' });
+  saved.add({ role: 'user', content: `${content} saved` });
+  const state = saved.toJSON();
+  await saved.save(sessions);
+  const ways = {
+    made: async (i) => new AutoContextMemory({ store }).add({ role: 'user', content: `${content} ${i}` }),
+    restored: async () => AutoContextMemory.fromJSON(state, { store }),
+    loaded: async () => AutoContextMemory.load(sessions, 'dropped', { store }),
+  };
+  for (const [way, make] of Object.entries(ways)) {
+    const round = async () => {
+      for (let i = 0; i < 16; i++) await make(i);
+      for (let i = 0; i < 3; i++) {
+        gc();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+      return process.memoryUsage().external;
+    };
+    await round();
+    const first = await round();
+    const grown = (await round()) - first;
+    // Each memory holds its text more than once: kept alive, 16 of them grow it by 10 MB or more.
+    assert.ok(grown < 3e6, `${way}: the engine's memory grew by ${(grown / 1e6).toFixed(1)} MB for 16 memories dropped`);
+  }
 });
