@@ -129,11 +129,13 @@ impl WasmMemory {
 
     /// What changed in the working list since `version` (a `listVersion` the caller holds the
     /// list at; negative for the whole list): JSON text of `{ version, from, messages }`, the
-    /// messages from index `from` on. Unchanged messages before `from` are not sent again.
+    /// messages from index `from` on. Unchanged messages before `from` are not sent again. The
+    /// text is ASCII (see `convert::ascii_json`), as are those of `logHead`, `logChunk` and
+    /// `reload`, which JavaScript parses too.
     #[wasm_bindgen(js_name = messagesSince)]
     pub fn messages_since(&self, version: f64) -> String {
         let known = (version >= 0.0 && version.is_finite()).then_some(version as u64);
-        self.inner.messages_since_text(known)
+        convert::ascii_json(self.inner.messages_since_text(known))
     }
 
     /// The log of everything added: JSON text of `{ head, tail }`, the key of the newest chunk
@@ -141,7 +143,7 @@ impl WasmMemory {
     #[wasm_bindgen(js_name = logHead)]
     pub fn log_head(&self) -> String {
         let (head, tail) = self.inner.log_head();
-        serde_json::json!({"head": head, "tail": tail}).to_string()
+        convert::ascii_json(serde_json::json!({"head": head, "tail": tail}).to_string())
     }
 
     /// One chunk of the log, read back and checked; resolves to JSON text of
@@ -151,7 +153,7 @@ impl WasmMemory {
         let inner = self.inner.clone();
         future_to_promise(async move {
             let (messages, prev) = inner.log_chunk(&key).await.map_err(to_js)?;
-            Ok(JsValue::from_str(&serde_json::json!({"messages": messages, "prev": prev}).to_string()))
+            Ok(JsValue::from_str(&convert::ascii_json(serde_json::json!({"messages": messages, "prev": prev}).to_string())))
         })
     }
 
@@ -278,7 +280,7 @@ impl WasmMemory {
         let inner = self.inner.clone();
         future_to_promise(async move {
             let messages = inner.reload(&uuid).await.map_err(to_js)?;
-            Ok(JsValue::from_str(&crate::json::array_to_string(&messages)))
+            Ok(JsValue::from_str(&convert::ascii_json(crate::json::array_to_string(&messages))))
         })
     }
 

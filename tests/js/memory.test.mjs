@@ -310,6 +310,32 @@ test('a store that says acceptsBytes gets each offload as its UTF-8 bytes, any o
   assert.deepEqual(reloaded[1], reloaded[0]);
 });
 
+test('text outside ASCII comes back to the code unit: messages(), originalMessages(), reload()', async () => {
+  // Every kind of character the engine hands back as JSON: two-byte, three-byte (the line
+  // separators JSON.parse takes raw, a byte-order mark, the last of the plane), four-byte
+  // (surrogate pairs), in values and in keys.
+  const odd = 'é ü ß ¿ ĳ Ω 日本語 한국어 \u2028\u2029 \ufeff \u0080 \uffff 𝄞 😀👍🏽 👨‍👩‍👧 \u{10ffff}';
+  const conversation = [
+    { role: 'system', content: `Reply in kind: ${odd}` },
+    { role: 'user', content: odd, x_meta: { 'ключ': 'значение', [odd]: [odd, 1.5] } },
+    { role: 'assistant', content: null, tool_calls: [call('u1', 'read_log', { path: `/tmp/${odd}` })] },
+    { role: 'tool', tool_call_id: 'u1', content: `${odd} `.repeat(2_000) },
+    { role: 'assistant', content: `Read it: ${odd}` },
+  ];
+  const store = new MemoryStore();
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000, store, sessionId: 'odd' });
+  memory.add(conversation);
+  assert.deepStrictEqual(memory.messages(), conversation);
+  assert.deepStrictEqual(memory.messages(), conversation, 'read again');
+  const { events } = await memory.compressIfNeeded();
+  const uuid = events.find((e) => e.offloadUuid !== undefined)?.offloadUuid;
+  assert.ok(uuid !== undefined, JSON.stringify(events));
+  assert.ok(JSON.stringify(memory.messages()).includes(odd), 'what the pass kept still reads');
+  assert.ok((await memory.reload(uuid)).some((m) => m.tool_call_id === 'u1' && m.content === conversation[3].content));
+  await memory.flush();
+  assert.deepStrictEqual(await memory.originalMessages(), conversation);
+});
+
 test('a memory nobody holds any more is freed, engine and all, whether made, restored or loaded', async () => {
   // A Worker restores its session into a new memory on every request and drops it after: a
   // memory kept alive by the host's pieces it holds would grow the engine's memory by a state
