@@ -121,6 +121,12 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   #sweeping: Promise<unknown> | null = null;
   /** The pages of the last save or load (a page's text → its key), and this writer's name for new ones. */
   #pages: PageIndex = new Map();
+  /**
+   * The pages' texts the engine knows this memory holds, in its order: those the memory was
+   * loaded from, then those of the last cut for a save (`toJsonPages` names one of them by its
+   * place instead of sending its text again).
+   */
+  #held: string[] = [];
   #writer: string | undefined;
   #pageCount = 0;
 
@@ -262,6 +268,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
         () => checkRevision(head.revision),
       );
       memory.#pages = paged.index;
+      memory.#held = paged.pages;
     }
     const id = memory.sessionId;
     if (id !== sessionId) {
@@ -309,7 +316,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
       // only those no earlier save wrote (see saved-pages.ts).
       this.#writer ??= writerName();
       const prefix = `${this.sessionId}/state-${this.#writer}-`;
-      const { head, fresh, index } = paginate(this.#wasm.toJsonPages(), revision, this.#pages, () => `${prefix}${this.#pageCount++}`);
+      const { head, fresh, index } = paginate(this.#cut(), revision, this.#pages, () => `${prefix}${this.#pageCount++}`);
       const written: string[] = [];
       try {
         for (const page of fresh) {
@@ -335,6 +342,18 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     } finally {
       this.#saving = false;
     }
+  }
+
+  /** The state cut for a save (`[head, counts, pages...]`, see `toJsonPages`), every page as text. */
+  #cut(): string[] {
+    const cut = this.#wasm.toJsonPages();
+    const held = this.#held;
+    for (let i = 2; i < cut.length; i++) {
+      const page = cut[i];
+      if (typeof page === 'number') cut[i] = held[page] as string;
+    }
+    this.#held = cut.slice(2) as string[];
+    return cut as string[];
   }
 
   /** Deletes store keys one after another: those deleted, and what each failed delete threw. */

@@ -5,6 +5,8 @@
 //! held across an `await` and calls may overlap (the engine itself refuses a second concurrent
 //! pass with `LIMIT_EXCEEDED`; the TypeScript wrapper shares one pass instead).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::future_to_promise;
@@ -28,6 +30,9 @@ type Engine = AutoContextMemory<JsSummarizer, JsStore>;
 #[wasm_bindgen]
 pub struct WasmMemory {
     inner: Rc<Engine>,
+    /// The pages JavaScript holds as text, in order: those `fromPages` restored the memory
+    /// from, then those of the last cut `toJsonPages` handed out (see there).
+    held: RefCell<Vec<String>>,
 }
 
 fn custom_counter(counter: Option<JsCounter>, field: &str) -> Result<TokenCounter, JsValue> {
@@ -53,7 +58,7 @@ impl WasmMemory {
             kind => TokenCounter::new(kind).map_err(to_js)?,
         };
         let inner = AutoContextMemory::with_counter(config, counter, parts.summarizer, parts.store).map_err(to_js)?.with_clock(JsClock);
-        Ok(WasmMemory { inner: Rc::new(inner) })
+        Ok(WasmMemory { inner: Rc::new(inner), held: RefCell::default() })
     }
 
     /// Restores a memory from the JSON text `toJson` wrote.
@@ -74,7 +79,7 @@ impl WasmMemory {
         let inner = AutoContextMemory::from_pages(head, &counts, &pages, parts.summarizer, parts.store, counter)
             .map_err(to_js)?
             .with_clock(JsClock);
-        Ok(WasmMemory { inner: Rc::new(inner) })
+        Ok(WasmMemory { inner: Rc::new(inner), held: RefCell::new(pages) })
     }
 
     /// The host's counter when the state (or its head) was made with one.
@@ -91,7 +96,7 @@ impl WasmMemory {
         let parts = HostParts::read(host)?;
         let counter = Self::counter_of(&state, parts.counter)?;
         let inner = AutoContextMemory::restore(state, parts.summarizer, parts.store, counter).map_err(to_js)?.with_clock(JsClock);
-        Ok(WasmMemory { inner: Rc::new(inner) })
+        Ok(WasmMemory { inner: Rc::new(inner), held: RefCell::default() })
     }
 
     /// Adds one wire message or an array of them (JSON text); all or nothing. With `pinned`,
@@ -231,9 +236,40 @@ impl WasmMemory {
     /// The state cut for a save: `[head, counts, pages...]`, the head being the state's text
     /// without its long lists (the working list, the offload index, the events) and the pages
     /// those lists in texts of 32 items, `counts` how many pages each list has (`"3,1,2"`).
-    #[wasm_bindgen(js_name = toJsonPages)]
-    pub fn to_json_pages(&self) -> Vec<String> {
-        self.inner.to_json_pages()
+    ///
+    /// A page JavaScript holds already comes as a number instead: its place among the pages
+    /// held, those of the cut before (or those `fromPages` restored from, before the first
+    /// cut). A save after a turn changes a page or two, so the others do not cross the boundary
+    /// again, nor are decoded into new strings. The pages held are this cut's from now on.
+    #[wasm_bindgen(js_name = toJsonPages, unchecked_return_type = "(string | number)[]")]
+    pub fn to_json_pages(&self) -> Vec<JsValue> {
+        let mut cut = self.inner.to_json_pages();
+        let mut held = self.held.borrow_mut();
+        // The pages held by length, the places of each: a page is compared only with those of
+        // its length, and first with the one at its own place.
+        let mut by_length: HashMap<usize, Vec<usize>> = HashMap::with_capacity(held.len());
+        for (at, text) in held.iter().enumerate() {
+            by_length.entry(text.len()).or_default().push(at);
+        }
+        let out = cut
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                // The head and the counts (the first two) always cross.
+                let found = i.checked_sub(2).and_then(|page| {
+                    if held.get(page).is_some_and(|h| h == text) {
+                        return Some(page);
+                    }
+                    by_length.get(&text.len())?.iter().copied().find(|&at| held[at] == *text)
+                });
+                match found {
+                    Some(at) => JsValue::from_f64(at as f64),
+                    None => JsValue::from_str(text),
+                }
+            })
+            .collect();
+        *held = cut.split_off(2.min(cut.len()));
+        out
     }
 
     /// Sets the agent's plan (JSON text of `{goal, subtasks?, expectedOutcome?}`), or clears it

@@ -126,6 +126,44 @@ test('a save per turn writes what the turn changed, not the whole state', async 
   }
 });
 
+/** A MemoryStore whose next put of a saved state's page fails, once, when `failPage` is set. */
+class FlakyStore extends MemoryStore {
+  failPage = false;
+  put(key, value) {
+    if (this.failPage && key.includes('/state-')) {
+      this.failPage = false;
+      return Promise.reject(new Error('put failed'));
+    }
+    return super.put(key, value);
+  }
+}
+
+test('saves after a load, a failed save or a pass write every page they name; each loads back whole', async () => {
+  const store = new FlakyStore();
+  const sessions = new MemorySessionStore();
+  let memory = new AutoContextMemory({ maxToken: 6_000, store, summarize, sessionId: 'held' });
+  memory.add({ role: 'system', content: 'agent' });
+  let passes = 0;
+  for (let turn = 0; turn < 48; turn++) {
+    if (turn % 4 === 1) memory = await AutoContextMemory.load(sessions, 'held', { store, summarize });
+    memory.add(round(turn, { calls: 1, resultChars: 400 }));
+    if ((await memory.compressIfNeeded()).compressed) passes++;
+    if (turn % 5 === 2) {
+      // The pages this save wrote are deleted again: the next save must write them anew.
+      store.failPage = true;
+      assert.equal((await rejected(memory.save(sessions))).code, 'STORE_FAILED');
+      if (turn % 2 === 0) memory.add({ role: 'user', content: `after the failed save of turn ${turn}` });
+    }
+    await memory.save(sessions);
+    const { autocontextPages: named } = JSON.parse((await sessions.load('held')).state);
+    for (const key of [...named.working, ...named.offloads, ...named.events]) assert.equal(typeof (await store.get(key)), 'string', `turn ${turn}: page ${key}`);
+    const back = await AutoContextMemory.load(sessions, 'held', { store, summarize });
+    assert.deepStrictEqual(back.toJSON(), memory.toJSON(), `turn ${turn}`);
+    assert.deepStrictEqual(back.messages(), memory.messages(), `turn ${turn}`);
+  }
+  assert.ok(passes >= 3, `${passes} passes`);
+});
+
 test('two writers: the refused save deletes its pages, the winner loads whole; a lost page is STORE_FAILED', async () => {
   const store = new MemoryStore();
   const sessions = new MemorySessionStore();
