@@ -251,14 +251,15 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
       memory = AutoContextMemory.fromJSON<F, M>(text, host);
     } else {
       // The engine parses the head and each page where it restores them: the state is never
-      // assembled into one text, nor parsed here but for its head.
-      const { head, headText, counts, pages, keys } = paged;
+      // assembled into one text, nor parsed here but for its head, which goes to the engine as
+      // it was saved (the engine drops the page names and fills the paged lists from the pages).
+      const { head, counts, pages, keys } = paged;
       memory = AutoContextMemory.#restore<F, M>(
         host,
         () => (head.config as MemoryState['config'] | undefined)?.tokenizer,
         (wasmHost) => {
           try {
-            return WasmMemory.fromPages(headText, new Uint32Array(counts), pages, wasmHost);
+            return WasmMemory.fromPages(text, new Uint32Array(counts), pages, wasmHost);
           } catch (e) {
             const { code, field, index: at } = e as { code?: unknown; field?: unknown; index?: unknown };
             if (code === 'STORE_FAILED' && field === 'page' && typeof at === 'number') throw notAPage(keys[at] as string, pages[at]);

@@ -84,10 +84,9 @@ export function paginate(cut: string[], revision: number, previous: PageIndex, k
   return { head, fresh, index };
 }
 
-/** A paged state read back: its head (parsed, and as text without the page names) and its pages. */
+/** A paged state read back: its head (parsed) and its pages. */
 export interface Assembled {
   head: Record<string, unknown>;
-  headText: string;
   counts: number[];
   pages: string[];
   keys: string[];
@@ -114,7 +113,6 @@ export async function assemble(stateText: string, sessionId: string, get: (key: 
   }
   const paged = head?.autocontextPages as Record<string, unknown> | undefined;
   if (paged === undefined || paged === null || typeof paged !== 'object') return null;
-  delete head.autocontextPages;
   const counts: number[] = [];
   const all: string[] = [];
   for (const field of FIELDS) {
@@ -124,7 +122,6 @@ export async function assemble(stateText: string, sessionId: string, get: (key: 
     }
     all.push(...(keys as string[]));
     counts.push(keys.length);
-    delete head[field];
   }
   const read = await readAll(all, get);
   const index: PageIndex = new Map();
@@ -137,7 +134,7 @@ export async function assemble(stateText: string, sessionId: string, get: (key: 
     index.set(got.text, key);
     pages.push(got.text);
   }
-  return { head, headText: JSON.stringify(head), counts, pages, keys: all, index };
+  return { head, counts, pages, keys: all, index };
 }
 
 /** Pages a load asks the store for at once. */
