@@ -480,7 +480,7 @@ function workerTurnReport(turn) {
   out.push('');
   if (turn.node) {
     out.push(
-      `The same turns in Node (a child process that has met none of the texts, after a turn of each kind that is not measured), CPU ms by phase, medians; and natively, the engine alone (\`cargo bench --bench turn\`: restore from the state's text, add, the pass, the messages' text, the state's text), wall ms:`,
+      `The same turns in Node (a child process that has met none of the texts, after a turn of each kind that is not measured), CPU ms by phase, medians; and natively, the engine alone (\`cargo bench --bench turn\`: restore from the head and pages a save wrote, add, the pass, the messages' text, the pages a save writes), wall ms:`,
     );
     out.push('');
     const phase = (c, name) => c.phases.find((p) => p.phase === name)?.ms;
