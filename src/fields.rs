@@ -57,6 +57,18 @@ pub(crate) fn list<T: Record>(v: Option<&Value>, at: &str) -> Result<Vec<T>, Fau
     }
 }
 
+/// `v` as a list of strings, named `at` in messages, each string being `what`
+/// (`state.pending must hold offload uuids, got a number`).
+pub(crate) fn strings(v: &Value, at: &str, what: &str) -> Result<Vec<String>, Fault> {
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .map(|u| u.as_str().map(str::to_string).ok_or_else(|| format!("{at} must hold {what}, got {}", kind_of(u))))
+            .collect(),
+        other => Err(format!("{at} must be an array, got {}", kind_of(other))),
+    }
+}
+
 impl<'v, 'a> Fields<'v, 'a> {
     /// The fields of `v` as the record `T` names them; `v` must be an object.
     fn of<T: Record>(v: &'v Value, place: &'a dyn Fn() -> String) -> Result<Fields<'v, 'a>, Fault> {
@@ -249,5 +261,8 @@ mod tests {
         assert_eq!(list::<Rec>(Some(&json!([{"s": "a", "n": 1, "f": 0}, {"s": "b"}])), "l").unwrap_err(), "l[1].n is missing");
         assert_eq!(list::<Rec>(Some(&json!([{"s": "a", "n": 1, "f": 0}, 7])), "l").unwrap_err(), "l[1] must be an object, got a number");
         assert_eq!(list::<Rec>(Some(&json!({})), "l").unwrap_err(), "l must be an array, got an object");
+        assert_eq!(strings(&json!(["a", "b"]), "s", "names").unwrap(), ["a", "b"]);
+        assert_eq!(strings(&json!(["a", 1]), "s", "names").unwrap_err(), "s must hold names, got a number");
+        assert_eq!(strings(&Value::Null, "s", "names").unwrap_err(), "s must be an array, got null");
     }
 }

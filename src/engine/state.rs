@@ -36,7 +36,6 @@ use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::fields;
 use crate::format::Format;
-use crate::json::kind_of;
 use crate::message::{Message, Role, Synthetic};
 use crate::options::Config;
 use crate::plan::Plan;
@@ -475,13 +474,7 @@ impl State {
         };
         let pending = match obj.get("pending") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|u| {
-                    u.as_str().map(str::to_string).ok_or_else(|| bad(format!("state.pending must hold offload uuids, got {}", kind_of(u))))
-                })
-                .collect::<Result<Vec<_>>>()?,
-            Some(other) => return Err(bad(format!("state.pending must be an array, got {}", kind_of(other)))),
+            Some(v) => fields::strings(v, "state.pending", "offload uuids").map_err(bad)?,
         };
         for u in &pending {
             // A pending delete of an offload the index names would delete a live original.

@@ -335,7 +335,7 @@ impl WasmMemory {
     pub fn reachable_keys(&self, listed: String) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let listed = convert::string_list(&listed).map_err(|e| JsValue::from_str(&format!("listed keys: {e}")))?;
+            let listed = convert::string_list(&listed, "listed keys").map_err(|e| JsValue::from_str(&e))?;
             Ok(JsValue::from_str(&convert::to_text(&inner.reachable_keys(&listed).await.map_err(to_js)?)))
         })
     }

@@ -19,18 +19,10 @@ pub(crate) fn parse(text: &str, code: ErrorCode, what: &str) -> Result<Value, Js
     serde_json::from_str(text).map_err(|e| js_error(code, format!("{what}: not valid JSON ({e})")))
 }
 
-/// A JSON array of strings (the keys a host listed), or what is wrong with it.
-pub(crate) fn string_list(text: &str) -> Result<Vec<String>, String> {
-    match serde_json::from_str(text).map_err(|e| e.to_string())? {
-        Value::Array(items) => items
-            .into_iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s),
-                other => Err(format!("expected strings, got {}", crate::json::kind_of(&other))),
-            })
-            .collect(),
-        other => Err(format!("expected an array of strings, got {}", crate::json::kind_of(&other))),
-    }
+/// A JSON array of strings named `at` (the keys a host listed), or what is wrong with it.
+pub(crate) fn string_list(text: &str, at: &str) -> Result<Vec<String>, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("{at}: {e}"))?;
+    crate::fields::strings(&v, at, "strings")
 }
 
 /// Serializes a value the binding returns.
