@@ -113,7 +113,8 @@ pub struct TokenCounter {
 const REMEMBERED_MIN: usize = 128;
 /// Slots of the table of remembered counts, per encoding (16 bytes each: 256 KiB).
 const REMEMBERED_SLOTS: usize = 1 << 14;
-/// Texts shorter than this are counted whole, marks or not.
+/// Texts shorter than this are counted whole and leave no marks (a cut of a marked text is
+/// counted from its marks, whatever its own length).
 const MARKED_MIN: usize = 4096;
 /// The text the kept marks may cover (about 1.6% of it in marks).
 const MARKED_BYTES: usize = 64 << 20;
@@ -205,11 +206,13 @@ impl Recent {
     /// Counts `text` (of `key`) afresh: from the marks of the text it was cut from when a cut
     /// was prepared, else whole, leaving its marks when it is long.
     fn count(&mut self, encoding: Encoding, text: &str, key: (u64, usize)) -> u32 {
-        if text.len() < MARKED_MIN {
-            return clamp(encoding.count(text).unwrap_or(0));
-        }
+        // A cut text is counted from its original's marks, however short (a truncated tool
+        // result keeps a few kilobytes of a long original, more than half of it its head).
         if let Some((head, marks)) = self.pending.remove(&key) {
             return clamp(encoding.count_cut(text, &marks, head).unwrap_or(0));
+        }
+        if text.len() < MARKED_MIN {
+            return clamp(encoding.count(text).unwrap_or(0));
         }
         let marks = encoding.count_marked(text).unwrap_or_default();
         let n = clamp(marks.total);
@@ -304,7 +307,7 @@ impl TokenCounter {
     /// that is not such a cut; the count is the same either way.
     pub fn prepare_cut(&self, original: &str, text: &str, head: usize) {
         let Some(encoding) = self.kind.encoding() else { return };
-        if text.len() < MARKED_MIN || !same_head(original, text, head) {
+        if text.len() < REMEMBERED_MIN || !same_head(original, text, head) {
             return;
         }
         recent(encoding, |recent| {
@@ -323,7 +326,7 @@ impl TokenCounter {
         let Some(encoding) = self.kind.encoding() else { return };
         recent(encoding, |recent| {
             let Some((head, marks)) = recent.pending.remove(&text_key(before)) else { return };
-            if text.len() >= MARKED_MIN && same_head(before, text, head) {
+            if text.len() >= REMEMBERED_MIN && same_head(before, text, head) {
                 recent.pending.insert(text_key(text), (head, marks));
             }
         })

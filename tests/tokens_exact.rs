@@ -95,20 +95,28 @@ fn cut_texts_count_exactly_from_their_originals_marks() {
         kinds.push((Tokenizer::Cl100kBase, tiktoken_rs::cl100k_base_singleton()));
     }
     let mut rng = Rng(0x0bad_cafe_1234_5678);
-    let mut compared = 0;
+    let (mut compared, mut short) = (0, 0);
     for (kind, reference) in kinds {
         let counter = TokenCounter::new(kind).unwrap();
         for original in &texts {
             counter.count_text(original).unwrap();
-            for _ in 0..4 {
+            for k in 0..6 {
                 let boundary = |mut at: usize| {
                     while !original.is_char_boundary(at) {
                         at -= 1;
                     }
                     at
                 };
-                let head = boundary(rng.index(original.len()));
-                let tail = boundary(head + rng.index(original.len() - head + 1));
+                let (head, tail) = if k < 4 {
+                    let head = boundary(rng.index(original.len()));
+                    (head, boundary(head + rng.index(original.len() - head + 1)))
+                } else {
+                    // A truncated tool result's shape: a head and a tail of a few hundred to a
+                    // few thousand bytes, the cut shorter than the texts that leave marks.
+                    let head = boundary(rng.index(2400));
+                    (head, boundary(original.len() - rng.index(1200)))
+                };
+                short += usize::from(tail - head < original.len() && original.len() - (tail - head) < 4096);
                 let notice = "\n[... 1234 of 56789 characters omitted; call context_reload with the uuid below ...]\n<!-- CONTEXT_OFFLOAD: uuid=0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a -->\n";
                 let cut = [&original[..head], notice, &original[tail..]].concat();
                 counter.prepare_cut(original, &cut, head);
@@ -132,6 +140,7 @@ fn cut_texts_count_exactly_from_their_originals_marks() {
         }
     }
     assert!(compared > 100, "only {compared} cuts compared");
+    assert!(short > 20, "only {short} cuts shorter than 4 KB compared");
 }
 
 #[test]
