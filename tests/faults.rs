@@ -350,3 +350,27 @@ fn values_nested_10000_deep_are_typed_errors_natively_too() {
     std::mem::forget(state);
     std::mem::forget(batch);
 }
+
+#[test]
+fn a_restored_message_nested_past_the_limit_is_refused_wherever_it_sits() {
+    // A restore walks the whole state once and walks each message again only when the state is
+    // deep enough to hold one past the limit: at the limit and one past it, in the working list
+    // and in the log's tail (a message `depth` objects deep nests depth + 1 levels).
+    let m = AutoContextMemory::new(config("deep-state", 100_000), FakeSummarizer::fixed("s"), FlakyStore::new()).unwrap();
+    m.add(&user("hi")).unwrap();
+    let state = m.to_json();
+    for depth in [98, 99, 100, 101] {
+        for at in ["/working/0/message", "/log/tail/0"] {
+            let mut s = state.clone();
+            s.pointer_mut(at).unwrap_or_else(|| panic!("{at}"))["extra"] = nested(depth - 1);
+            let restored = AutoContextMemory::from_json(&s, Some(FakeSummarizer::fixed("s")), FlakyStore::new(), None);
+            if depth <= 100 {
+                assert!(restored.is_ok(), "{depth} at {at}: {:?}", restored.err());
+            } else {
+                let e = restored.err().unwrap_or_else(|| panic!("{depth} at {at} restored"));
+                assert_eq!(e.code(), ErrorCode::InvalidState, "{depth} at {at}");
+                assert!(e.message().contains("nested more than 100"), "{}", e.message());
+            }
+        }
+    }
+}

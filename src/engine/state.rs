@@ -400,17 +400,22 @@ impl State {
 
     /// Whether `state` can be a state at all: an object, nested no deeper than one
     /// [`State::to_json`] writes. Checked before anything copies it: a copy of a value nested
-    /// too deep would recurse past the stack.
-    pub fn check_shape(state: &Value) -> Result<()> {
+    /// too deep would recurse past the stack. True when no message in it can nest deeper than
+    /// a message may, so the restore need not walk each message again.
+    pub fn check_shape(state: &Value) -> Result<bool> {
+        use crate::format::depth::{deepest, MAX_DEPTH};
         if !state.is_object() {
             return Err(bad("state must be an object made by toJSON()"));
         }
         // Messages sit four levels down (state, list, item, message); deeper is not a state
         // toJSON() made.
-        if crate::format::depth::exceeds(state, crate::format::depth::MAX_DEPTH + 4) {
-            return Err(bad(format!("state is nested more than {} levels deep", crate::format::depth::MAX_DEPTH + 4)));
+        let depth = deepest(state, MAX_DEPTH + 4);
+        if depth > MAX_DEPTH + 4 {
+            return Err(bad(format!("state is nested more than {} levels deep", MAX_DEPTH + 4)));
         }
-        Ok(())
+        // A message sits at least three levels down (a version 1 state's `original` list), so
+        // within this depth none nests more than MAX_DEPTH.
+        Ok(depth <= MAX_DEPTH + 2)
     }
 
     /// Reads a state [`State::to_json`] wrote: its options, the token counter (`counter` when
@@ -426,7 +431,7 @@ impl State {
     /// the writer writes of it now (its count read, its mark as saved), so that the page it came
     /// in can be kept ([`State::know_pages`]).
     pub(crate) fn restore_read(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
-        State::check_shape(&state)?;
+        let shallow = State::check_shape(&state)?;
         let Value::Object(mut obj) = state else { unreachable!("checked to be an object") };
         let version = match obj.get("autocontext").and_then(Value::as_u64) {
             Some(v @ 1..=STATE_VERSION) => v,
@@ -442,6 +447,7 @@ impl State {
             None => TokenCounter::new(config.tokenizer).map_err(|e| bad(format!("state: {}", e.message())))?,
         };
         let format = config.format;
+        let parse = |i: usize, v: Value| if shallow { format.parse_owned_shallow(i, v) } else { format.parse_owned(i, v) };
         let offloads = fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?;
         let mut offload_ids = HashSet::new();
         for o in &offloads {
@@ -507,7 +513,7 @@ impl State {
         };
         let mut tail = Vec::with_capacity(tail_values.len());
         for (i, v) in tail_values.into_iter().enumerate() {
-            let m = format.parse_owned(i, v).map_err(|e| bad(format!("state.{field}: {}", e.message())))?;
+            let m = parse(i, v).map_err(|e| bad(format!("state.{field}: {}", e.message())))?;
             let tokens = match tail_tokens {
                 Some(t) => t[i]
                     .as_u64()
@@ -534,7 +540,7 @@ impl State {
         for (i, item) in working_values.into_iter().enumerate() {
             let Value::Object(mut item) = item else { return Err(bad(format!("state.working[{i}] has no message"))) };
             let wire = item.remove("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
-            let mut m = format.parse_owned(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
+            let mut m = parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
             let mut upgraded = false;
             if let Some(s) = item.remove("synthetic") {
                 let mut s: Synthetic = fields::record_at(&s, &|| format!("state.working[{i}].synthetic")).map_err(bad)?;

@@ -26,6 +26,12 @@ pub(crate) fn check(index: usize, v: &Value) -> Result<()> {
 
 /// Whether `v` nests more than `max` arrays and objects (itself included).
 pub(crate) fn exceeds(v: &Value, max: usize) -> bool {
+    deepest(v, max) > max
+}
+
+/// How many arrays and objects `v` nests (itself included), or the first depth past `max`
+/// reached: the walk stops there.
+pub(crate) fn deepest(v: &Value, max: usize) -> usize {
     // Only arrays and objects go on the stack, and no iterator is boxed: every message added
     // and every state restored is walked, most of their values are strings.
     let nested = |c: &&Value| matches!(c, Value::Array(_) | Value::Object(_));
@@ -33,9 +39,11 @@ pub(crate) fn exceeds(v: &Value, max: usize) -> bool {
     if nested(&v) {
         stack.push((v, 1));
     }
+    let mut deepest = 0;
     while let Some((v, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
         if depth > max {
-            return true;
+            return depth;
         }
         match v {
             Value::Array(a) => stack.extend(a.iter().filter(nested).map(|c| (c, depth + 1))),
@@ -43,7 +51,7 @@ pub(crate) fn exceeds(v: &Value, max: usize) -> bool {
             _ => {}
         }
     }
-    false
+    deepest
 }
 
 #[cfg(test)]

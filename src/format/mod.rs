@@ -286,6 +286,13 @@ impl Format {
         Ok(Message { role, blocks, wire: v, synthetic: None })
     }
 
+    /// [`Format::parse_owned`] of a message whose depth is already known to be within
+    /// [`depth::MAX_DEPTH`] (a restore walks the whole state once).
+    pub(crate) fn parse_owned_shallow(self, index: usize, v: Value) -> Result<Message> {
+        let (role, blocks) = self.wire().read(index, &v)?;
+        Ok(Message { role, blocks, wire: v, synthetic: None })
+    }
+
     fn read(self, index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
         depth::check(index, v)?;
         self.wire().read(index, v)
