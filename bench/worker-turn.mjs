@@ -29,7 +29,8 @@
 // threads" adds V8's helper threads (optimizing compiler, garbage collector). An empty request
 // on the same route costs what workerd itself spends on an HTTP request; its median is
 // subtracted from both. Medians over the runs. The first turn of a fresh isolate (workerd
-// restarted: its first count decodes the vocabulary) is measured apart, without a pass.
+// restarted: the engine's code is compiled as it is first called and runs unoptimized; the
+// Worker entry decoded the vocabulary in its startup) is measured apart, without a pass.
 //
 // The same turns are then measured in Node (a child process that has met none of the texts),
 // phase by phase: load, add, compressIfNeeded, messages, save; `cargo bench --bench turn`

@@ -416,6 +416,13 @@ pub fn count_message_tokens(messages_json: &str, format: &str) -> Result<Vec<u32
     items.iter().enumerate().map(|(i, v)| format.parse(i, v).and_then(|m| counter.count_message(&m)).map_err(to_js)).collect()
 }
 
+/// Decodes this build's default vocabulary now (none in the estimator-only build), so that
+/// the first count does not (see `Tokenizer::prepare`).
+#[wasm_bindgen(js_name = prepareTokenizer)]
+pub fn prepare_tokenizer() {
+    Tokenizer::DEFAULT.prepare();
+}
+
 /// Tokens in a text with a built-in tokenizer (`o200k_base`, `cl100k_base` or `estimate`), or
 /// with this build's default one when none is named. A tokenizer the build lacks is an
 /// `INVALID_CONFIG` error that names the build to import.

@@ -166,6 +166,24 @@ impl Encoding {
             _ => false,
         }
     }
+
+    /// Decodes the encoding's vocabulary now, if this build has it and nothing did yet, so the
+    /// first count does not (see [`Vocab::new`]): for a host that can spend the time before its
+    /// first request better than in it.
+    pub fn decode_now(self) {
+        match self {
+            #[cfg(feature = "o200k")]
+            Encoding::O200kBase => {
+                o200k();
+            }
+            #[cfg(feature = "cl100k")]
+            Encoding::Cl100kBase => {
+                cl100k();
+            }
+            #[allow(unreachable_patterns)]
+            _ => {}
+        }
+    }
 }
 
 /// The end of the white space that starts at `at` (`at` itself when there is none).
