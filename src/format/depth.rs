@@ -39,9 +39,9 @@ pub(crate) fn deepest(v: &Value, max: usize) -> usize {
     if nested(&v) {
         stack.push((v, 1));
     }
-    let mut deepest = 0;
+    let mut most = 0;
     while let Some((v, depth)) = stack.pop() {
-        deepest = deepest.max(depth);
+        most = most.max(depth);
         if depth > max {
             return depth;
         }
@@ -51,7 +51,7 @@ pub(crate) fn deepest(v: &Value, max: usize) -> usize {
             _ => {}
         }
     }
-    deepest
+    most
 }
 
 #[cfg(test)]

@@ -282,8 +282,8 @@ impl Format {
     /// [`Format::parse`] of a value the caller gives up, which becomes the message's wire value
     /// as it is: no copy (a restore reads every working message this way).
     pub fn parse_owned(self, index: usize, v: Value) -> Result<Message> {
-        let (role, blocks) = self.read(index, &v)?;
-        Ok(Message { role, blocks, wire: v, synthetic: None })
+        depth::check(index, &v)?;
+        self.parse_owned_shallow(index, v)
     }
 
     /// [`Format::parse_owned`] of a message whose depth is already known to be within
