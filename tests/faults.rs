@@ -355,7 +355,8 @@ fn values_nested_10000_deep_are_typed_errors_natively_too() {
 fn a_restored_message_nested_past_the_limit_is_refused_wherever_it_sits() {
     // A restore walks the whole state once and walks each message again only when the state is
     // deep enough to hold one past the limit: at the limit and one past it, in the working list
-    // and in the log's tail (a message `depth` objects deep nests depth + 1 levels).
+    // and in the log's tail (the message object around `depth - 1` nested objects nests `depth`
+    // levels, the count the limit is in).
     let m = AutoContextMemory::new(config("deep-state", 100_000), FakeSummarizer::fixed("s"), FlakyStore::new()).unwrap();
     m.add(&user("hi")).unwrap();
     let state = m.to_json();
