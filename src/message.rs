@@ -6,6 +6,8 @@
 //! included; a message a strategy rewrote is rebuilt from that wire value by its format, so the
 //! fields the strategy did not change survive too.
 
+use std::rc::Rc;
+
 use serde::Serialize;
 
 use crate::fields::{Fault, Fields, Record};
@@ -149,9 +151,89 @@ pub struct Message {
     /// Content, in order.
     pub blocks: Vec<Block>,
     /// The wire value sent to the provider.
-    pub wire: Value,
+    pub wire: Wire,
     /// Set on messages the engine produced.
     pub synthetic: Option<Synthetic>,
+}
+
+/// A message's wire value, shared, never copied: the working list's message and the log's
+/// original of it are one tree (an added message was copied whole into the log before, which
+/// doubled what a conversation held in memory), and what writes its text can tell the two are
+/// the same message by address ([`Wire::same`]). Read as a [`Value`], never changed: a message
+/// a strategy rewrites is a new message with a new value.
+#[derive(Clone, PartialEq)]
+pub struct Wire(Rc<Value>);
+
+impl Wire {
+    /// The shared value itself (the log holds it).
+    pub fn shared(&self) -> Rc<Value> {
+        Rc::clone(&self.0)
+    }
+
+    /// The shared value itself, without another count.
+    pub fn into_shared(self) -> Rc<Value> {
+        self.0
+    }
+
+    /// The value, owned (copied only when shared).
+    pub fn into_value(self) -> Value {
+        Rc::unwrap_or_clone(self.0)
+    }
+
+    /// Whether `other` is this very value, not only an equal one.
+    pub fn same(&self, other: &Rc<Value>) -> bool {
+        Rc::ptr_eq(&self.0, other)
+    }
+}
+
+impl From<Value> for Wire {
+    fn from(v: Value) -> Wire {
+        Wire(Rc::new(v))
+    }
+}
+
+impl From<Rc<Value>> for Wire {
+    fn from(v: Rc<Value>) -> Wire {
+        Wire(v)
+    }
+}
+
+impl std::ops::Deref for Wire {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl PartialEq<Value> for Wire {
+    fn eq(&self, other: &Value) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<Wire> for Value {
+    fn eq(&self, other: &Wire) -> bool {
+        *self == *other.0
+    }
+}
+
+impl std::fmt::Display for Wire {
+    /// The value's JSON text, as [`Value`] writes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for Wire {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl std::fmt::Debug for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 impl Message {

@@ -13,7 +13,7 @@ use autocontext::{Block, Message, Role};
 use serde_json::Value;
 
 fn msg(role: Role, blocks: Vec<Block>) -> Message {
-    Message { role, blocks, wire: Value::Null, synthetic: None }
+    Message { role, blocks, wire: Value::Null.into(), synthetic: None }
 }
 
 fn text(role: Role, t: &str) -> Message {

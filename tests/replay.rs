@@ -162,7 +162,7 @@ fn replay(trace: &Trace, format: Format, window: u64, llm: bool) -> Row {
         let problems: Vec<_> = m.validate().into_iter().filter(|p| !allowed.contains(p.code)).collect();
         assert!(problems.is_empty(), "{what}: invalid after the pass {at}: {problems:?}");
         // What the engine wrote keeps thinking intact and first (recorded messages may not).
-        let written: Vec<Value> = m.working().iter().filter(|w| w.synthetic.is_some()).map(|w| w.wire.clone()).collect();
+        let written: Vec<Value> = m.working().iter().filter(|w| w.synthetic.is_some()).map(|w| (*w.wire).clone()).collect();
         assert_thinking_intact(format, &written, &known, &format!("{what}, {at}"));
         assert!(r.under_target || (r.exhausted && r.reason.is_some()), "{what}: over the target without a reason {at}: {r:?}");
         assert_indexes_clean(&m, &format!("{what}, {at}"));

@@ -30,6 +30,8 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::fields::{Fault, Fields, Record};
 use crate::host::OffloadStore;
 
+use super::texts::Texts;
+
 /// A flush that is not forced waits for this many messages in the tail...
 pub(crate) const FLUSH_MESSAGES: usize = 64;
 /// ...or for this many tokens.
@@ -39,9 +41,17 @@ pub(crate) const FLUSH_TOKENS: u64 = 32_768;
 const CHUNK_MESSAGES: usize = 256;
 
 /// A chunk's text: `{"autocontextLog":1,"first":…,"prev":…,"writer":…,"messages":[…]}`, written
-/// from the messages in place (no copy of them into a JSON tree first).
-fn chunk_text<'v>(first: u64, prev: Option<&str>, writer: &str, messages: impl IntoIterator<Item = &'v Value>, size: usize) -> String {
-    use crate::json::{write_array, write_str};
+/// from the messages in place (no copy of them into a JSON tree first); a message whose text
+/// the pass before wrote into an offload is copied from there ([`Texts`]).
+fn chunk_text<'v>(
+    first: u64,
+    prev: Option<&str>,
+    writer: &str,
+    messages: impl IntoIterator<Item = &'v Rc<Value>>,
+    texts: &Texts,
+    size: usize,
+) -> String {
+    use crate::json::write_str;
     let mut out = String::with_capacity(size + 256);
     out.push_str(&format!(r#"{{"autocontextLog":1,"first":{first},"prev":"#));
     match prev {
@@ -50,9 +60,14 @@ fn chunk_text<'v>(first: u64, prev: Option<&str>, writer: &str, messages: impl I
     }
     out.push_str(r#","writer":"#);
     write_str(&mut out, writer);
-    out.push_str(r#","messages":"#);
-    write_array(&mut out, messages);
-    out.push('}');
+    out.push_str(r#","messages":["#);
+    for (i, v) in messages.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        super::texts::write(&mut out, texts, v);
+    }
+    out.push_str("]}");
     out
 }
 
@@ -202,7 +217,7 @@ impl Log {
     }
 
     /// The chunks that would write all of the tail but its newest message, in order.
-    fn writes(&self, session_id: &str) -> Vec<Write> {
+    fn writes(&self, session_id: &str, texts: &Texts) -> Vec<Write> {
         let n = self.tail.len().saturating_sub(1);
         let mut out: Vec<Write> = Vec::new();
         let mut first = self.len - self.tail.len() as u64;
@@ -210,7 +225,7 @@ impl Log {
         for part in self.tail[..n].chunks(CHUNK_MESSAGES) {
             // About four bytes a token, and room for each message's fields.
             let size = part.iter().map(|(_, t)| *t as usize * 9 / 2 + 128).sum();
-            let text = chunk_text(first, prev.as_deref(), &self.writer, part.iter().map(|(v, _)| &**v), size);
+            let text = chunk_text(first, prev.as_deref(), &self.writer, part.iter().map(|(v, _)| v), texts, size);
             let key = format!("{session_id}/{}-{first}-{}", self.chain.name(), crate::engine::offload::digest(&text));
             let tokens = part.iter().map(|(_, t)| t).sum();
             out.push(Write { key: key.clone(), text, count: part.len(), tokens });
@@ -321,11 +336,11 @@ impl Flush {
 impl Log {
     /// The chunks that write the tail to the store (all but its newest message; when not
     /// `force`, only once [`Log::wants_flush`]); `None` when there is nothing to write.
-    pub fn plan_flush(&self, session_id: &str, force: bool) -> Option<Flush> {
+    pub fn plan_flush(&self, session_id: &str, force: bool, texts: &Texts) -> Option<Flush> {
         if !force && !self.wants_flush() || self.tail.len() < 2 {
             return None;
         }
-        Some(Flush { writes: self.writes(session_id), head: self.head.clone(), pops: self.pops })
+        Some(Flush { writes: self.writes(session_id, texts), head: self.head.clone(), pops: self.pops })
     }
 
     /// Records that chunk `k` of `flush` is in the store: drops its messages from the tail and
@@ -450,10 +465,16 @@ mod tests {
     #[test]
     fn a_chunk_reads_as_the_object_it_names() {
         let messages = [json!({"role": "user", "content": "a \"quoted\"\nline"}), json!({"role": "assistant", "content": null})];
+        let shared: Vec<Rc<Value>> = messages.iter().cloned().map(Rc::new).collect();
+        // The second message's text as a pass's payload holds it.
+        let mut kept = Texts::default();
+        let body = format!("[{}]", messages[1]);
+        kept.keep(body.clone(), [Rc::clone(&shared[1])], std::iter::once(1..body.len() - 1));
         for prev in [None, Some("s/log-0-0123456789abcdef")] {
-            let text = chunk_text(7, prev, "w1", &messages, 0);
             let want = json!({"autocontextLog": 1, "first": 7, "prev": prev, "writer": "w1", "messages": messages});
-            assert_eq!(text, want.to_string());
+            for texts in [&Texts::default(), &kept] {
+                assert_eq!(chunk_text(7, prev, "w1", &shared, texts, 0), want.to_string());
+            }
         }
     }
 }

@@ -32,6 +32,7 @@ mod results;
 mod retired;
 mod state;
 mod sweep;
+mod texts;
 mod turns;
 
 use std::borrow::Cow;
@@ -247,12 +248,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// The working list in wire format, ready to send.
     pub fn messages(&self) -> Vec<Value> {
-        self.state.borrow().working.iter().map(|e| e.msg.wire.clone()).collect()
+        self.state.borrow().working.iter().map(|e| (*e.msg.wire).clone()).collect()
     }
 
     /// The working list as the text of a JSON array, written from the messages in place.
     pub fn messages_text(&self) -> String {
-        crate::json::array_to_string(self.state.borrow().working.iter().map(|e| &e.msg.wire))
+        crate::json::array_to_string(self.state.borrow().working.iter().map(|e| &*e.msg.wire))
     }
 
     /// The working list's version: it changes whenever the list does (an add, a pass that
@@ -325,15 +326,17 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// `STORE_FAILED` when a put fails: what it did not write stays in the tail, and the next
     /// flush writes it.
     pub async fn flush(&self, force: bool) -> Result<usize> {
-        let written = self.flush_chain(force, |st| &mut st.log).await?;
+        // The texts the last pass wrote of the originals serve this flush only.
+        let texts = std::mem::take(&mut self.state.borrow_mut().texts);
+        let written = self.flush_chain(force, |st| &mut st.log, &texts).await?;
         // The offload records retired from the index go the same way.
-        self.flush_chain(force, |st| &mut st.retired.0).await?;
+        self.flush_chain(force, |st| &mut st.retired.0, &texts::Texts::default()).await?;
         Ok(written)
     }
 
     /// [`AutoContextMemory::flush`] of one chain; returns how many items it wrote.
-    async fn flush_chain(&self, force: bool, chain: impl Fn(&mut State) -> &mut log::Log) -> Result<usize> {
-        let Some(mut flush) = chain(&mut self.state.borrow_mut()).plan_flush(&self.config.session_id, force) else {
+    async fn flush_chain(&self, force: bool, chain: impl Fn(&mut State) -> &mut log::Log, texts: &texts::Texts) -> Result<usize> {
+        let Some(mut flush) = chain(&mut self.state.borrow_mut()).plan_flush(&self.config.session_id, force, texts) else {
             return Ok(0);
         };
         let mut written = 0;
@@ -441,6 +444,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         if !self.one_shot.get() {
             let _ = self.flush(false).await;
         }
+        // Kept for this flush only (a one-shot memory flushes none).
+        self.state.borrow_mut().texts = texts::Texts::default();
         result
     }
 

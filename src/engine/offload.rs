@@ -85,9 +85,17 @@ impl Record for Expansion {
 /// The text stored for an offload of `messages`, with the earlier offloads some of them stand
 /// for: written straight from the messages (no copy of them into a new JSON tree), in the field
 /// order readers see; without expansions the text is what versions before them wrote.
-/// `size` is about how long it will be (room is made for it at once).
-pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[&Value], expand: &[Expansion], size: usize) -> String {
-    use crate::json::{write_array, write_str};
+/// `size` is about how long it will be (room is made for it at once). Also returns where each
+/// message's text lies in it (for the log's flush, [`super::texts`]).
+pub(crate) fn payload(
+    session_id: &str,
+    uuid: &str,
+    format: Format,
+    messages: &[&Value],
+    expand: &[Expansion],
+    size: usize,
+) -> (String, Vec<std::ops::Range<usize>>) {
+    use crate::json::{write, write_str};
     let mut out = String::with_capacity(size + 256);
     out.push_str(r#"{"autocontext":1,"sessionId":"#);
     write_str(&mut out, session_id);
@@ -95,14 +103,23 @@ pub(crate) fn payload(session_id: &str, uuid: &str, format: Format, messages: &[
     write_str(&mut out, uuid);
     out.push_str(r#","format":"#);
     write_str(&mut out, format.name());
-    out.push_str(r#","messages":"#);
-    write_array(&mut out, messages.iter().copied());
+    out.push_str(r#","messages":["#);
+    let mut spans = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let start = out.len();
+        write(&mut out, m);
+        spans.push(start..out.len());
+    }
+    out.push(']');
     if !expand.is_empty() {
         out.push_str(r#","expand":"#);
         out.push_str(&serde_json::to_string(expand).expect("expansions always serialize"));
     }
     out.push('}');
-    out
+    (out, spans)
 }
 
 /// A digest of a stored payload: XXH64 (seed 0) of its UTF-8 bytes, 16 lowercase hex digits.
@@ -255,14 +272,20 @@ mod tests {
             "messages": [&m, &other],
         })
         .to_string();
-        assert_eq!(payload("s/é", "u", Format::Anthropic, &[&m, &other], &[], 0), want);
+        let (text, spans) = payload("s/é", "u", Format::Anthropic, &[&m, &other], &[], 0);
+        assert_eq!(text, want);
+        assert_eq!(
+            spans.iter().map(|s| &text[s.clone()]).collect::<Vec<_>>(),
+            [m.to_string(), other.to_string()],
+            "each message's own text"
+        );
     }
 
     #[test]
     fn only_the_payload_written_opens() {
         let m = json!({"role": "user", "content": "hi"});
         let uuid = "0b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
-        let raw = payload("s", uuid, Format::OpenAi, &[&m], &[], 0);
+        let raw = payload("s", uuid, Format::OpenAi, &[&m], &[], 0).0;
         let d = digest(&raw);
         let want = |digest| Expected { session_id: "s", uuid, format: Some(Format::OpenAi), message_count: 1, digest };
         assert_eq!(open(&raw, &want(Some(&d))).unwrap().messages, vec![m.clone()]);
@@ -273,7 +296,7 @@ mod tests {
         assert_eq!(open(&unknown, &Expected { digest: None, ..any_format }).unwrap_err().code(), ErrorCode::StoreFailed);
         let legacy = legacy_digest(&raw);
         assert_eq!(open(&raw, &want(Some(&legacy))).unwrap().messages, vec![m.clone()], "states with FNV-1a digests still reload");
-        let other = |s: &str, u: &str, f: Format, ms: &[&Value]| payload(s, u, f, ms, &[], 0);
+        let other = |s: &str, u: &str, f: Format, ms: &[&Value]| payload(s, u, f, ms, &[], 0).0;
         let cases = [
             raw.replace("hi", "ho"),
             raw[..raw.len() - 3].to_string(),
@@ -302,7 +325,7 @@ mod tests {
         let earlier = "1b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a";
         let x = |at: usize, u: &str| Expansion { at, uuid: u.into(), message_count: 3, digest: Some("0123456789abcdef".into()) };
         let want = Expected { session_id: "s", uuid, format: Some(Format::OpenAi), message_count: 2, digest: None };
-        let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &[x(0, earlier)], 0);
+        let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &[x(0, earlier)], 0).0;
         assert!(
             raw.ends_with(
                 r#""expand":[{"at":0,"uuid":"1b7e3a9c-5d1f-4e2a-9c3b-7f6e5d4c3b2a","messageCount":3,"digest":"0123456789abcdef"}]}"#
@@ -313,7 +336,7 @@ mod tests {
         assert_eq!((opened.messages, opened.expand), (vec![m.clone(), n.clone()], vec![x(0, earlier)]));
         // An expansion outside the list, out of order, of the offload itself or of no uuid.
         for bad in [vec![x(2, earlier)], vec![x(1, earlier), x(0, earlier)], vec![x(0, uuid)], vec![x(0, "../other")]] {
-            let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &bad, 0);
+            let raw = payload("s", uuid, Format::OpenAi, &[&m, &n], &bad, 0).0;
             assert_eq!(open(&raw, &want).unwrap_err().code(), ErrorCode::StoreFailed, "{raw}");
         }
         let garbled = raw.replace(r#""at":0"#, r#""at":"first""#);

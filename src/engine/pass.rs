@@ -213,6 +213,15 @@ pub(crate) enum Mode {
     DryRun,
 }
 
+/// An offload a pass writes: its text, where each of its messages lies there, and which of
+/// the snapshot's messages it holds.
+struct Payload {
+    uuid: String,
+    body: String,
+    spans: Vec<std::ops::Range<usize>>,
+    range: std::ops::Range<usize>,
+}
+
 /// One pass over a snapshot of the working list.
 pub(crate) struct Pass<'a, S, O> {
     parts: Parts<'a, S, O>,
@@ -508,7 +517,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
         } else {
             HashSet::new()
         };
-        let payloads: Vec<(String, String, usize)> = {
+        let payloads: Vec<Payload> = {
             let state = self.parts.state.borrow();
             let mut seen = HashSet::new();
             let fresh: Vec<(&str, std::ops::Range<usize>)> = self
@@ -527,23 +536,34 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                 .iter()
                 .map(|(uuid, range)| {
                     let entries = &snapshot[range.clone()];
-                    let messages: Vec<&Value> = entries.iter().map(|e| &e.msg.wire).collect();
+                    let messages: Vec<&Value> = entries.iter().map(|e| &*e.msg.wire).collect();
                     let expand: Vec<Expansion> = entries.iter().enumerate().filter_map(|(k, e)| expansion(k, e)).collect();
                     // The texts, and room for each message's fields and escapes.
                     let size = entries.iter().map(|e| e.msg.payload_len() * 9 / 8 + 128).sum();
-                    let body = crate::engine::offload::payload(&config.session_id, uuid, config.format, &messages, &expand, size);
-                    (uuid.to_string(), body, messages.len())
+                    let (body, spans) = crate::engine::offload::payload(&config.session_id, uuid, config.format, &messages, &expand, size);
+                    Payload { uuid: uuid.to_string(), body, spans, range: range.clone() }
                 })
                 .collect()
         };
-        written.extend(payloads.iter().map(|(u, body, _)| (u.clone(), crate::engine::offload::digest(body))));
-        let keys: Vec<String> = payloads.iter().map(|(u, _, _)| self.parts.key(u)).collect();
+        written.extend(payloads.iter().map(|p| (p.uuid.clone(), crate::engine::offload::digest(&p.body))));
+        let keys: Vec<String> = payloads.iter().map(|p| self.parts.key(&p.uuid)).collect();
         // Boxed store calls: join_all is compiled once per result type, not once per call site.
-        let results = join_all(keys.iter().zip(&payloads).map(|(k, (_, body, _))| store.put(k, body).boxed_local())).await;
+        let results = join_all(keys.iter().zip(&payloads).map(|(k, p)| store.put(k, &p.body).boxed_local())).await;
         if let Some(e) = results.into_iter().find_map(|r| r.err()) {
             return Err(Error::host(ErrorCode::StoreFailed, "the offload store failed to put an offload; nothing was changed", e));
         }
-        Ok(payloads.into_iter().map(|(u, _, n)| (u, n)).collect())
+        // The payloads hold the originals' texts: the log's flush after the pass copies them.
+        let mut texts = std::mem::take(&mut self.parts.state.borrow_mut().texts);
+        let counts = payloads
+            .into_iter()
+            .map(|p| {
+                let count = p.range.len();
+                texts.keep(p.body, snapshot[p.range].iter().map(|e| e.msg.wire.shared()), p.spans);
+                (p.uuid, count)
+            })
+            .collect();
+        self.parts.state.borrow_mut().texts = texts;
+        Ok(counts)
     }
 
     // ---- 5. validate -------------------------------------------------------------------------

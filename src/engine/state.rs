@@ -44,6 +44,7 @@ use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 use super::log::{Chain, Log};
 use super::pages::{self, Cuts, KnownPage, PAGE};
 use super::retired::{self, Retired};
+use super::texts::Texts;
 
 /// The state format version this build writes and reads.
 pub const STATE_VERSION: u64 = 2;
@@ -94,6 +95,8 @@ pub(crate) struct State {
     /// The pages of the working list whose text the memory read or wrote last, by position:
     /// what a save copies instead of writing again ([`pages::KnownPage`]).
     pub known_pages: Vec<Option<KnownPage>>,
+    /// The texts of the originals the last pass offloaded, for the log's flush after it.
+    pub texts: Texts,
 }
 
 /// The events the state keeps: the most recent ones. Every event also reaches the host as it
@@ -225,7 +228,7 @@ impl State {
                 self.call_ids.insert(id.to_string());
             }
             self.working_tokens += e.tokens as u64;
-            self.log.push(Rc::new(e.msg.wire.clone()), e.tokens as u64);
+            self.log.push(e.msg.wire.shared(), e.tokens as u64);
             self.working.push(e);
         }
         Ok(())
@@ -272,7 +275,7 @@ impl State {
     /// messages from there on (none when nothing changed).
     pub fn messages_since(&self, version: Option<u64>) -> (u64, usize, Vec<Value>) {
         let from = self.changed_from(version);
-        let tail = self.working[from.min(self.working.len())..].iter().map(|e| e.msg.wire.clone()).collect();
+        let tail = self.working[from.min(self.working.len())..].iter().map(|e| (*e.msg.wire).clone()).collect();
         (self.versions.current(), from, tail)
     }
 
@@ -281,7 +284,7 @@ impl State {
     pub fn messages_since_text(&self, version: Option<u64>) -> String {
         let from = self.changed_from(version);
         let mut out = format!(r#"{{"version":{},"from":{from},"messages":"#, self.versions.current());
-        crate::json::write_array(&mut out, self.working[from.min(self.working.len())..].iter().map(|e| &e.msg.wire));
+        crate::json::write_array(&mut out, self.working[from.min(self.working.len())..].iter().map(|e| &*e.msg.wire));
         out.push('}');
         out
     }
@@ -521,7 +524,7 @@ impl State {
                     .ok_or_else(|| bad(format!("state.log.tokens[{i}] must be a whole number of tokens")))?,
                 None => u64::from(counter.count_message(&m).map_err(|e| bad(format!("state.{field}[{i}]: {}", e.message())))?),
             };
-            tail.push((Rc::new(m.wire), tokens));
+            tail.push((m.wire.into_shared(), tokens));
         }
         let log = if version == 1 {
             Log::from_originals(tail)
@@ -608,6 +611,7 @@ impl State {
             calibration,
             cache,
             known_pages: Vec::new(),
+            texts: Texts::default(),
         };
         Ok((config, counter, state, as_read))
     }

@@ -276,7 +276,7 @@ impl Format {
     /// Reads one wire message, a copy of `v` its wire value; `index` is used in error messages.
     pub fn parse(self, index: usize, v: &Value) -> Result<Message> {
         let (role, blocks) = self.read(index, v)?;
-        Ok(Message { role, blocks, wire: v.clone(), synthetic: None })
+        Ok(Message { role, blocks, wire: v.clone().into(), synthetic: None })
     }
 
     /// [`Format::parse`] of a value the caller gives up, which becomes the message's wire value
@@ -290,7 +290,7 @@ impl Format {
     /// [`depth::MAX_DEPTH`] (a restore walks the whole state once).
     pub(crate) fn parse_owned_shallow(self, index: usize, v: Value) -> Result<Message> {
         let (role, blocks) = self.wire().read(index, &v)?;
-        Ok(Message { role, blocks, wire: v, synthetic: None })
+        Ok(Message { role, blocks, wire: v.into(), synthetic: None })
     }
 
     fn read(self, index: usize, v: &Value) -> Result<(Role, Vec<Block>)> {
@@ -571,7 +571,7 @@ pub(crate) type Reader = fn(usize, &Value) -> Result<(Role, Vec<Block>)>;
 pub(crate) fn reread(read: Reader, wire: Value, role: Role, synthetic: Synthetic) -> Message {
     // An error is unreachable for the values the formats write; keep the role and carry no blocks.
     let (role, blocks) = read(0, &wire).unwrap_or((role, Vec::new()));
-    Message { role, blocks, wire, synthetic: Some(synthetic) }
+    Message { role, blocks, wire: wire.into(), synthetic: Some(synthetic) }
 }
 
 /// What a format calls a tool call, the results that answer calls, and the model's message,

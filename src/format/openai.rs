@@ -152,7 +152,7 @@ pub(crate) fn rebuild(original: &Message, blocks: Vec<Block>, synthetic: Synthet
         wire.insert("role".into(), Value::String(role_name(original.role).into()));
     }
     write_blocks(&mut wire, original.role, &blocks, Some(original));
-    Message { role: original.role, blocks, wire: Value::Object(wire), synthetic: Some(synthetic) }
+    Message { role: original.role, blocks, wire: Value::Object(wire).into(), synthetic: Some(synthetic) }
 }
 
 /// A new message written by the engine.
@@ -161,7 +161,7 @@ pub(crate) fn synthesize(role: Role, text: String, synthetic: Synthetic) -> Mess
     let mut wire = Map::new();
     wire.insert("role".into(), Value::String(role_name(role).into()));
     write_blocks(&mut wire, role, &blocks, None);
-    Message { role, blocks, wire: Value::Object(wire), synthetic: Some(synthetic) }
+    Message { role, blocks, wire: Value::Object(wire).into(), synthetic: Some(synthetic) }
 }
 
 fn write_blocks(wire: &mut Map<String, Value>, role: Role, blocks: &[Block], original: Option<&Message>) {

@@ -220,7 +220,7 @@ pub(crate) fn share(ctx: &Ctx<'_>, req: &mut SummarizeRequest, span: Range<usize
     if !ctx.format.validate_request(&body).is_empty() {
         return;
     }
-    req.messages = body.into_iter().map(|m| m.wire).collect();
+    req.messages = body.into_iter().map(|m| m.wire.into_value()).collect();
     req.from_cache = true;
 }
 

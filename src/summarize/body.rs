@@ -48,7 +48,7 @@ pub(crate) fn request_body(format: Format, messages: &[&Message]) -> Vec<Value> 
     if format.needs_alternation() {
         out = alternate(format, out);
     }
-    out.into_iter().map(|m| m.wire).collect()
+    out.into_iter().map(|m| m.wire.into_value()).collect()
 }
 
 /// Joins neighbours of one side, and opens and closes the body with the side the provider

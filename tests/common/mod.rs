@@ -508,7 +508,7 @@ pub fn assert_untouched_are_identical<S: Summarizer, O: OffloadStore>(memory: &A
         while j < originals.len() && !same_wire(&originals[j], &m.wire) {
             j += 1;
         }
-        assert!(j < originals.len(), "{what}: untouched working message {i} differs from every original after it: {}", m.wire);
+        assert!(j < originals.len(), "{what}: untouched working message {i} differs from every original after it: {}", *m.wire);
         j += 1;
     }
 }
@@ -630,7 +630,7 @@ pub fn unread_rewritten<S: Summarizer, O: OffloadStore>(memory: &AutoContextMemo
                         && w.result_ids().collect::<Vec<_>>() == ids)
             })
         })
-        .map(|u| u.wire.clone())
+        .map(|u| (*u.wire).clone())
         .collect()
 }
 
