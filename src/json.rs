@@ -149,13 +149,22 @@ pub(crate) fn array_to_string<'v>(items: impl IntoIterator<Item = &'v Value>) ->
 /// The values of `items` as one JSON array, appended to `out`.
 pub(crate) fn write_array<'v>(out: &mut String, items: impl IntoIterator<Item = &'v Value>) {
     out.push('[');
-    for (i, v) in items.into_iter().enumerate() {
+    write_items(out, items, write);
+    out.push(']');
+}
+
+/// Writes `items` joined by commas, each with `write`: an array's items without its brackets.
+pub(crate) fn write_items<'a, T: ?Sized + 'a>(
+    out: &mut String,
+    items: impl IntoIterator<Item = &'a T>,
+    mut write: impl FnMut(&mut String, &'a T),
+) {
+    for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        write(out, v);
+        write(out, item);
     }
-    out.push(']');
 }
 
 /// `v` as JSON text, appended to `out`.

@@ -159,7 +159,7 @@ pub struct Message {
 /// A message's wire value, shared, never copied: the working list's message and the log's
 /// original of it are one tree (an added message was copied whole into the log before, which
 /// doubled what a conversation held in memory), and what writes its text can tell the two are
-/// the same message by address ([`Wire::same`]). Read as a [`Value`], never changed: a message
+/// the same message by address (see `engine/texts.rs`). Read as a [`Value`], never changed: a message
 /// a strategy rewrites is a new message with a new value.
 #[derive(Clone, PartialEq)]
 pub struct Wire(Rc<Value>);
@@ -179,22 +179,11 @@ impl Wire {
     pub fn into_value(self) -> Value {
         Rc::unwrap_or_clone(self.0)
     }
-
-    /// Whether `other` is this very value, not only an equal one.
-    pub fn same(&self, other: &Rc<Value>) -> bool {
-        Rc::ptr_eq(&self.0, other)
-    }
 }
 
 impl From<Value> for Wire {
     fn from(v: Value) -> Wire {
         Wire(Rc::new(v))
-    }
-}
-
-impl From<Rc<Value>> for Wire {
-    fn from(v: Rc<Value>) -> Wire {
-        Wire(v)
     }
 }
 

@@ -61,12 +61,7 @@ fn chunk_text<'v>(
     out.push_str(r#","writer":"#);
     write_str(&mut out, writer);
     out.push_str(r#","messages":["#);
-    for (i, v) in messages.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        super::texts::write(&mut out, texts, v);
-    }
+    crate::json::write_items(&mut out, messages, |out, v| super::texts::write(out, texts, v));
     out.push_str("]}");
     out
 }

@@ -95,7 +95,7 @@ pub(crate) fn payload(
     expand: &[Expansion],
     size: usize,
 ) -> (String, Vec<std::ops::Range<usize>>) {
-    use crate::json::{write, write_str};
+    use crate::json::{write, write_items, write_str};
     let mut out = String::with_capacity(size + 256);
     out.push_str(r#"{"autocontext":1,"sessionId":"#);
     write_str(&mut out, session_id);
@@ -105,14 +105,11 @@ pub(crate) fn payload(
     write_str(&mut out, format.name());
     out.push_str(r#","messages":["#);
     let mut spans = Vec::with_capacity(messages.len());
-    for (i, m) in messages.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
+    write_items(&mut out, messages.iter().copied(), |out, m| {
         let start = out.len();
-        write(&mut out, m);
+        write(out, m);
         spans.push(start..out.len());
-    }
+    });
     out.push(']');
     if !expand.is_empty() {
         out.push_str(r#","expand":"#);

@@ -45,16 +45,6 @@ pub(crate) fn write_list<'a, T>(out: &mut String, cut: &mut ListCut, items: &'a 
     out.push(']');
 }
 
-/// Writes `items` joined by commas, each with `write`.
-pub(crate) fn write_items<'a, T>(out: &mut String, items: &'a [T], write: impl Fn(&mut String, &'a T)) {
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write(out, item);
-    }
-}
-
 /// A page of the working list whose text the memory already has (it read the page in a load,
 /// or wrote it in a save), with the entries it holds. Most of a list does not change between
 /// two saves, so a save copies these texts instead of writing their messages again: a Worker

@@ -553,7 +553,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
             return Err(Error::host(ErrorCode::StoreFailed, "the offload store failed to put an offload; nothing was changed", e));
         }
         // The payloads hold the originals' texts: the log's flush after the pass copies them.
-        let mut texts = std::mem::take(&mut self.parts.state.borrow_mut().texts);
+        let texts = &mut self.parts.state.borrow_mut().texts;
         let counts = payloads
             .into_iter()
             .map(|p| {
@@ -562,7 +562,6 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                 (p.uuid, count)
             })
             .collect();
-        self.parts.state.borrow_mut().texts = texts;
         Ok(counts)
     }
 

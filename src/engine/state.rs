@@ -364,7 +364,7 @@ impl State {
         pages::write_list(&mut out, working, &self.working, |out, n, entries| {
             match self.known_pages.get(n).and_then(Option::as_ref).and_then(|k| k.items_of(entries)) {
                 Some(items) => out.push_str(items),
-                None => pages::write_items(out, entries, write_entry),
+                None => crate::json::write_items(out, entries, write_entry),
             }
         });
         working.field.1 = out.len();
@@ -377,11 +377,11 @@ impl State {
         let [_, offloads, events] = cuts;
         offloads.field.0 = out.len();
         out.push_str(",\"offloads\":");
-        pages::write_list(&mut out, offloads, &self.offloads, |out, _, page| pages::write_items(out, page, |o, r| r.write(o)));
+        pages::write_list(&mut out, offloads, &self.offloads, |out, _, page| crate::json::write_items(out, page, |o, r| r.write(o)));
         offloads.field.1 = out.len();
         events.field.0 = out.len();
         out.push_str(",\"events\":");
-        pages::write_list(&mut out, events, &self.events, |out, _, page| pages::write_items(out, page, |o, e| e.write(o)));
+        pages::write_list(&mut out, events, &self.events, |out, _, page| crate::json::write_items(out, page, |o, e| e.write(o)));
         events.field.1 = out.len();
         out.push_str(",\"plan\":");
         crate::json::write(&mut out, &json!(self.plan));
@@ -390,7 +390,7 @@ impl State {
         if !self.abandoned.is_empty() {
             out.push_str(",\"pending\":");
             out.push('[');
-            pages::write_items(&mut out, &self.abandoned, |o, u| crate::json::write_str(o, u));
+            crate::json::write_items(&mut out, &self.abandoned, |o, u| crate::json::write_str(o, u));
             out.push(']');
         }
         if let Some(cache) = self.cache.to_json() {
