@@ -464,7 +464,7 @@ function workerTurnReport(turn) {
   out.push('## A Worker turn in workerd');
   out.push('');
   out.push(
-    `What one request of a Cloudflare Worker that keeps a conversation costs in CPU time, the figure the free plan limits to 10 ms (\`node bench/worker-turn.mjs\`): restore the session from its saved state (\`AutoContextMemory.load\`), add the next message (or an assistant message with its tool results), \`compressIfNeeded()\`, \`messages()\`, save (\`memory.save\`). Trace \`${turn.trace}\` (${int(turn.messages)} messages), a ${int(turn.window)}-token window, no summarizer. "Whole trace": the state holds the trace but its last message, never compressed, and the turn compresses all of it; "pass" and "no pass": the session as a Worker keeps it (the trace replayed a group at a time, compressing when needed), restored before the last group whose turn compressed, or the last whose turn did not.`,
+    `What one request of a Cloudflare Worker that keeps a conversation costs in CPU time, the figure the free plan limits to 10 ms (\`node bench/worker-turn.mjs\`): restore the session from its saved state (\`AutoContextMemory.load\`), add the next message (or an assistant message with its tool results), \`compressIfNeeded()\`, \`messages()\`, save (\`memory.save\`), \`dispose()\`. Trace \`${turn.trace}\` (${int(turn.messages)} messages), a ${int(turn.window)}-token window, no summarizer. "Whole trace": the state holds the trace but its last message, never compressed, and the turn compresses all of it; "pass" and "no pass": the session as a Worker keeps it (the trace replayed a group at a time, compressing when needed), restored before the last group whose turn compressed, or the last whose turn did not.`,
   );
   out.push('');
   out.push(
@@ -480,18 +480,18 @@ function workerTurnReport(turn) {
   out.push('');
   if (turn.node) {
     out.push(
-      `The same turns in Node (a child process that has met none of the texts, after a turn of each kind that is not measured), CPU ms by phase, medians; and natively, the engine alone (\`cargo bench --bench turn\`: restore from the head and pages a save wrote, add, the pass, the messages' text, the pages a save writes), wall ms:`,
+      `The same turns in Node (a child process that has met none of the texts, after a turn of each kind that is not measured), CPU ms by phase, medians; and natively, the engine alone (\`cargo bench --bench turn\`: restore from the head and pages a save wrote, add, the pass, the messages' text, the pages a save writes, dropping the memory), wall ms:`,
     );
     out.push('');
     const phase = (c, name) => c.phases.find((p) => p.phase === name)?.ms;
     const native = (kind) => turn.native?.cases.find((c) => c.case === kind);
     out.push(
       table(
-        ['turn', 'where', 'total', 'load / restore', 'add', 'compressIfNeeded', 'messages', 'save / state text'],
+        ['turn', 'where', 'total', 'load / restore', 'add', 'compressIfNeeded', 'messages', 'save / state text', 'dispose / drop'],
         turn.node.flatMap((c) => {
-          const rows = [[c.kind, 'Node', `**${f1(c.ms)}**`, ...['load', 'add', 'compressIfNeeded', 'messages', 'save'].map((p) => f1(phase(c, p)))]];
+          const rows = [[c.kind, 'Node', `**${f1(c.ms)}**`, ...['load', 'add', 'compressIfNeeded', 'messages', 'save', 'dispose'].map((p) => f1(phase(c, p)))]];
           const n = native(c.kind);
-          if (n) rows.push([c.kind, 'native', `**${f2(n.turnMs)}**`, ...['restore', 'add', 'pass', 'messages', 'save'].map((p) => f2(phase(n, p)))]);
+          if (n) rows.push([c.kind, 'native', `**${f2(n.turnMs)}**`, ...['restore', 'add', 'pass', 'messages', 'save', 'drop'].map((p) => f2(phase(n, p)))]);
           return rows;
         }),
       ),

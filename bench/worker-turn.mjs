@@ -3,7 +3,9 @@
 //
 // The turn is the one a Worker that keeps a conversation does on every request: restore the
 // session from its saved state (`AutoContextMemory.load`), add the next message, run
-// `compressIfNeeded()`, take `messages()`, save (`memory.save`). The conversation is the largest
+// `compressIfNeeded()`, take `messages()`, save (`memory.save`), dispose of the memory (a memory
+// left to the garbage collector grows the WebAssembly memory at every request until it runs,
+// and each request pays for growing it). The conversation is the largest
 // corpus trace in a 32,000-token window with no summarizer (a Worker without a model runs the
 // steps that need none), in three cases:
 //
@@ -33,7 +35,7 @@
 // Worker entry decoded the vocabulary in its startup) is measured apart, without a pass.
 //
 // The same turns are then measured in Node (a child process that has met none of the texts),
-// phase by phase: load, add, compressIfNeeded, messages, save; `cargo bench --bench turn`
+// phase by phase: load, add, compressIfNeeded, messages, save, dispose; `cargo bench --bench turn`
 // measures them natively.
 //
 //   npm run build && node bench/worker-turn.mjs [--runs N] [--fresh N] [--smoke]
@@ -177,6 +179,7 @@ export default {
       const result = await memory.compressIfNeeded();
       const messages = memory.messages();
       const revision = await memory.save(sessions);
+      memory.dispose();
       return Response.json({ compressed: result.compressed, tokensBefore: result.tokensBefore, tokensAfter: result.tokensAfter, messages: messages.length, revision });
     }
     return Response.json({});
@@ -312,7 +315,7 @@ async function nodeTurns(made) {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1000;
   };
-    const phases = ['load', 'add', 'compressIfNeeded', 'messages', 'save'];
+  const phases = ['load', 'add', 'compressIfNeeded', 'messages', 'save', 'dispose'];
   const out = [];
   for (const [kind, states] of Object.entries(made)) {
     const rows = [];
@@ -337,6 +340,9 @@ async function nodeTurns(made) {
       memory.messages();
       lap();
       await memory.save(sessions);
+      lap();
+      memory.dispose();
+      await undefined; // the engine is freed in a microtask once dispose() returns
       lap();
       rows.push(t);
     }

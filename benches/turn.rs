@@ -2,7 +2,8 @@
 //! session from the head and pages a save wrote (the head parsed, then handed over with the
 //! pages, as the binding does), add the next
 //! message (or assistant message with its tool results), `compress_if_needed()`, take the
-//! messages, write the state again (cut into the pages a save writes); in a 32,000-token window
+//! messages, write the state again (cut into the pages a save writes), drop the memory (what
+//! `dispose()` frees at the end of a Worker's request); in a 32,000-token window
 //! with no summarizer, for a turn whose pass runs ("pass") and one that runs none ("no pass"). Each state is made in a thread of its own on texts new to every run, so the
 //! thread that measures has counted and scanned none of them (as a Worker's isolate has not).
 //!
@@ -93,13 +94,13 @@ fn main() {
     };
     let mut cases = Vec::new();
     for (k, pass) in [true, false].into_iter().enumerate() {
-        let mut phases: Vec<[f64; 5]> = Vec::new();
+        let mut phases: Vec<[f64; 6]> = Vec::new();
         for run in 0..runs {
             let (state, store, next) = saved(&messages, pass, k * runs + run);
-            let mut t = [0.0; 5];
+            let mut t = [0.0; 6];
             let mut lap = {
                 let mut at = Instant::now();
-                move |i: usize, t: &mut [f64; 5]| {
+                move |i: usize, t: &mut [f64; 6]| {
                     t[i] = at.elapsed().as_secs_f64() * 1000.0;
                     at = Instant::now();
                 }
@@ -117,10 +118,12 @@ fn main() {
             lap(3, &mut t);
             std::hint::black_box(m.to_json_pages());
             lap(4, &mut t);
+            drop(m);
+            lap(5, &mut t);
             phases.push(t);
         }
-        let names = ["restore", "add", "pass", "messages", "save"];
-        let med: Vec<f64> = (0..5).map(|i| median(phases.iter().map(|p| p[i]).collect())).collect();
+        let names = ["restore", "add", "pass", "messages", "save", "drop"];
+        let med: Vec<f64> = (0..6).map(|i| median(phases.iter().map(|p| p[i]).collect())).collect();
         let total = median(phases.iter().map(|p| p.iter().sum()).collect());
         let case = if pass { "pass" } else { "no pass" };
         println!(

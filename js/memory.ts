@@ -63,7 +63,10 @@ function workingIndex(index: unknown): number {
   return index;
 }
 
-let restoring: { wasm: WasmMemory; store: OffloadStore; diag: Diagnostics; revision: number } | null = null;
+let restoring: { wasm: WasmMemory; store: OffloadStore; diag: Diagnostics; revision: number; made: MadeLater } | null = null;
+
+/** What the host's pieces read of the engine they serve (see {@link madeLater}). */
+type MadeLater = ReturnType<typeof madeLater>;
 
 /**
  * What the host's pieces read of the engine they serve, its session id (for events) and its
@@ -74,7 +77,7 @@ let restoring: { wasm: WasmMemory; store: OffloadStore; diag: Diagnostics; revis
  * state's size at each one, and paid for growing it). The values are read once when it is made,
  * for a call that comes after the wrapper was collected (from a pass still running).
  */
-function madeLater(): { sessionId: () => string; storeTimeoutMs: () => number; is: (wasm: WasmMemory) => WasmMemory } {
+function madeLater(): { sessionId: () => string; storeTimeoutMs: () => number; is: (wasm: WasmMemory) => WasmMemory; forget: () => void } {
   let ref: { deref(): WasmMemory | undefined } | undefined;
   let sessionId = '';
   let storeTimeoutMs = DEFAULT_STORE_TIMEOUT_MS;
@@ -87,10 +90,24 @@ function madeLater(): { sessionId: () => string; storeTimeoutMs: () => number; i
       ref = typeof WeakRef === 'function' ? new WeakRef(wasm) : { deref: () => wasm };
       return wasm;
     },
+    // Disposed: the values read last stand (a pass still running may report after it).
+    forget: () => {
+      ref = undefined;
+    },
   };
 }
 
-/** Frees a memory's WebAssembly side at once (for `compress()`, whose memory nobody else sees). */
+/**
+ * The engine of a disposed memory: any use of it throws, in the package's own words, where
+ * the freed engine would throw wasm-bindgen's.
+ */
+const DISPOSED = new Proxy({} as WasmMemory, {
+  get() {
+    throw new AutoContextError('INVALID_STATE', 'this memory was disposed (dispose()); load the session again or make a new memory');
+  },
+});
+
+/** Disposes of a memory (for `compress()`, whose memory nobody else sees). */
 export let release: (memory: AutoContextMemory<FormatName, never>) => void;
 /** Marks a memory as living for one pass (for `compress()`): nobody reads its log back, so none is written. */
 export let oneShot: (memory: AutoContextMemory<FormatName, never>) => void;
@@ -105,9 +122,10 @@ export let oneShot: (memory: AutoContextMemory<FormatName, never>) => void;
  * `M` overrides the message type, for hosts that keep messages in a type of their own.
  */
 export class AutoContextMemory<F extends FormatName = 'openai', M extends object = MessageFor<F>> {
-  readonly #wasm: WasmMemory;
+  #wasm: WasmMemory;
   readonly #store: OffloadStore;
   readonly #diag: Diagnostics;
+  readonly #made: MadeLater;
   #pending: Promise<CompressResult> | null = null;
   #preparing: Promise<PrepareResult> | null = null;
   #revision = 0;
@@ -131,7 +149,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   #pageCount = 0;
 
   static {
-    release = (memory) => memory.#wasm.free();
+    release = (memory) => memory.dispose();
     oneShot = (memory) => memory.#wasm.oneShot();
   }
 
@@ -144,7 +162,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    */
   constructor(options: AutoContextOptions<F, NoInfer<M>> = {}) {
     if (restoring !== null) {
-      ({ wasm: this.#wasm, store: this.#store, diag: this.#diag, revision: this.#revision } = restoring);
+      ({ wasm: this.#wasm, store: this.#store, diag: this.#diag, revision: this.#revision, made: this.#made } = restoring);
       restoring = null;
       return;
     }
@@ -154,6 +172,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     const { wasm, store } = makeHost(host, made.storeTimeoutMs, diag);
     this.#store = store;
     this.#diag = diag;
+    this.#made = made;
     this.#wasm = made.is(call(() => new WasmMemory(json, wasm)));
   }
 
@@ -209,7 +228,7 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     const { wasm: wasmHost, store } = makeHost(host as HostOptions<never>, made.storeTimeoutMs, diag);
     const wasm = made.is(call(() => make(wasmHost)));
     try {
-      restoring = { wasm, store, diag, revision: revision() };
+      restoring = { wasm, store, diag, revision: revision(), made };
     } catch (e) {
       wasm.free();
       throw e;
@@ -868,6 +887,58 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
   get store(): OffloadStore {
     return this.#store;
   }
+
+  /**
+   * Frees the engine's memory now, for a memory used once and dropped: a request handler that
+   * loads its session on every request disposes of the memory before it answers.
+   *
+   * ```js
+   * const memory = await AutoContextMemory.load(sessions, sessionId, { store });
+   * try {
+   *   memory.add(message);
+   *   await memory.compressIfNeeded();
+   *   const reply = await callModel(memory.messages());
+   *   await memory.save(sessions);
+   * } finally {
+   *   memory.dispose();
+   * }
+   * ```
+   *
+   * A memory nobody holds is freed anyway, once the garbage collector gets to it; until then
+   * each request adds a state's worth to the WebAssembly memory, which never shrinks, and pays
+   * for growing it. Where the runtime has `Symbol.dispose`, `using memory = ...` disposes of it
+   * at the end of the block. What runs on the memory (a pass) ends as it would; afterwards every
+   * method throws `INVALID_STATE`. Calling it again does nothing.
+   *
+   * @throws {@link AutoContextError} `LIMIT_EXCEEDED` while a save or a sweep of this memory
+   *   runs (it would fail half-way); await it first.
+   */
+  dispose(): void {
+    if (this.#wasm === DISPOSED) return;
+    if (this.#saving) throw new AutoContextError('LIMIT_EXCEEDED', 'a save of this memory is running; await it, then dispose');
+    if (this.#sweeping !== null) throw new AutoContextError('LIMIT_EXCEEDED', 'a sweep of this memory is running; await it, then dispose');
+    const wasm = this.#wasm;
+    this.#wasm = DISPOSED;
+    this.#made.forget();
+    this.#view = null;
+    this.#held = [];
+    this.#pages = new Map();
+    // Freed once the call that disposed returns: a host callback (a tokenizer, a synchronous
+    // store) may dispose from inside a call of the engine, which holds it until it returns.
+    queueMicrotask(() => wasm.free());
+  }
+}
+
+// `using memory = ...` where the runtime knows it (declared for no TypeScript lib, which may lack the symbol).
+const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
+if (typeof disposeSymbol === 'symbol') {
+  Object.defineProperty(AutoContextMemory.prototype, disposeSymbol, {
+    value: function dispose(this: AutoContextMemory<FormatName, never>) {
+      this.dispose();
+    },
+    writable: true,
+    configurable: true,
+  });
 }
 
 /**

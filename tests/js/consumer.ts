@@ -32,6 +32,7 @@ memory.unpin(0);
 const pinnedAt: number[] = memory.pinned();
 const restored: AutoContextMemory<'openai', ChatMessage> = AutoContextMemory.fromJSON<'openai', ChatMessage>(memory.toJSON(), { store, summarize });
 const n: number = countTokens('hello', 'estimate') + restored.tokenCount();
+const disposed: void = restored.dispose();
 const name: string = memory.reloadTool().function.name;
 const reloaded: Promise<ChatMessage[]> = memory.reload('uuid');
 const answer: Promise<string> = memory.handleReloadCall({ working_context_offload_uuid: 'uuid' });

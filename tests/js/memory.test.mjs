@@ -370,3 +370,75 @@ test('a memory nobody holds any more is freed, engine and all, whether made, res
     assert.ok(grown < 3e6, `${way}: the engine's memory grew by ${(grown / 1e6).toFixed(1)} MB for 16 memories dropped`);
   }
 });
+
+test('dispose() frees the engine at once: a handler that loads per request keeps the memory flat', async () => {
+  // A Worker restores its session into a new memory on every request. Dropped, each waits for
+  // the garbage collector, and until it runs every request grows the WebAssembly memory (which
+  // never shrinks) by a state; disposed, the next request reuses what the last one freed.
+  const content = 'x'.repeat(1 << 18);
+  const store = new MemoryStore();
+  const sessions = new MemorySessionStore();
+  const first = new AutoContextMemory({ store, sessionId: 'per-request' });
+  first.add({ role: 'user', content: `${content} first` });
+  await first.save(sessions);
+  first.dispose();
+  const request = async (i) => {
+    const memory = await AutoContextMemory.load(sessions, 'per-request', { store });
+    try {
+      memory.add([{ role: 'assistant', content: `answer ${i}` }, { role: 'user', content: `question ${i}` }]);
+      await memory.compressIfNeeded();
+      assert.equal(memory.messages().length, 2 * i + 3);
+      await memory.save(sessions);
+    } finally {
+      memory.dispose();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  };
+  for (let i = 0; i < 4; i++) await request(i);
+  const before = process.memoryUsage().external;
+  for (let i = 4; i < 28; i++) await request(i);
+  const grown = process.memoryUsage().external - before;
+  // Each memory holds its 256 KB text more than once: 24 memories left to the collector grow it by 12 MB or more.
+  assert.ok(grown < 2e6, `the engine's memory grew by ${(grown / 1e6).toFixed(1)} MB over 24 requests that disposed of their memory`);
+});
+
+test('a disposed memory refuses every use with INVALID_STATE; disposing again does nothing', async () => {
+  const memory = new AutoContextMemory({ sessionId: 'disposed' });
+  memory.add({ role: 'user', content: 'hello' });
+  memory.dispose();
+  memory.dispose();
+  for (const use of [() => memory.messages(), () => memory.add({ role: 'user', content: 'again' }), () => memory.toJSON(), () => memory.sessionId]) {
+    assert.throws(use, (e) => e instanceof AutoContextError && e.code === 'INVALID_STATE' && /disposed/.test(e.message));
+  }
+  await assert.rejects(memory.compressIfNeeded(), (e) => e instanceof AutoContextError && e.code === 'INVALID_STATE');
+  await assert.rejects(memory.save(new MemorySessionStore()), (e) => e instanceof AutoContextError && e.code === 'INVALID_STATE');
+  // `using` where the runtime has Symbol.dispose: the same method.
+  if (typeof Symbol.dispose === 'symbol') {
+    const other = new AutoContextMemory();
+    other[Symbol.dispose]();
+    assert.throws(() => other.messages(), (e) => e.code === 'INVALID_STATE');
+  }
+});
+
+test('a pass running when the memory is disposed ends with its result; a save running refuses the dispose', async () => {
+  const store = new MemoryStore();
+  const memory = new AutoContextMemory({ maxToken: 4000, toolResultLimit: 2000, store, sessionId: 'disposed-mid-pass' });
+  memory.add(bigToolResult());
+  const pass = memory.compressIfNeeded();
+  memory.dispose();
+  const result = await pass;
+  assert.equal(result.compressed, true);
+  assert.equal(result.events[0].type, 'TOOL_RESULT_TRUNCATE');
+
+  let release;
+  const slow = { load: () => null, save: () => new Promise((resolve) => (release = resolve)) };
+  const saving = new AutoContextMemory({ sessionId: 'disposed-mid-save' });
+  saving.add({ role: 'user', content: 'hi' });
+  const saved = saving.save(slow);
+  while (release === undefined) await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.throws(() => saving.dispose(), (e) => e instanceof AutoContextError && e.code === 'LIMIT_EXCEEDED');
+  release();
+  await saved;
+  saving.dispose();
+  assert.throws(() => saving.messages(), (e) => e.code === 'INVALID_STATE');
+});

@@ -31,6 +31,20 @@ export class Sessions extends DurableObject {
     out.offloads = back.offloads().length;
     out.reloaded = 0;
     for (const o of back.offloads()) if ((await back.reload(o.uuid)).length > 0) out.reloaded += 1;
+    // Each request's memory disposed of before the answer (Symbol.dispose, as `using` calls
+    // it): refused afterwards, and the session loads again whole.
+    const working = JSON.stringify(back.messages());
+    for (const m of [a, b]) m.dispose();
+    back[Symbol.dispose]();
+    try {
+      back.messages();
+      out.disposed = 'used';
+    } catch (e) {
+      out.disposed = e.code;
+    }
+    const again = await AutoContextMemory.load(sessions, 'two', host);
+    out.againSame = again.revision === out.revision && JSON.stringify(again.messages()) === working;
+    again.dispose();
     // A state over the 128 KiB value limit is split into parts and read back whole.
     const big = 'é𝄞 state '.repeat(60_000);
     await sessions.save('big', { revision: 1, state: big });

@@ -343,6 +343,8 @@ test('DurableObjectSessionStore in workerd: two writers on one session, the stal
     assert.ok(out.bigBack, 'a state over 128 KiB comes back whole');
     assert.equal(out.bigKeys, 3, 'revision, part count and one part: the big state left nothing');
     assert.equal(out.stale, 'CONFLICT');
+    assert.equal(out.disposed, 'INVALID_STATE', 'a disposed memory refuses its use');
+    assert.ok(out.againSame, 'the session loads again whole after its memories were disposed of');
   } finally {
     await mf.dispose();
   }

@@ -120,12 +120,13 @@ export class Conversation extends DurableObject {
     if (before > count) await this.ctx.storage.delete(Array.from({ length: before - count }, (_, i) => `state:${count + i}`));
   }
 
-  /** Runs a change; if it fails, forgets the memory so the next call restores the stored one. */
+  /** Runs a change; if it fails, drops the memory so the next call restores the stored one. */
   #change(fn) {
     return this.#serial(async () => {
       try {
         return await fn(await this.#open());
       } catch (e) {
+        this.#memory?.dispose();
         this.#memory = null;
         return failure(e);
       }
