@@ -4,7 +4,7 @@
 // estimator-only build.
 import { readFileSync } from 'node:fs';
 
-const CRATES = ['autocontext', 'serde_json', 'serde', 'core', 'alloc', 'std', 'js_sys', 'wasm_bindgen', 'futures_util', 'hashbrown', 'indexmap', 'dlmalloc', 'uuid'];
+const CRATES = ['autocontext', 'serde_json', 'serde', 'core', 'alloc', 'std', 'js_sys', 'wasm_bindgen', 'futures_util', 'hashbrown', 'indexmap', 'talc', 'uuid'];
 
 /** `{ code, data, byCrate: [[crate, bytes], ...] }` of a .wasm with a name section. */
 export function wasmBreakdown(file) {

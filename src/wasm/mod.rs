@@ -6,6 +6,16 @@
 //! real JavaScript `Error` named `AutoContextError` with a stable `code` ([`error`]). The
 //! hand-written TypeScript wrapper in `js/` is the public API; this layer is its engine room.
 
+/// The module's allocator: Talc, in place of the standard library's dlmalloc. The engine
+/// allocates in small pieces (a message's JSON tree, its blocks, a pass's copies) and frees them
+/// in bulk, and Talc's bins serve that faster: paired against dlmalloc on the same build, one
+/// pass over the largest trace took about 12% less CPU in Node, a Worker's turn 8 to 15% less
+/// in workerd, for 1% more memory after adding the whole corpus and a module 2 KB smaller. It
+/// takes pages with `memory.grow` as it needs them, as the vocabulary's table does (which
+/// takes pages of its own): a heap that does not continue the last one is claimed apart.
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 mod class;
 mod convert;
 mod error;
