@@ -252,6 +252,36 @@ fn the_newest_message_can_be_taken_back_after_a_flush() {
 }
 
 #[test]
+fn a_newest_message_a_pass_replaced_is_flushed_with_the_rest() {
+    // A fresh tool result over the limit: the pass truncates it, the last add can no longer be
+    // taken back, and a forced flush (a save's) writes it too, so the state holds none of it.
+    let store = FlakyStore::new();
+    let m = memory("replaced", &store);
+    let mut msgs = conversation(3);
+    msgs.extend([user("read the log"), assistant_calls(&["log"]), tool_result("log", 30_000)]);
+    m.add(&Value::Array(msgs.clone())).unwrap();
+    assert!(block_on(m.compress_if_needed()).unwrap().compressed);
+    assert!(m.working().last().unwrap().synthetic.is_some(), "the pass replaced the newest message");
+    assert_eq!(m.pop().unwrap_err().code(), ErrorCode::InvalidState);
+    assert_eq!(block_on(m.flush(true)).unwrap(), msgs.len());
+    let state = m.to_json();
+    assert_eq!(state["log"]["tail"], json!([]));
+    let original = serde_json::to_string(&msgs.last().unwrap()["content"]).unwrap();
+    assert!(!state.to_string().contains(&original), "the state does not carry the original");
+    assert_eq!(originals(&m), msgs);
+    assert_eq!(m.pop().unwrap_err().code(), ErrorCode::InvalidState);
+
+    // Restored, the log reads back whole and carries on; the next add can be taken back.
+    let r = restore(&state, &store).unwrap();
+    assert_eq!(originals(&r), msgs);
+    assert_eq!(r.pop().unwrap_err().code(), ErrorCode::InvalidState);
+    r.add(&user("next")).unwrap();
+    block_on(r.flush(true)).unwrap();
+    assert_eq!(r.pop().unwrap(), Some(user("next")));
+    assert_eq!(originals(&r), msgs);
+}
+
+#[test]
 fn the_state_keeps_only_the_most_recent_events() {
     let store = FlakyStore::new();
     let m = default_policy("events", 2_000, None, &store);

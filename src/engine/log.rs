@@ -13,8 +13,11 @@
 //! different keys instead of overwriting each other's chunks: the loser of a save (`CONFLICT`)
 //! leaves chunks no state names, and nothing the winner wrote is touched.
 //!
-//! A flush never writes the newest message: it stays in the tail, so the last add can still be
-//! taken back (the OpenAI Agents SDK's `popItem`) without rewriting a chunk.
+//! A flush never writes the newest message while the working list holds it as added: it stays
+//! in the tail, so the last add can still be taken back (the OpenAI Agents SDK's `popItem`)
+//! without rewriting a chunk. Once a pass replaced it (a fresh tool result truncated, most
+//! often, and often the largest message of the conversation), it cannot be taken back, and
+//! the flush writes it too: kept, it made every state saved until the next add carry it whole.
 //!
 //! Each chunk's text names the memory that wrote it (`writer`, random per memory, never saved in
 //! the state), so two memories restored from one state never write the same key even when they
@@ -211,9 +214,10 @@ impl Log {
         self.tail.len() > FLUSH_MESSAGES || self.tail_tokens >= FLUSH_TOKENS && self.tail.len() > 1
     }
 
-    /// The chunks that would write all of the tail but its newest message, in order.
-    fn writes(&self, session_id: &str, texts: &Texts) -> Vec<Write> {
-        let n = self.tail.len().saturating_sub(1);
+    /// The chunks that would write all of the tail, but its newest message if `keep_newest`, in
+    /// order.
+    fn writes(&self, session_id: &str, texts: &Texts, keep_newest: bool) -> Vec<Write> {
+        let n = self.tail.len().saturating_sub(usize::from(keep_newest));
         let mut out: Vec<Write> = Vec::new();
         let mut first = self.len - self.tail.len() as u64;
         let mut prev = self.head.clone();
@@ -314,6 +318,7 @@ pub(crate) struct Flush {
     writes: Vec<Write>,
     head: Option<String>,
     pops: u64,
+    keep_newest: bool,
 }
 
 impl Flush {
@@ -329,13 +334,14 @@ impl Flush {
 }
 
 impl Log {
-    /// The chunks that write the tail to the store (all but its newest message; when not
-    /// `force`, only once [`Log::wants_flush`]); `None` when there is nothing to write.
-    pub fn plan_flush(&self, session_id: &str, force: bool, texts: &Texts) -> Option<Flush> {
-        if !force && !self.wants_flush() || self.tail.len() < 2 {
+    /// The chunks that write the tail to the store (all but its newest message if
+    /// `keep_newest`, the message the last add can still take back; when not `force`, only once
+    /// [`Log::wants_flush`]); `None` when there is nothing to write.
+    pub fn plan_flush(&self, session_id: &str, force: bool, texts: &Texts, keep_newest: bool) -> Option<Flush> {
+        if !force && !self.wants_flush() || self.tail.len() <= usize::from(keep_newest) {
             return None;
         }
-        Some(Flush { writes: self.writes(session_id, texts), head: self.head.clone(), pops: self.pops })
+        Some(Flush { writes: self.writes(session_id, texts, keep_newest), head: self.head.clone(), pops: self.pops, keep_newest })
     }
 
     /// Records that chunk `k` of `flush` is in the store: drops its messages from the tail and
@@ -343,7 +349,7 @@ impl Log {
     /// a pop came first); the chunk then stays unnamed and the tail as it is.
     pub fn flushed(&mut self, flush: &mut Flush, k: usize) -> Option<usize> {
         let w = &flush.writes[k];
-        if self.head != flush.head || self.pops != flush.pops || self.tail.len() <= w.count {
+        if self.head != flush.head || self.pops != flush.pops || self.tail.len() < w.count + usize::from(flush.keep_newest) {
             return None;
         }
         self.tail.drain(..w.count);

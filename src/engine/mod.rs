@@ -318,7 +318,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     }
 
     /// Writes the messages added since the last flush to the store as a chunk of the log (all
-    /// but the newest, which stays so the last add can be taken back), so neither the engine's
+    /// but the newest while the working list holds it as added, so the last add can be taken
+    /// back), so neither the engine's
     /// memory nor its state holds them any more. Unless `force`, only once enough wait (64
     /// messages or 32k tokens); a pass does that after it runs. Returns how many were written.
     ///
@@ -328,15 +329,22 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     pub async fn flush(&self, force: bool) -> Result<usize> {
         // The texts the last pass wrote of the originals serve this flush only.
         let texts = std::mem::take(&mut self.state.borrow_mut().texts);
-        let written = self.flush_chain(force, |st| &mut st.log, &texts).await?;
-        // The offload records retired from the index go the same way.
-        self.flush_chain(force, |st| &mut st.retired.0, &texts::Texts::default()).await?;
+        let keep_newest = self.state.borrow().newest_untouched();
+        let written = self.flush_chain(force, |st| &mut st.log, &texts, keep_newest).await?;
+        // The offload records retired from the index go the same way (the newest stays).
+        self.flush_chain(force, |st| &mut st.retired.0, &texts::Texts::default(), true).await?;
         Ok(written)
     }
 
     /// [`AutoContextMemory::flush`] of one chain; returns how many items it wrote.
-    async fn flush_chain(&self, force: bool, chain: impl Fn(&mut State) -> &mut log::Log, texts: &texts::Texts) -> Result<usize> {
-        let Some(mut flush) = chain(&mut self.state.borrow_mut()).plan_flush(&self.config.session_id, force, texts) else {
+    async fn flush_chain(
+        &self,
+        force: bool,
+        chain: impl Fn(&mut State) -> &mut log::Log,
+        texts: &texts::Texts,
+        keep_newest: bool,
+    ) -> Result<usize> {
+        let Some(mut flush) = chain(&mut self.state.borrow_mut()).plan_flush(&self.config.session_id, force, texts, keep_newest) else {
             return Ok(0);
         };
         let mut written = 0;

@@ -236,15 +236,17 @@ impl State {
 
     /// Takes back the newest message added, which the working list must still hold as added.
     pub fn pop(&mut self) -> Result<Option<Value>> {
-        let Some(last) = self.log.last() else {
-            return Ok(None);
+        let replaced = || {
+            Error::new(ErrorCode::InvalidState, "the most recent message was compressed into a summary and cannot be taken back on its own")
         };
-        let untouched = self.working.last().is_some_and(|e| e.msg.synthetic.is_none() && e.msg.wire == *last);
-        if !untouched {
-            return Err(Error::new(
-                ErrorCode::InvalidState,
-                "the most recent message was compressed into a summary and cannot be taken back on its own",
-            ));
+        if self.log.last().is_none() {
+            // Nothing waits in the log's tail: nothing was added, or the newest message is in
+            // the store (a flush writes it once a pass replaced it; a message taken back left
+            // the one before it there).
+            return if self.working.last().is_some_and(|e| e.msg.synthetic.is_some()) { Err(replaced()) } else { Ok(None) };
+        }
+        if !self.newest_untouched() {
+            return Err(replaced());
         }
         let e = self.working.pop().expect("checked above");
         self.versions.bump(self.working.len());
@@ -254,6 +256,13 @@ impl State {
             self.call_ids.remove(id);
         }
         Ok(self.log.pop().map(|v| (*v).clone()))
+    }
+
+    /// Whether the working list holds the newest message added as added: the last add can be
+    /// taken back, and a flush keeps it in the log's tail (it writes it once a pass replaced
+    /// it).
+    pub fn newest_untouched(&self) -> bool {
+        self.log.last().is_some_and(|last| self.working.last().is_some_and(|e| e.msg.synthetic.is_none() && e.msg.wire == *last))
     }
 
     /// Pins or unpins working message `index`.
