@@ -907,9 +907,10 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    *
    * A memory nobody holds is freed anyway, once the garbage collector gets to it; until then
    * each request adds a state's worth to the WebAssembly memory, which never shrinks, and pays
-   * for growing it. Where the runtime has `Symbol.dispose`, `using memory = ...` disposes of it
-   * at the end of the block. What runs on the memory (a pass) ends as it would; afterwards every
-   * method throws `INVALID_STATE`. Calling it again does nothing.
+   * for growing it. In JavaScript, where the runtime has `Symbol.dispose`, `using memory = ...`
+   * disposes of it at the end of the block (the declarations leave the symbol out: a TypeScript
+   * lib without it would reject them). What runs on the memory (a pass) ends as it would;
+   * afterwards every method throws `INVALID_STATE`. Calling it again does nothing.
    *
    * @throws {@link AutoContextError} `LIMIT_EXCEEDED` while a save or a sweep of this memory
    *   runs (it would fail half-way); await it first.
