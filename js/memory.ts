@@ -926,8 +926,16 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
     this.#held = [];
     this.#pages = new Map();
     // Freed once the call that disposed returns: a host callback (a tokenizer, a synchronous
-    // store) may dispose from inside a call of the engine, which holds it until it returns.
-    queueMicrotask(() => wasm.free());
+    // store) may dispose from inside a call of the engine, which holds it until it returns. A
+    // free that throws (a module that trapped) leaves the memory to the garbage collector: it
+    // must not become an uncaught error in a microtask, which ends a Node process.
+    queueMicrotask(() => {
+      try {
+        wasm.free();
+      } catch {
+        // nothing more to free
+      }
+    });
   }
 }
 
