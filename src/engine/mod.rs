@@ -319,9 +319,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// Writes the messages added since the last flush to the store as a chunk of the log (all
     /// but the newest while the working list holds it as added, so the last add can be taken
-    /// back), so neither the engine's
-    /// memory nor its state holds them any more. Unless `force`, only once enough wait (64
-    /// messages or 32k tokens); a pass does that after it runs. Returns how many were written.
+    /// back), so neither the engine's memory nor its state holds them any more. Unless `force`,
+    /// only once enough wait (64 messages or 32k tokens); a pass does that after it runs.
+    /// Returns how many were written.
     ///
     /// # Errors
     /// `STORE_FAILED` when a put fails: what it did not write stays in the tail, and the next
