@@ -751,12 +751,12 @@ export class AutoContextMemory<F extends FormatName = 'openai', M extends object
    * Writes the messages added since the last flush to the store, as one chunk of the log of
    * everything added (all but the newest message while the working list holds it as added, so
    * {@link AutoContextMemory.pop} can take it back), so neither the engine's memory nor
-   * {@link AutoContextMemory.toJSON} holds them
-   * any more. A pass does it once 64 messages or 32k tokens wait, and
-   * {@link AutoContextMemory.save} before it saves; call it before `toJSON()` when you persist
-   * the state yourself, to keep it the size of the working list. Chunks are never rewritten, and
-   * their keys (`<sessionId>/log-<first index>-<digest>`) name their content: keep them as long
-   * as a state that names them may be restored. Resolves to how many messages were written.
+   * {@link AutoContextMemory.toJSON} holds them any more. A pass does it once 64 messages or 32k
+   * tokens wait, and {@link AutoContextMemory.save} before it saves; call it before `toJSON()`
+   * when you persist the state yourself, to keep it the size of the working list. Chunks are
+   * never rewritten, and their keys (`<sessionId>/log-<first index>-<digest>`) name their
+   * content: keep them as long as a state that names them may be restored. Resolves to how many
+   * messages were written.
    *
    * @throws {@link AutoContextError} `STORE_FAILED` when a put fails; what it did not write stays
    *   in the state, and the next flush writes it.
