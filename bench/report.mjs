@@ -464,13 +464,13 @@ function workerTurnReport(turn) {
   out.push('## A Worker turn in workerd');
   out.push('');
   out.push(
-    `What one request of a Cloudflare Worker that keeps a conversation costs in CPU time, the figure the free plan limits to 10 ms (\`node bench/worker-turn.mjs\`): restore the session from its saved state (\`AutoContextMemory.load\`), add the next message (or an assistant message with its tool results), \`compressIfNeeded()\`, \`messages()\`, save (\`memory.save\`), \`dispose()\`. Trace \`${turn.trace}\` (${int(turn.messages)} messages), a ${int(turn.window)}-token window, no summarizer. "Whole trace": the state holds the trace but its last message, never compressed, and the turn compresses all of it; "pass" and "no pass": the session as a Worker keeps it (the trace replayed a group at a time, compressing when needed), restored before the last group whose turn compressed, or the last whose turn did not.`,
+    `What one request of a Cloudflare Worker that keeps a conversation costs in CPU time, the figure the free plan limits to 10 ms (\`node bench/worker-turn.mjs\`): restore the session from its saved state (\`AutoContextMemory.load\`), add the next message (or an assistant message with its tool results), \`compressIfNeeded()\`, \`messages()\`, save (\`memory.save\`), \`dispose()\`. Trace \`${turn.trace}\` (${int(turn.messages)} messages), a ${int(turn.window)}-token window, no summarizer. "Whole trace": the state holds the trace but its last message, never compressed, and the turn compresses all of it; "pass" and "no pass": the session as a Worker keeps it (the trace replayed a group at a time, compressing when needed), restored before the last group whose turn compressed, or the last whose turn did not; "no pass, read before": the same without a pass, in an isolate that ran the session's previous turn too (not measured: load, add, \`compressIfNeeded()\`, save, as a Worker serving the conversation's last request did), so that the load meets the pages that turn read and saved, which the isolate keeps parsed (up to 2 MiB of page text).`,
   );
   out.push('');
   out.push(
     table(
       ['turn', 'isolate thread, CPU ms', 'all threads, CPU ms', 'slowest run, isolate thread', 'tokens restored', 'messages added', 'tokens before → after the pass'],
-      turn.cases.map((x) => [x.kind, `**${f1(x.threadMs)}**`, f1(x.totalMs), f1(x.threadMaxMs), int(x.savedTokens), int(x.added), x.kind === 'no pass' ? '–' : `${int(x.tokensBefore)} → ${int(x.tokensAfter)}`]),
+      turn.cases.map((x) => [x.kind, `**${f1(x.threadMs)}**`, f1(x.totalMs), f1(x.threadMaxMs), int(x.savedTokens), int(x.added), x.kind.startsWith('no pass') ? '–' : `${int(x.tokensBefore)} → ${int(x.tokensAfter)}`]),
     ),
   );
   out.push('');

@@ -112,7 +112,7 @@ async function replay(messages, sessionId, upTo) {
   return { memory, store, triggered, list };
 }
 
-const CASES = ['whole trace', 'pass', 'no pass'];
+const CASES = ['whole trace', 'pass', 'no pass', 'no pass, read before'];
 /**
  * The saved state of `run` for a case, and the group its turn adds: `whole trace` holds every
  * message but the last, never compressed; `pass` and `no pass` are the session replayed up to
@@ -124,11 +124,20 @@ async function savedState(kind, run) {
   let memory;
   let store;
   let next;
+  let prev;
   if (kind === 'whole trace') {
     store = new MemoryStore();
     memory = new AutoContextMemory({ maxToken: WINDOW, store, sessionId });
     memory.add(messages.slice(0, -1));
     next = messages.at(-1);
+  } else if (kind === 'no pass, read before') {
+    // The last two groups in a row whose turns compressed nothing: the state before the first,
+    // whose turn the isolate runs (not measured) before the measured one.
+    const { triggered, list } = await replay(messages, sessionId);
+    const at = triggered.findLastIndex((t, i) => !t && i > 0 && !triggered[i - 1]);
+    ({ memory, store } = await replay(messages, sessionId, at - 1));
+    prev = list[at - 1];
+    next = list[at];
   } else {
     const { triggered, list } = await replay(messages, sessionId);
     const at = triggered.findLastIndex((t) => t === (kind === 'pass'));
@@ -139,7 +148,7 @@ async function savedState(kind, run) {
   await memory.save(sessions);
   const offloads = [];
   for (const key of store.keys()) offloads.push([key, await store.get(key)]);
-  return { sessionId, saved: await sessions.load(sessionId), offloads, next, tokens: memory.tokenCount() };
+  return { sessionId, saved: await sessions.load(sessionId), offloads, prev, next, tokens: memory.tokenCount() };
 }
 
 const work = join(root, 'target', 'bench', `worker-turn-${process.pid}`);
@@ -168,6 +177,15 @@ export default {
       for (const [k, v] of s.offloads) await store.put(k, v);
       const sessions = new MemorySessionStore();
       await sessions.save(s.sessionId, s.saved);
+      if (s.prev !== undefined) {
+        // The session's previous request, in this isolate.
+        const memory = await AutoContextMemory.load(sessions, s.sessionId, { store });
+        memory.add(s.prev);
+        await memory.compressIfNeeded();
+        memory.messages();
+        await memory.save(sessions);
+        memory.dispose();
+      }
       ready.set(key, { store, sessions, sessionId: s.sessionId, next: s.next });
       return new Response('ok');
     }
@@ -241,7 +259,7 @@ const made = {};
       const empties = [];
       for (let i = 0; i < EMPTY; i++) empties.push(await w.cpu('/empty'));
       const turn = await w.cpu(`/turn/${key}`);
-      if (turn.answer.compressed !== (kind !== 'no pass')) throw new Error(`${kind}: the turn ${turn.answer.compressed ? 'compressed' : 'did not compress'}`);
+      if (turn.answer.compressed !== !kind.startsWith('no pass')) throw new Error(`${kind}: the turn ${turn.answer.compressed ? 'compressed' : 'did not compress'}`);
       rows.push({ ...net(turn, empties), savedTokens: state.tokens, added: Array.isArray(state.next) ? state.next.length : 1, grossThreadMs: turn.threadMs, grossTotalMs: turn.totalMs, emptyThreadMs: median(empties.map((e) => e.threadMs)), ...turn.answer });
     }
     const pick = (k) => median(rows.map((r) => r[k]));
@@ -324,6 +342,14 @@ async function nodeTurns(made) {
       for (const [k, v] of s.offloads) await store.put(k, v);
       const sessions = new MemorySessionStore();
       await sessions.save(s.sessionId, s.saved);
+      if (s.prev !== undefined) {
+        const memory = await AutoContextMemory.load(sessions, s.sessionId, { store });
+        memory.add(s.prev);
+        await memory.compressIfNeeded();
+        memory.messages();
+        await memory.save(sessions);
+        memory.dispose();
+      }
       const t = [];
       let at = cpu();
       const lap = () => {

@@ -4,8 +4,12 @@
 //! message (or assistant message with its tool results), `compress_if_needed()`, take the
 //! messages, write the state again (cut into the pages a save writes), drop the memory (what
 //! `dispose()` frees at the end of a Worker's request); in a 32,000-token window
-//! with no summarizer, for a turn whose pass runs ("pass") and one that runs none ("no pass"). Each state is made in a thread of its own on texts new to every run, so the
-//! thread that measures has counted and scanned none of them (as a Worker's isolate has not).
+//! with no summarizer, for a turn whose pass runs ("pass") and one that runs none ("no pass").
+//! Each state is made in a thread of its own on texts new to every run, so the thread that
+//! measures has counted, scanned and parsed none of them (as a Worker's isolate has not); in a
+//! third case, "no pass, read before", the measuring thread first runs the session's previous
+//! turn (not measured), as an isolate that served the session's last request did, and the turn
+//! loads the pages that turn saved.
 //!
 //! `cargo bench --bench turn [-- --out <file.json>] [-- --quick]`
 //!
@@ -51,15 +55,31 @@ fn replay(list: &[Value], session: &str, up_to: Option<usize>) -> (Memory, Vec<b
     (m, triggered)
 }
 
-/// A saved state for one run of a case (made in its own thread), its store and the next group.
-fn saved(messages: &[Value], pass: bool, run: usize) -> (Vec<String>, MemoryStore, Value) {
+/// The turns measured: one that runs a pass, one that runs none, and one that runs none on a
+/// session whose previous turn this thread ran (the pages it loaded are in the thread's cache).
+#[derive(Clone, Copy, PartialEq)]
+enum Case {
+    Pass,
+    NoPass,
+    ReadBefore,
+}
+
+/// A saved state for one run of a case (made in its own thread), its store and the next group;
+/// for [`Case::ReadBefore`], the state before the previous group, which is returned too.
+fn saved(messages: &[Value], case: Case, run: usize) -> (Vec<String>, MemoryStore, Value, Option<Value>) {
     let messages = unseen(messages, run);
     std::thread::spawn(move || {
         let list = groups(messages);
         let session = format!("turn-{run}");
         let (_, triggered) = replay(&list, &session, None);
-        let at = triggered.iter().rposition(|t| *t == pass).expect("a turn of that kind");
-        let (m, _) = replay(&list, &session, Some(at));
+        let (at, before) = match case {
+            Case::Pass => (triggered.iter().rposition(|t| *t).expect("a turn that compresses"), 0),
+            Case::NoPass => (triggered.iter().rposition(|t| !*t).expect("a turn that does not"), 0),
+            Case::ReadBefore => {
+                ((1..triggered.len()).rev().find(|&i| !triggered[i] && !triggered[i - 1]).expect("two turns in a row that do not"), 1)
+            }
+        };
+        let (m, _) = replay(&list, &session, Some(at - before));
         futures_executor::block_on(m.flush(true)).expect("flush");
         let state = m.to_json_pages();
         let store = m.store();
@@ -71,17 +91,28 @@ fn saved(messages: &[Value], pass: bool, run: usize) -> (Vec<String>, MemoryStor
                 (k, v)
             })
             .collect();
-        (state, entries, list[at].clone())
+        (state, entries, list[at].clone(), (before > 0).then(|| list[at - 1].clone()))
     })
     .join()
-    .map(|(state, entries, next)| {
+    .map(|(state, entries, next, prev)| {
         let store = MemoryStore::new();
         for (k, v) in entries {
             futures_executor::block_on(store.put(&k, &v)).expect("put");
         }
-        (state, store, next)
+        (state, store, next, prev)
     })
     .expect("the state's thread")
+}
+
+/// Restores `state`, adds `group`, compresses if needed and returns the pages a save writes.
+fn previous_turn(state: &[String], store: MemoryStore, group: &Value) -> Vec<String> {
+    let head: Value = serde_json::from_str(&state[0]).expect("JSON");
+    let counts: Vec<u32> = state[1].split(',').map(|c| c.parse().expect("a count")).collect();
+    let m = AutoContextMemory::from_pages(head, &counts, &state[2..], None::<NoSummarizer>, store, None).expect("restore");
+    m.add(group).expect("add");
+    futures_executor::block_on(m.compress_if_needed()).expect("pass");
+    std::hint::black_box(m.messages_text());
+    m.to_json_pages()
 }
 
 fn main() {
@@ -93,10 +124,15 @@ fn main() {
         std::process::exit(1);
     };
     let mut cases = Vec::new();
-    for (k, pass) in [true, false].into_iter().enumerate() {
+    for (k, case) in [Case::Pass, Case::NoPass, Case::ReadBefore].into_iter().enumerate() {
+        let pass = case == Case::Pass;
         let mut phases: Vec<[f64; 6]> = Vec::new();
         for run in 0..runs {
-            let (state, store, next) = saved(&messages, pass, k * runs + run);
+            let (mut state, store, next, prev) = saved(&messages, case, k * runs + run);
+            if let Some(prev) = prev {
+                // The session's previous turn, in this thread.
+                state = previous_turn(&state, store.clone(), &prev);
+            }
             let mut t = [0.0; 6];
             let mut lap = {
                 let mut at = Instant::now();
@@ -125,9 +161,13 @@ fn main() {
         let names = ["restore", "add", "pass", "messages", "save", "drop"];
         let med: Vec<f64> = (0..6).map(|i| median(phases.iter().map(|p| p[i]).collect())).collect();
         let total = median(phases.iter().map(|p| p.iter().sum()).collect());
-        let case = if pass { "pass" } else { "no pass" };
+        let case = match case {
+            Case::Pass => "pass",
+            Case::NoPass => "no pass",
+            Case::ReadBefore => "no pass, read before",
+        };
         println!(
-            "{case:<8} turn {total:6.2} ms   {}",
+            "{case:<20} turn {total:6.2} ms   {}",
             names.iter().zip(&med).map(|(n, v)| format!("{n} {v:5.2}")).collect::<Vec<_>>().join("   ")
         );
         cases.push(json!({"case": case, "turnMs": total, "phases": names.iter().zip(&med).map(|(n, v)| json!({"phase": n, "ms": v})).collect::<Vec<_>>()}));

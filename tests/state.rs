@@ -429,3 +429,113 @@ fn a_paged_state_is_the_state_cut_at_its_items_and_reads_back_as_it() {
         },
     );
 }
+
+/// Saves `m` in pages and returns a loader of them: each call restores a memory from the head
+/// and pages, as a host's load does.
+fn pages_of<S: autocontext::Summarizer + Clone>(m: &AutoContextMemory<S, FlakyStore>) -> (Value, Vec<u32>, Vec<String>) {
+    let cut = m.to_json_pages();
+    let counts: Vec<u32> = cut[1].split(',').map(|c| c.parse().unwrap()).collect();
+    (serde_json::from_str(&cut[0]).unwrap(), counts, cut[2..].to_vec())
+}
+
+#[test]
+fn a_page_loaded_before_is_taken_as_it_was_read_and_the_memory_is_the_one_parsing_gives() {
+    // Every corpus trace replayed in a 32k window, saved in pages at two points and loaded from
+    // them twice, as a Worker loads its session at every request: the second load takes the
+    // working list's pages the first one read (its messages are the first load's, not parsed
+    // again), and is the memory that parsing the whole state gives: the same state and messages,
+    // and through the rest of the trace the same working list, counts and events.
+    at_corpus_stops(
+        "cached",
+        |n| vec![n / 3, n * 2 / 3],
+        |name, groups, i, m, store| {
+            let (head, counts, pages) = pages_of(m);
+            let load = || Plain::from_pages(head.clone(), &counts, &pages, None, store.clone(), None).unwrap();
+            let first = load();
+            let second = load();
+            let shared = first.working().iter().zip(second.working()).filter(|(a, b)| std::rc::Rc::ptr_eq(a, b)).count();
+            assert_eq!(shared, m.working().len(), "{name} at group {i}: the second load parsed pages the first one read");
+            drop(first);
+            let whole = plain(&m.to_json(), store);
+            assert_eq!(second.to_json_text(), whole.to_json_text(), "{name} at group {i}");
+            assert_eq!(second.messages_text(), m.messages_text(), "{name} at group {i}");
+            let working = |mem: &Plain| uuids_masked(&serde_json::to_string(&mem.to_json()["working"]).unwrap());
+            for (k, g) in groups.iter().enumerate().skip(i + 1) {
+                for mem in [&second, &whole] {
+                    mem.add(g).unwrap();
+                    block_on(mem.compress_if_needed()).unwrap();
+                }
+                if k % 4 == 0 || k + 1 == groups.len() {
+                    assert_eq!(working(&second), working(&whole), "{name} loaded at group {i}, at group {k}");
+                    assert_eq!(second.token_count(), whole.token_count(), "{name} loaded at group {i}, at group {k}");
+                    assert_eq!(second.events().len(), whole.events().len(), "{name} loaded at group {i}, at group {k}");
+                }
+            }
+        },
+    );
+}
+
+#[test]
+fn a_page_loaded_before_is_checked_against_the_state_it_comes_in() {
+    // The pages of a compressed memory loaded once, then again with the offload index emptied:
+    // the working page that names an offload is one the thread has read, and the load still
+    // refuses it, with the words a state parsed whole gets.
+    let store = FlakyStore::new();
+    let m = compressed(&store);
+    let (head, counts, pages) = pages_of(&m);
+    AutoContextMemory::from_pages(head.clone(), &counts, &pages, Some(FakeSummarizer::digest()), store.clone(), None).unwrap();
+    let mut emptied = head.clone();
+    let mut emptied_counts = counts.clone();
+    let mut kept = pages[..counts[0] as usize].to_vec();
+    kept.extend_from_slice(&pages[(counts[0] + counts[1]) as usize..]);
+    emptied_counts[1] = 0;
+    let e = AutoContextMemory::from_pages(emptied.clone(), &emptied_counts, &kept, Some(FakeSummarizer::digest()), store.clone(), None)
+        .err()
+        .expect("a mark naming an offload outside the index");
+    let mut whole = m.to_json();
+    whole["offloads"] = json!([]);
+    let parsed = restore(&whole, &store).err().expect("the same state parsed whole");
+    assert_eq!(e.code(), ErrorCode::InvalidState);
+    assert_eq!(e.message(), parsed.message());
+    emptied["autocontext"] = json!(99);
+    let newer = AutoContextMemory::from_pages(emptied, &counts, &pages, Some(FakeSummarizer::digest()), store.clone(), None).err().unwrap();
+    assert!(newer.message().contains("newer"), "{}", newer.message());
+}
+
+#[test]
+fn a_page_met_twice_in_one_state_is_parsed_the_second_time() {
+    // Two pages of the same text in one list: a load after one that read them takes the first
+    // from the cache and parses the second, so no two entries of the list share a message.
+    let mut msgs = Vec::new();
+    for _ in 0..2 * autocontext::engine::pages::PAGE {
+        msgs.push(json!({"role": "user", "content": "the same question"}));
+    }
+    let cfg = config("twice", 200_000);
+    let m: Plain = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None, FlakyStore::new()).unwrap();
+    m.add(&Value::Array(msgs)).unwrap();
+    let (head, counts, pages) = pages_of(&m);
+    assert_eq!(pages[0], pages[1], "two pages of one text");
+    let load = || Plain::from_pages(head.clone(), &counts, &pages, None, FlakyStore::new(), None).unwrap();
+    let (first, second) = (load(), load());
+    let (a, b) = (first.working(), second.working());
+    let page = autocontext::engine::pages::PAGE;
+    assert!(std::rc::Rc::ptr_eq(&a[0], &b[0]), "the first page is taken from the cache");
+    for k in 0..page {
+        assert!(!std::rc::Rc::ptr_eq(&b[k], &b[page + k]), "entries {k} and {} share a message", page + k);
+    }
+    assert_eq!(second.to_json_text(), m.to_json_text());
+}
+
+#[test]
+fn a_gemini_page_is_parsed_at_every_load() {
+    // A Gemini message is only what its wire value says once the list around it is read (a call
+    // without an id takes one): its pages are never taken from the cache.
+    let cfg = autocontext::Config { format: autocontext::Format::Gemini, ..config("gemini-pages", 200_000) };
+    let m: Plain = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None, FlakyStore::new()).unwrap();
+    m.add(&json!([{"role": "user", "parts": [{"text": "hi"}]}, {"role": "model", "parts": [{"text": "hello"}]}])).unwrap();
+    let (head, counts, pages) = pages_of(&m);
+    let load = || Plain::from_pages(head.clone(), &counts, &pages, None, FlakyStore::new(), None).unwrap();
+    let (first, second) = (load(), load());
+    assert!(first.working().iter().zip(second.working()).all(|(a, b)| !std::rc::Rc::ptr_eq(a, &b)));
+    assert_eq!(second.to_json_text(), m.to_json_text());
+}

@@ -24,6 +24,7 @@ mod identifier_index;
 mod log;
 pub mod offload;
 mod overflow;
+mod page_cache;
 pub mod pages;
 mod pass;
 mod pass_log;
@@ -43,6 +44,7 @@ use serde_json::Value;
 
 use crate::engine::calibration::{Calibration, UsageReport};
 use crate::engine::events::CompressionEvent;
+use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::Format;
 use crate::host::{Clock, OffloadStore, Summarizer, SystemClock};
@@ -646,10 +648,24 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         counter: Option<TokenCounter>,
     ) -> Result<Self> {
         let mut state = head;
-        let sizes = pages::join(&mut state, counts, pages)?;
-        let (config, counter, mut state, as_read) = State::restore_read(state, counter)?;
         let working = counts.first().map_or(0, |&n| n as usize).min(pages.len());
-        state.know_pages(&pages[..working], &sizes[..working], &as_read);
+        // The working list's pages this thread read lately are taken as they were read, each
+        // at most once (a page met twice in one state is parsed the second time: no two
+        // entries of a list share a message).
+        let format = state.pointer("/config/format").and_then(Value::as_str).and_then(Format::from_name);
+        let mut cached: Vec<Option<Rc<[Entry]>>> = Vec::new();
+        if let Some(format) = format {
+            for page in &pages[..working] {
+                let hit = page_cache::find(page, format).filter(|e| !cached.iter().flatten().any(|c| Rc::ptr_eq(c, e)));
+                cached.push(hit);
+            }
+        }
+        let sizes = pages::join(&mut state, counts, pages, &cached)?;
+        let taken: Vec<Option<&Entry>> =
+            cached.iter().zip(&sizes).flat_map(|(c, &n)| (0..n).map(move |i| c.as_ref().map(|e| &e[i]))).collect();
+        let (config, counter, mut state, as_read) = State::restore_read(state, counter, &taken)?;
+        let parsed: Vec<bool> = (0..working).map(|k| cached.get(k).is_none_or(Option::is_none)).collect();
+        state.know_pages(&pages[..working], &sizes[..working], &as_read, config.format, &parsed);
         Self::restored(config, counter, state, summarizer, store)
     }
 

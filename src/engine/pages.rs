@@ -108,12 +108,14 @@ pub(crate) fn cut(text: &str, cuts: &Cuts) -> Vec<String> {
 
 /// Puts the pages read back into the head (a JSON object): `counts[i]` pages of field `i`,
 /// taken in order from `pages`, each parsed as a JSON array. The head's `autocontextPages` goes.
+/// A page of the working list whose entries are `cached[n]` (see `page_cache.rs`) is not
+/// parsed: a `null` stands for each of its items.
 ///
 /// A page that is not a JSON array is a `STORE_FAILED` error whose index is its place in
 /// `pages` (the class names its key).
 ///
 /// Returns how many items each page held, in order.
-pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String]) -> Result<Vec<usize>> {
+pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &[Option<Rc<[Entry]>>]) -> Result<Vec<usize>> {
     let Value::Object(map) = head else {
         return Err(Error::new(ErrorCode::InvalidState, "state: the head of a paged state must be an object").at_field("state"));
     };
@@ -123,6 +125,12 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String]) -> Result
     for (field, &count) in FIELDS.iter().zip(counts) {
         let mut items = Vec::new();
         for _ in 0..count {
+            if let Some(Some(entries)) = cached.get(next) {
+                sizes.push(entries.len());
+                items.resize(items.len() + entries.len(), Value::Null);
+                next += 1;
+                continue;
+            }
             let page = pages.get(next).map(|p| serde_json::from_str::<Value>(p));
             let Some(Ok(Value::Array(page))) = page else {
                 return Err(Error::new(ErrorCode::StoreFailed, format!("page {next} of the saved state is not a page"))

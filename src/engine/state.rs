@@ -42,6 +42,7 @@ use crate::plan::Plan;
 use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
 use super::log::{Chain, Log};
+use super::page_cache;
 use super::pages::{self, Cuts, KnownPage, PAGE};
 use super::retired::{self, Retired};
 use super::texts::Texts;
@@ -436,13 +437,21 @@ impl State {
     /// The state is taken, not borrowed: its messages become the memory's as they are, never
     /// copied (a Worker restores its session on every request).
     pub fn restore(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
-        Self::restore_read(state, counter).map(|(config, counter, state, _)| (config, counter, state))
+        Self::restore_read(state, counter, &[]).map(|(config, counter, state, _)| (config, counter, state))
     }
 
     /// [`State::restore`], and for each working entry whether the state's text of it is what
     /// the writer writes of it now (its count read, its mark as saved), so that the page it came
     /// in can be kept ([`State::know_pages`]).
-    pub(crate) fn restore_read(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
+    ///
+    /// `cached[i]`, when there is one, is working entry `i` as a page of the thread's cache holds
+    /// it (`page_cache.rs`), the state holding `null` in its place: taken as parsing its item
+    /// would read it, with the same checks against the rest of the state.
+    pub(crate) fn restore_read(
+        state: Value,
+        counter: Option<TokenCounter>,
+        cached: &[Option<&Entry>],
+    ) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
         let shallow = State::check_shape(&state)?;
         let Value::Object(mut obj) = state else { unreachable!("checked to be an object") };
         let version = match obj.get("autocontext").and_then(Value::as_u64) {
@@ -547,25 +556,55 @@ impl State {
             _ => return Err(bad("state.working must be an array")),
         };
         let single: HashSet<&str> = offloads.iter().filter(|o| o.message_count == 1).map(|o| o.uuid.as_str()).collect();
+        // A mark as read, checked against the offload index: whether it names an offload of this
+        // session, and whether it is upgraded. States from before copies were marked: a message a
+        // shrinking step rewrote in place, whose offload holds one message, is a copy of that
+        // message.
+        let check_mark = |i: usize, s: &Synthetic| -> Result<bool> {
+            let Some(u) = &s.offload else { return Ok(false) };
+            if !offload_ids.contains(u) {
+                return Err(bad(format!("state.working[{i}] names offload {u}, which this session did not create")));
+            }
+            Ok(!s.copy && s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()))
+        };
         let mut read = Vec::with_capacity(working_values.len());
+        let mut taken: Vec<Option<&Entry>> = Vec::with_capacity(working_values.len());
         let mut as_read = Vec::with_capacity(working_values.len());
         for (i, item) in working_values.into_iter().enumerate() {
+            if let Some(e) = cached.get(i).copied().flatten() {
+                let upgrade = match &e.msg.synthetic {
+                    Some(s) => check_mark(i, s)?,
+                    None => false,
+                };
+                let tokens = counted.then_some(e.tokens);
+                as_read.push(tokens.is_some() && !upgrade);
+                if upgrade {
+                    let mut m = Message::clone(&e.msg);
+                    if let Some(s) = &mut m.synthetic {
+                        s.copy = true;
+                    }
+                    read.push((m, (e.pinned, tokens)));
+                    taken.push(None);
+                } else {
+                    // Stands in the list of parsed messages until the entries are made.
+                    read.push((
+                        Message { role: Role::User, blocks: Vec::new(), wire: Value::Null.into(), synthetic: None },
+                        (e.pinned, tokens),
+                    ));
+                    taken.push(Some(e));
+                }
+                continue;
+            }
+            taken.push(None);
             let Value::Object(mut item) = item else { return Err(bad(format!("state.working[{i}] has no message"))) };
             let wire = item.remove("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
             let mut m = parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
             let mut upgraded = false;
             if let Some(s) = item.remove("synthetic") {
                 let mut s: Synthetic = fields::record_at(&s, &|| format!("state.working[{i}].synthetic")).map_err(bad)?;
-                if let Some(u) = &s.offload {
-                    if !offload_ids.contains(u) {
-                        return Err(bad(format!("state.working[{i}] names offload {u}, which this session did not create")));
-                    }
-                    // States from before copies were marked: a message a shrinking step rewrote in
-                    // place, whose offload holds one message, is a copy of that message.
-                    if !s.copy && s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()) {
-                        s.copy = true;
-                        upgraded = true;
-                    }
+                if check_mark(i, &s)? {
+                    s.copy = true;
+                    upgraded = true;
                 }
                 m.synthetic = Some(s);
             }
@@ -586,16 +625,22 @@ impl State {
             read.push((m, (pinned, tokens)));
         }
         let (mut messages, known): (Vec<Message>, Vec<(bool, Option<u32>)>) = read.into_iter().unzip();
+        // A format that links its messages has no cached pages (`page_cache::find`).
+        debug_assert!(!format.links() || taken.iter().all(Option::is_none));
         format.link_all(&mut messages);
         let mut working = Vec::with_capacity(messages.len());
         let mut working_tokens = 0u64;
-        for (i, (m, (pinned, tokens))) in messages.into_iter().zip(known).enumerate() {
+        for (i, ((m, (pinned, tokens)), taken)) in messages.into_iter().zip(known).zip(taken).enumerate() {
+            let entry = match taken {
+                Some(e) => Entry { pinned, ..e.clone() },
+                None => Entry::with_pin(Rc::new(m), 0, pinned),
+            };
             let tokens = match tokens {
                 Some(t) => t,
-                None => counter.count_message(&m).map_err(|e| bad(format!("state.working[{i}]: {}", e.message())))?,
+                None => counter.count_message(&entry.msg).map_err(|e| bad(format!("state.working[{i}]: {}", e.message())))?,
             };
             working_tokens += tokens as u64;
-            working.push(Entry::with_pin(Rc::new(m), tokens, pinned));
+            working.push(Entry { tokens, ..entry });
         }
         // Pairing is what the engine relies on; the format's softer rules (Anthropic's
         // alternation) may already be broken by what the host added, and restore keeps that.
@@ -628,8 +673,9 @@ impl State {
     /// Keeps the texts of the working list's `pages` (each [`PAGE`] entries, the last at most
     /// as many) the state was read from, except those holding an entry not read as written
     /// (`as_read`): the next save copies them. `sizes` are the pages' item counts as read; pages
-    /// not cut as the writer cuts them are not kept.
-    pub(crate) fn know_pages(&mut self, pages: &[String], sizes: &[usize], as_read: &[bool]) {
+    /// not cut as the writer cuts them are not kept. The pages kept that were `parsed` (not
+    /// taken from the thread's cache) go into it, read in `format`.
+    pub(crate) fn know_pages(&mut self, pages: &[String], sizes: &[usize], as_read: &[bool], format: Format, parsed: &[bool]) {
         let n = self.working.len().div_ceil(PAGE);
         if pages.len() != n || sizes.len() != n || self.working.chunks(PAGE).zip(sizes).any(|(c, s)| c.len() != *s) {
             return;
@@ -639,7 +685,16 @@ impl State {
             .chunks(PAGE)
             .zip(pages)
             .zip(as_read.chunks(PAGE))
-            .map(|((entries, text), read)| read.iter().all(|r| *r).then(|| KnownPage::new(entries, Rc::from(text.as_str()))))
+            .enumerate()
+            .map(|(k, ((entries, text), read))| {
+                read.iter().all(|r| *r).then(|| {
+                    let text: Rc<str> = Rc::from(text.as_str());
+                    if parsed.get(k).copied().unwrap_or(true) {
+                        page_cache::keep(Rc::clone(&text), format, entries);
+                    }
+                    KnownPage::new(entries, text)
+                })
+            })
             .collect();
     }
 

@@ -784,6 +784,9 @@ impl super::WireFormat for Gemini {
         let mut ids: std::collections::HashSet<String> = messages.iter().flat_map(|m| m.call_ids()).map(str::to_string).collect();
         link(&[], messages, &mut |id: &str| ids.insert(id.to_string()));
     }
+    fn links(&self) -> bool {
+        true
+    }
     fn signed(&self, m: &Message) -> bool {
         signed(m)
     }

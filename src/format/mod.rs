@@ -100,6 +100,10 @@ pub(crate) trait WireFormat: Sync {
     fn link(&self, _open: &[&Message], _new: &mut [Message], _claim: &mut dyn FnMut(&str) -> bool) {}
     /// See [`Format::link_all`]; ids are read from the wire.
     fn link_all(&self, _messages: &mut [Message]) {}
+    /// See [`Format::links`].
+    fn links(&self) -> bool {
+        false
+    }
     /// See [`Format::provider_compaction`].
     fn provider_compaction(&self, _m: &Message) -> bool {
         false
@@ -335,6 +339,13 @@ impl Format {
     /// to a list (the ids in use are the list's own).
     pub fn link_all(self, messages: &mut [Message]) {
         self.wire().link_all(messages);
+    }
+
+    /// Whether [`Format::link_all`] can change a message read on its own (a Gemini call without
+    /// an id takes one that depends on the list around it): a message of this format is only
+    /// what its wire value says once the whole list is read.
+    pub(crate) fn links(self) -> bool {
+        self.wire().links()
     }
 
     /// The provider whose prices this format's requests pay by default.
