@@ -44,7 +44,6 @@ use serde_json::Value;
 
 use crate::engine::calibration::{Calibration, UsageReport};
 use crate::engine::events::CompressionEvent;
-use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::format::Format;
 use crate::host::{Clock, OffloadStore, Summarizer, SystemClock};
@@ -55,10 +54,11 @@ use crate::strategy::Strategy;
 use crate::summarize::prepared::Cache;
 use crate::tokens::TokenCounter;
 pub use offload::OffloadRecord;
+use page_cache::Cached;
 use pass::Parts;
 pub use results::{CompressResult, OverflowResult, PrepareResult, FAILURE_EVENT};
 pub use retired::LIVE_OFFLOADS;
-use state::State;
+use state::{State, Taken};
 pub use state::{MAX_EVENTS, STATE_VERSION};
 pub use sweep::SweepReport;
 
@@ -649,23 +649,28 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     ) -> Result<Self> {
         let mut state = head;
         let working = counts.first().map_or(0, |&n| n as usize).min(pages.len());
-        // The working list's pages this thread read lately are taken as they were read, each
-        // at most once (a page met twice in one state is parsed the second time: no two
-        // entries of a list share a message).
+        // The pages this thread read lately are taken as they were read.
         let format = state.pointer("/config/format").and_then(Value::as_str).and_then(Format::from_name);
-        let mut cached: Vec<Option<Rc<[Entry]>>> = Vec::new();
-        if let Some(format) = format {
-            for page in &pages[..working] {
-                let hit = page_cache::find(page, format).filter(|e| !cached.iter().flatten().any(|c| Rc::ptr_eq(c, e)));
-                cached.push(hit);
-            }
-        }
+        let cached = format.map(|f| Cached::find(pages, counts, f)).unwrap_or_default();
         let sizes = pages::join(&mut state, counts, pages, &cached)?;
-        let taken: Vec<Option<&Entry>> =
-            cached.iter().zip(&sizes).flat_map(|(c, &n)| (0..n).map(move |i| c.as_ref().map(|e| &e[i]))).collect();
-        let (config, counter, mut state, as_read) = State::restore_read(state, counter, &taken)?;
-        let parsed: Vec<bool> = (0..working).map(|k| cached.get(k).is_none_or(Option::is_none)).collect();
+        let taken = Taken {
+            working: cached.working.iter().zip(&sizes).flat_map(|(c, &n)| (0..n).map(move |i| c.as_ref().map(|e| &e[i]))).collect(),
+            offloads: Cached::whole(&cached.offloads),
+            events: Cached::whole(&cached.events),
+        };
+        let (config, counter, mut state, as_read) = State::restore_read(state, counter, taken)?;
+        let parsed: Vec<bool> = (0..working).map(|k| cached.working.get(k).is_none_or(Option::is_none)).collect();
         state.know_pages(&pages[..working], &sizes[..working], &as_read, config.format, &parsed);
+        // The offload index and the events as parsed, when no page of theirs was kept.
+        let lists = counts.get(1).map_or(0, |&n| n as usize);
+        let (offload_pages, event_pages) = pages[working..].split_at(lists.min(pages.len() - working));
+        let (offload_sizes, event_sizes) = sizes[working.min(sizes.len())..].split_at(lists.min(sizes.len().saturating_sub(working)));
+        if cached.offloads.is_none() {
+            keep_list(&state.offloads, offload_pages, offload_sizes, |p| page_cache::Parsed::Offloads(p.into()));
+        }
+        if cached.events.is_none() {
+            keep_list(&state.events, event_pages, event_sizes, |p| page_cache::Parsed::Events(p.into()));
+        }
         Self::restored(config, counter, state, summarizer, store)
     }
 
@@ -682,5 +687,18 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             .map_err(|e| Error::new(ErrorCode::InvalidState, format!("state.config: {}", e.message())))?;
         *memory.state.borrow_mut() = state;
         Ok(memory)
+    }
+}
+
+/// Keeps each page of a list a load parsed (`pages`, of `sizes` items) in the thread's cache,
+/// when `items` are the list as read (the restore kept every item).
+fn keep_list<T: Clone>(items: &[T], pages: &[String], sizes: &[usize], parsed: impl Fn(&[T]) -> page_cache::Parsed) {
+    if sizes.iter().sum::<usize>() != items.len() || pages.len() != sizes.len() {
+        return;
+    }
+    let mut at = 0;
+    for (page, &n) in pages.iter().zip(sizes) {
+        page_cache::keep(Rc::from(page.as_str()), parsed(&items[at..at + n]));
+        at += n;
     }
 }

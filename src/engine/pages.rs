@@ -9,6 +9,7 @@ use std::rc::{Rc, Weak};
 
 use serde_json::Value;
 
+use super::page_cache::Cached;
 use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::message::Message;
@@ -108,24 +109,34 @@ pub(crate) fn cut(text: &str, cuts: &Cuts) -> Vec<String> {
 
 /// Puts the pages read back into the head (a JSON object): `counts[i]` pages of field `i`,
 /// taken in order from `pages`, each parsed as a JSON array. The head's `autocontextPages` goes.
-/// A page of the working list whose entries are `cached[n]` (see `page_cache.rs`) is not
-/// parsed: a `null` stands for each of its items.
+/// What the thread kept of the pages (see `page_cache.rs`) is not parsed: a `null` stands for
+/// each item of a page of the working list it kept, and a list it kept whole is left out.
 ///
 /// A page that is not a JSON array is a `STORE_FAILED` error whose index is its place in
 /// `pages` (the class names its key).
 ///
 /// Returns how many items each page held, in order.
-pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &[Option<Rc<[Entry]>>]) -> Result<Vec<usize>> {
+pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &Cached) -> Result<Vec<usize>> {
     let Value::Object(map) = head else {
         return Err(Error::new(ErrorCode::InvalidState, "state: the head of a paged state must be an object").at_field("state"));
     };
     map.remove("autocontextPages");
     let mut next = 0usize;
     let mut sizes = Vec::with_capacity(pages.len());
-    for (field, &count) in FIELDS.iter().zip(counts) {
+    for (i, (field, &count)) in FIELDS.iter().zip(counts).enumerate() {
+        let kept: Option<Vec<usize>> = match i {
+            1 => cached.offloads.as_ref().map(|p| p.iter().map(|p| p.len()).collect()),
+            2 => cached.events.as_ref().map(|p| p.iter().map(|p| p.len()).collect()),
+            _ => None,
+        };
+        if let Some(kept) = kept {
+            sizes.extend(kept);
+            next += count as usize;
+            continue;
+        }
         let mut items = Vec::new();
         for _ in 0..count {
-            if let Some(Some(entries)) = cached.get(next) {
+            if let Some(Some(entries)) = cached.working.get(next) {
                 sizes.push(entries.len());
                 items.resize(items.len() + entries.len(), Value::Null);
                 next += 1;

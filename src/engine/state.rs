@@ -437,21 +437,21 @@ impl State {
     /// The state is taken, not borrowed: its messages become the memory's as they are, never
     /// copied (a Worker restores its session on every request).
     pub fn restore(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
-        Self::restore_read(state, counter, &[]).map(|(config, counter, state, _)| (config, counter, state))
+        Self::restore_read(state, counter, Taken::default()).map(|(config, counter, state, _)| (config, counter, state))
     }
 
     /// [`State::restore`], and for each working entry whether the state's text of it is what
     /// the writer writes of it now (its count read, its mark as saved), so that the page it came
     /// in can be kept ([`State::know_pages`]).
     ///
-    /// `cached[i]`, when there is one, is working entry `i` as a page of the thread's cache holds
-    /// it (`page_cache.rs`), the state holding `null` in its place: taken as parsing its item
-    /// would read it, with the same checks against the rest of the state.
+    /// What `taken` holds was taken from the pages the thread kept (`page_cache.rs`) instead of
+    /// the state, and is read as parsing it would read it, with the same checks.
     pub(crate) fn restore_read(
         state: Value,
         counter: Option<TokenCounter>,
-        cached: &[Option<&Entry>],
+        taken: Taken,
     ) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
+        let cached = &taken.working[..];
         let shallow = State::check_shape(&state)?;
         let Value::Object(mut obj) = state else { unreachable!("checked to be an object") };
         let version = match obj.get("autocontext").and_then(Value::as_u64) {
@@ -469,7 +469,10 @@ impl State {
         };
         let format = config.format;
         let parse = |i: usize, v: Value| if shallow { format.parse_owned_shallow(i, v) } else { format.parse_owned(i, v) };
-        let offloads = fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?;
+        let offloads = match taken.offloads {
+            Some(offloads) => offloads,
+            None => fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?,
+        };
         let mut offload_ids = HashSet::new();
         for o in &offloads {
             if !crate::engine::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
@@ -509,7 +512,10 @@ impl State {
                 return Err(bad(format!("state.pending: {u:?} is not an offload uuid outside the offload index")));
             }
         }
-        let mut events = fields::list::<CompressionEvent>(obj.get("events"), "state.events").map_err(bad)?;
+        let mut events = match taken.events {
+            Some(events) => events,
+            None => fields::list::<CompressionEvent>(obj.get("events"), "state.events").map_err(bad)?,
+        };
         keep_recent(&mut events);
 
         let calibration = Calibration::from_json(obj.get("calibration"))?;
@@ -690,7 +696,7 @@ impl State {
                 read.iter().all(|r| *r).then(|| {
                     let text: Rc<str> = Rc::from(text.as_str());
                     if parsed.get(k).copied().unwrap_or(true) {
-                        page_cache::keep(Rc::clone(&text), format, entries);
+                        page_cache::keep(Rc::clone(&text), page_cache::Parsed::Working(format, entries.into()));
                     }
                     KnownPage::new(entries, text)
                 })
@@ -716,6 +722,16 @@ impl State {
             .collect();
         out
     }
+}
+
+/// What a restore takes from the pages a thread kept instead of the state (`page_cache.rs`):
+/// `working[i]`, when there is one, is working entry `i`, the state holding `null` in its place;
+/// the offload index's records and the events, when the state has none of them.
+#[derive(Default)]
+pub(crate) struct Taken<'a> {
+    pub(crate) working: Vec<Option<&'a Entry>>,
+    pub(crate) offloads: Option<Vec<OffloadRecord>>,
+    pub(crate) events: Option<Vec<CompressionEvent>>,
 }
 
 /// A working entry as the state holds it.
