@@ -351,9 +351,9 @@ fn the_counting_rules_change_only_with_their_version() {
 fn a_save_copies_the_pages_it_knows_and_they_are_the_pages_it_would_write() {
     // Every corpus trace replayed in a 32k window and saved in pages at two points. Restored from
     // those pages, a memory keeps their texts and copies them into its saves while their entries
-    // stay; carried on through the rest of the trace, saving after every group, its working pages
-    // stay byte for byte (offload uuids masked) what a memory restored from the whole state,
-    // which never keeps a page, writes of the same entries.
+    // or records stay; carried on through the rest of the trace, saving after every group, its
+    // pages stay byte for byte (offload uuids masked) what a memory restored from the whole
+    // state, which never keeps a page, writes of the same entries and records.
     at_corpus_stops(
         "known",
         |n| vec![n / 3, n * 2 / 3],
@@ -369,6 +369,13 @@ fn a_save_copies_the_pages_it_knows_and_they_are_the_pages_it_would_write() {
                 uuids_masked(&format!("[{}]", items.join(",")))
             };
             let written = |mem: &Plain| uuids_masked(&serde_json::to_string(&mem.to_json()["working"]).unwrap());
+            // The offload index's and the events' pages; `fresh` as a memory that knows no page
+            // writes them.
+            let lists = |pages: &[String]| {
+                let n: usize = pages[1].split(',').next().unwrap().parse().unwrap();
+                pages[2 + n..].join("\n")
+            };
+            let fresh = |mem: &Plain| plain(&mem.to_json(), store).to_json_pages();
             assert_eq!(working(&paged.to_json_pages()), written(&whole), "{name} restored at group {i}");
             for (k, g) in groups.iter().enumerate().skip(i + 1) {
                 for mem in [&paged, &whole] {
@@ -378,6 +385,7 @@ fn a_save_copies_the_pages_it_knows_and_they_are_the_pages_it_would_write() {
                 let pages = paged.to_json_pages();
                 if k % 4 == 0 || k + 1 == groups.len() {
                     assert_eq!(working(&pages), written(&whole), "{name} restored at group {i}, at group {k}");
+                    assert_eq!(lists(&pages), lists(&fresh(&paged)), "{name} restored at group {i}, at group {k}");
                 }
             }
         },

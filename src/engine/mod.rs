@@ -55,6 +55,7 @@ use crate::summarize::prepared::Cache;
 use crate::tokens::TokenCounter;
 pub use offload::OffloadRecord;
 use page_cache::Cached;
+use pages::KnownRecords;
 use pass::Parts;
 pub use results::{CompressResult, OverflowResult, PrepareResult, FAILURE_EVENT};
 pub use retired::LIVE_OFFLOADS;
@@ -665,11 +666,21 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let lists = counts.get(1).map_or(0, |&n| n as usize);
         let (offload_pages, event_pages) = pages[working..].split_at(lists.min(pages.len() - working));
         let (offload_sizes, event_sizes) = sizes[working.min(sizes.len())..].split_at(lists.min(sizes.len().saturating_sub(working)));
-        if cached.offloads.is_none() {
-            keep_list(&state.offloads, offload_pages, offload_sizes, |p| page_cache::Parsed::Offloads(p.into()));
+        let offloads = match &cached.offloads {
+            Some(kept) => Some(kept.iter().cloned().zip(offload_pages.iter().map(|p| Rc::from(p.as_str()))).collect()),
+            None => keep_list(&state.offloads, offload_pages, offload_sizes, page_cache::Parsed::Offloads),
+        };
+        let events = match &cached.events {
+            Some(kept) => Some(kept.iter().cloned().zip(event_pages.iter().map(|p| Rc::from(p.as_str()))).collect()),
+            None => keep_list(&state.events, event_pages, event_sizes, page_cache::Parsed::Events),
+        };
+        // A list restored as its pages hold it (a restore only drops the oldest events beyond
+        // the number kept) keeps their texts for the next save.
+        if let Some(pages) = offloads.filter(|p| holds(p, state.offloads.len())) {
+            state.known_offloads = KnownRecords::read(pages);
         }
-        if cached.events.is_none() {
-            keep_list(&state.events, event_pages, event_sizes, |p| page_cache::Parsed::Events(p.into()));
+        if let Some(pages) = events.filter(|p| holds(p, state.events.len())) {
+            state.known_events = KnownRecords::read(pages);
         }
         Self::restored(config, counter, state, summarizer, store)
     }
@@ -691,14 +702,30 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 }
 
 /// Keeps each page of a list a load parsed (`pages`, of `sizes` items) in the thread's cache,
-/// when `items` are the list as read (the restore kept every item).
-fn keep_list<T: Clone>(items: &[T], pages: &[String], sizes: &[usize], parsed: impl Fn(&[T]) -> page_cache::Parsed) {
+/// when `items` are the list as read (the restore kept every item), and returns each page's
+/// items and text.
+#[allow(clippy::type_complexity)]
+fn keep_list<T: Clone>(
+    items: &[T],
+    pages: &[String],
+    sizes: &[usize],
+    parsed: impl Fn(Rc<[T]>) -> page_cache::Parsed,
+) -> Option<Vec<(Rc<[T]>, Rc<str>)>> {
     if sizes.iter().sum::<usize>() != items.len() || pages.len() != sizes.len() {
-        return;
+        return None;
     }
     let mut at = 0;
+    let mut kept = Vec::with_capacity(pages.len());
     for (page, &n) in pages.iter().zip(sizes) {
-        page_cache::keep(Rc::from(page.as_str()), parsed(&items[at..at + n]));
+        let (records, text): (Rc<[T]>, Rc<str>) = (Rc::from(&items[at..at + n]), Rc::from(page.as_str()));
+        page_cache::keep(Rc::clone(&text), parsed(Rc::clone(&records)));
+        kept.push((records, text));
         at += n;
     }
+    Some(kept)
+}
+
+/// Whether `pages` hold `len` records in all.
+fn holds<T>(pages: &[(Rc<[T]>, Rc<str>)], len: usize) -> bool {
+    pages.iter().map(|(r, _)| r.len()).sum::<usize>() == len
 }

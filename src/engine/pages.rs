@@ -79,6 +79,49 @@ impl KnownPage {
     }
 }
 
+/// The pages of a list of records (the offload index, the events) whose text the memory has,
+/// by position, with the records each holds: a save copies the text of a page whose records
+/// are the same, as it copies a [`KnownPage`]. Both lists change only in a pass (and then
+/// mostly at their end), so a turn without one writes none of their pages. The records are
+/// compared by value: they are small, and a copy of them is kept.
+#[derive(Debug)]
+pub(crate) struct KnownRecords<T> {
+    pages: Vec<(Rc<[T]>, Rc<str>)>,
+}
+
+impl<T> Default for KnownRecords<T> {
+    fn default() -> Self {
+        KnownRecords { pages: Vec::new() }
+    }
+}
+
+impl<T: PartialEq + Clone> KnownRecords<T> {
+    /// The pages read: each page's records and its text.
+    pub fn read(pages: Vec<(Rc<[T]>, Rc<str>)>) -> Self {
+        KnownRecords { pages }
+    }
+
+    /// The items of page `n` without its brackets, when it holds exactly `records`.
+    pub fn items_of(&self, n: usize, records: &[T]) -> Option<&str> {
+        let (known, text) = self.pages.get(n)?;
+        (**known == *records).then(|| &text[1..text.len() - 1])
+    }
+
+    /// Known after a save cut `records` into the pages `texts`.
+    pub fn saved(&mut self, records: &[T], texts: &[String]) {
+        let old = std::mem::take(&mut self.pages);
+        self.pages = records
+            .chunks(PAGE)
+            .zip(texts)
+            .enumerate()
+            .map(|(n, (page, text))| match old.get(n) {
+                Some((known, text)) if **known == *page => (Rc::clone(known), Rc::clone(text)),
+                _ => (Rc::from(page), Rc::from(text.as_str())),
+            })
+            .collect();
+    }
+}
+
 /// Cuts the state's text at `cuts` into its head, the text without the paged fields, and the
 /// pages of each paged field: `[head, counts, pages...]`, `counts` being how many pages each
 /// field has (`"3,1,2"`). A page is the text of a JSON array of at most [`PAGE`] items, byte for
@@ -155,4 +198,34 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &
         map.insert((*field).to_string(), Value::Array(items));
     }
     Ok(sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_known_page_of_records_is_copied_only_while_it_holds_the_same_records() {
+        // A list that lost its first record (the oldest event dropped, an offload record
+        // retired) has pages of the same lengths and other records: none is copied.
+        let records: Vec<u32> = (0..PAGE as u32 * 2 + 3).collect();
+        let texts: Vec<String> = records.chunks(PAGE).map(|p| format!("{p:?}")).collect();
+        let mut known = KnownRecords::default();
+        known.saved(&records, &texts);
+        for (n, page) in records.chunks(PAGE).enumerate() {
+            assert_eq!(known.items_of(n, page), Some(&texts[n][1..texts[n].len() - 1]));
+        }
+        let shifted: Vec<u32> = (1..PAGE as u32 * 2 + 4).collect();
+        for (n, page) in shifted.chunks(PAGE).enumerate() {
+            assert_eq!(known.items_of(n, page), None, "page {n}");
+        }
+        // A save of the shifted list knows its pages from then on, and keeps the known text of a
+        // page that did not change.
+        let grown: Vec<u32> = (0..PAGE as u32 * 2 + 5).collect();
+        let grown_texts: Vec<String> = grown.chunks(PAGE).map(|p| format!("{p:?} ")).collect();
+        known.saved(&grown, &grown_texts);
+        assert_eq!(known.items_of(0, &grown[..PAGE]), Some(&texts[0][1..texts[0].len() - 1]));
+        assert_eq!(known.items_of(2, &grown[2 * PAGE..]), Some(&grown_texts[2][1..grown_texts[2].len() - 1]));
+        assert_eq!(known.items_of(3, &[]), None);
+    }
 }

@@ -43,7 +43,7 @@ use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
 use super::log::{Chain, Log};
 use super::page_cache;
-use super::pages::{self, Cuts, KnownPage, PAGE};
+use super::pages::{self, Cuts, KnownPage, KnownRecords, PAGE};
 use super::retired::{self, Retired};
 use super::texts::Texts;
 
@@ -96,6 +96,9 @@ pub(crate) struct State {
     /// The pages of the working list whose text the memory read or wrote last, by position:
     /// what a save copies instead of writing again ([`pages::KnownPage`]).
     pub known_pages: Vec<Option<KnownPage>>,
+    /// The pages of the offload index and of the events whose text the memory read or wrote last.
+    pub known_offloads: KnownRecords<OffloadRecord>,
+    pub known_events: KnownRecords<CompressionEvent>,
     /// The texts of the originals the last pass offloaded, for the log's flush after it.
     pub texts: Texts,
 }
@@ -387,11 +390,17 @@ impl State {
         let [_, offloads, events] = cuts;
         offloads.field.0 = out.len();
         out.push_str(",\"offloads\":");
-        pages::write_list(&mut out, offloads, &self.offloads, |out, _, page| crate::json::write_items(out, page, |o, r| r.write(o)));
+        pages::write_list(&mut out, offloads, &self.offloads, |out, n, page| match self.known_offloads.items_of(n, page) {
+            Some(items) => out.push_str(items),
+            None => crate::json::write_items(out, page, |o, r| r.write(o)),
+        });
         offloads.field.1 = out.len();
         events.field.0 = out.len();
         out.push_str(",\"events\":");
-        pages::write_list(&mut out, events, &self.events, |out, _, page| crate::json::write_items(out, page, |o, e| e.write(o)));
+        pages::write_list(&mut out, events, &self.events, |out, n, page| match self.known_events.items_of(n, page) {
+            Some(items) => out.push_str(items),
+            None => crate::json::write_items(out, page, |o, e| e.write(o)),
+        });
         events.field.1 = out.len();
         out.push_str(",\"plan\":");
         crate::json::write(&mut out, &json!(self.plan));
@@ -671,6 +680,8 @@ impl State {
             calibration,
             cache,
             known_pages: Vec::new(),
+            known_offloads: KnownRecords::default(),
+            known_events: KnownRecords::default(),
             texts: Texts::default(),
         };
         Ok((config, counter, state, as_read))
@@ -720,6 +731,10 @@ impl State {
                 _ => Some(KnownPage::new(entries, Rc::from(text.as_str()))),
             })
             .collect();
+        let [working, offloads, _] = [&cuts[0], &cuts[1], &cuts[2]].map(|c| c.pages.len());
+        let (offload_texts, event_texts) = out[2 + working..].split_at(offloads);
+        self.known_offloads.saved(&self.offloads, offload_texts);
+        self.known_events.saved(&self.events, event_texts);
         out
     }
 }
