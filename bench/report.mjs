@@ -189,6 +189,22 @@ export function report(r) {
         `In Node, a CPU profile of this pass (taken separately, with symbol names) put, of the engine's own time before truncated texts were counted from their originals' marks, about 43% in the identifier index (the scan of every message 25%, the ranking of a span's identifiers most of the rest), 20% in counting the new texts (natively about half of that is gone since), 9% in writing JSON (the payloads and the log's chunk), 8% in handing them to the store and the rest in planning; V8's garbage collection comes on top. The CPU figure is above the wall-clock one by V8's optimizing compiler, which compiles the pass's functions on helper threads as they turn hot, in the first passes of a process (with every function compiled optimized before the first call, \`--no-wasm-dynamic-tiering\`, CPU and wall-clock time agree at about 10.8 ms); the sweeping that follows the bench's own \`gc()\` before each run, which it used to count too, is left to finish first. Done: payloads written from borrowed values, XXH64 digests, character counts settled from the byte length, payloads handed over as bytes instead of strings (Node's UTF-8 decoding of them was a fifth of the pass), the identifier scan's substring tests without a searcher built per call, the scan about twice as fast (plain words settled in its walk, the engine's own words and uuids left out only where a line takes a word), JSON written eight bytes of a string at a time into room made for it at once (the log's chunks no longer copied into a JSON tree first), the log's chunk after a pass copied from the payloads that hold the same originals instead of written again (the working list and the log share each message's value), the module's allocator Talc instead of dlmalloc (about 12% less CPU for this pass in Node, paired), a cut's size decided without writing it, and a truncated tool result counted from its original's marks (byte-pair counts are not additive across a cut, so the counter keeps, for the long texts it counted lately, the count at a piece boundary every 512 bytes, and counts a cut text's head only from the last of them: about 1.6% of the text in memory, 2% more work for \`add\`).`,
     );
   }
+  const noPass = r.workerTurn?.cases.find((x) => x.kind === 'no pass');
+  if (noPass && noPass.threadMs > 2) {
+    const turn = r.workerTurn;
+    const readBefore = turn.cases.find((x) => x.kind === 'no pass, read before');
+    const native = (kind) => turn.native?.cases.find((c) => c.case === kind);
+    const phase = (c, name) => c?.phases.find((p) => p.phase === name)?.ms;
+    const cold = native('no pass');
+    const warm = native('no pass, read before');
+    gaps.push(
+      `**A Worker turn without a pass, ${f1(noPass.threadMs)} ms.** Restoring the session is most of it: ${cold ? `natively ${f2(phase(cold, 'restore'))} ms of the turn's ${f2(cold.turnMs)} ms, ` : ''}parsing the pages of the saved state (a JSON tree of every message, then its blocks) and handing them to the module. ` +
+        (readBefore
+          ? `An isolate that served the session's previous request keeps the pages it read parsed and a save copies the pages that did not change, so its next turn parses only the page the new message went to: ${f1(readBefore.threadMs)} ms in workerd${warm ? ` (natively ${f2(warm.turnMs)} ms, the restore ${f2(phase(warm, 'restore'))})` : ''}. `
+          : '') +
+        'What is left there is mostly `messages()` (the list written as JSON and parsed again in JavaScript) and handing the page texts to the module.',
+    );
+  }
   if (trimOurs / trimTheirs > 0.35) {
     gaps.push(
       `**compress() against trimMessages, ${f2(trimOurs / trimTheirs)}×.** \`compress()\` reads the wire JSON, counts every message exactly, then offloads and truncates with every original kept recoverable and writes the result back as wire JSON; \`trimMessages\` only drops messages from a list of objects whose counts it is handed. On the largest traces the pass itself (above) is most of our time.`,
