@@ -140,6 +140,7 @@ pub(crate) fn to_string(v: &Value) -> String {
 }
 
 /// The values of `items` as the text of one JSON array.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // the binding's
 pub(crate) fn array_to_string<'v>(items: impl IntoIterator<Item = &'v Value>) -> String {
     let mut out = String::new();
     write_array(&mut out, items);

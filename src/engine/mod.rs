@@ -256,7 +256,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// The working list as the text of a JSON array, written from the messages in place.
     pub fn messages_text(&self) -> String {
-        crate::json::array_to_string(self.state.borrow().working.iter().map(|e| &*e.msg.wire))
+        let mut out = String::new();
+        self.state.borrow().write_messages(&mut out, 0);
+        out
     }
 
     /// The working list's version: it changes whenever the list does (an add, a pass that
@@ -655,13 +657,14 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let cached = format.map(|f| Cached::find(pages, counts, f)).unwrap_or_default();
         let sizes = pages::join(&mut state, counts, pages, &cached)?;
         let taken = Taken {
-            working: cached.working.iter().zip(&sizes).flat_map(|(c, &n)| (0..n).map(move |i| c.as_ref().map(|e| &e[i]))).collect(),
+            working: cached.working.iter().zip(&sizes).flat_map(|(c, &n)| (0..n).map(move |i| c.as_ref().map(|(e, _)| &e[i]))).collect(),
             offloads: Cached::whole(&cached.offloads),
             events: Cached::whole(&cached.events),
         };
         let (config, counter, mut state, as_read) = State::restore_read(state, counter, taken)?;
-        let parsed: Vec<bool> = (0..working).map(|k| cached.working.get(k).is_none_or(Option::is_none)).collect();
-        state.know_pages(&pages[..working], &sizes[..working], &as_read, config.format, &parsed);
+        let written: Vec<Option<page_cache::Written>> =
+            (0..working).map(|k| cached.working.get(k).cloned().flatten().map(|(_, w)| w)).collect();
+        state.know_pages(&pages[..working], &sizes[..working], &as_read, config.format, &written);
         // The offload index and the events as parsed, when no page of theirs was kept.
         let lists = counts.get(1).map_or(0, |&n| n as usize);
         let (offload_pages, event_pages) = pages[working..].split_at(lists.min(pages.len() - working));

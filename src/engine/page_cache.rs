@@ -22,7 +22,8 @@
 //! what its strategy made of it, which reading its text back need not give block for block.
 //!
 //! The entries are shared, never copied: messages never change in place (a change replaces
-//! one), and an entry's identifiers are found once for all who hold it. The cache holds at most
+//! one), and an entry's identifiers are found once for all who hold it, as is the page's text
+//! of its messages, which `messages()` writes once and copies after that ([`Written`]). The cache holds at most
 //! [`CACHED_BYTES`] of page text, the pages read last; a page met again moves to the end.
 
 use std::collections::{HashMap, VecDeque};
@@ -38,11 +39,15 @@ use crate::hashed::Keyed;
 /// working list of a session of some 500,000 tokens, or of a few smaller ones.
 pub(crate) const CACHED_BYTES: usize = 2 << 20;
 
+/// A page's messages as JSON text (the items of an array), written the first time they are
+/// asked for (see `pages::KnownPage`), shared by every memory that took the page.
+pub(crate) type Written = Rc<std::cell::OnceCell<Box<str>>>;
+
 /// What a page kept gave: the entries of a page of the working list (read in a format), or the
 /// records of a page of the offload index or of the events.
 #[derive(Clone)]
 pub(crate) enum Parsed {
-    Working(Format, Rc<[Entry]>),
+    Working(Format, Rc<[Entry]>, Written),
     Offloads(Rc<[OffloadRecord]>),
     Events(Rc<[CompressionEvent]>),
 }
@@ -89,12 +94,12 @@ fn find<T>(text: &str, pick: impl FnOnce(&Parsed) -> Option<T>) -> Option<T> {
 
 /// The entries of the working list's page whose text is `text`, read in `format`, when this
 /// thread kept them.
-pub(crate) fn entries(text: &str, format: Format) -> Option<Rc<[Entry]>> {
+pub(crate) fn entries(text: &str, format: Format) -> Option<(Rc<[Entry]>, Written)> {
     if format.links() {
         return None;
     }
     find(text, |p| match p {
-        Parsed::Working(f, entries) if *f == format => Some(Rc::clone(entries)),
+        Parsed::Working(f, entries, written) if *f == format => Some((Rc::clone(entries), Rc::clone(written))),
         _ => None,
     })
 }
@@ -117,7 +122,7 @@ pub(crate) fn events(text: &str) -> Option<Rc<[CompressionEvent]>> {
 
 /// Keeps `parsed`, what parsing the page `text` gave (each item read as written).
 pub(crate) fn keep(text: Rc<str>, parsed: Parsed) {
-    if matches!(&parsed, Parsed::Working(format, _) if format.links()) || text.len() > CACHED_BYTES {
+    if matches!(&parsed, Parsed::Working(format, ..) if format.links()) || text.len() > CACHED_BYTES {
         return;
     }
     let key = key(&text);
@@ -150,7 +155,7 @@ pub(crate) fn keep(text: Rc<str>, parsed: Parsed) {
 /// every page of theirs was kept.
 #[derive(Default)]
 pub(crate) struct Cached {
-    pub(crate) working: Vec<Option<Rc<[Entry]>>>,
+    pub(crate) working: Vec<Option<(Rc<[Entry]>, Written)>>,
     pub(crate) offloads: Option<Vec<Rc<[OffloadRecord]>>>,
     pub(crate) events: Option<Vec<Rc<[CompressionEvent]>>>,
 }
@@ -165,7 +170,7 @@ impl Cached {
         let event_pages = &rest[..n(2).min(rest.len())];
         let mut cached = Cached::default();
         for page in working {
-            let hit = entries(page, format).filter(|e| !cached.working.iter().flatten().any(|c| Rc::ptr_eq(c, e)));
+            let hit = entries(page, format).filter(|(e, _)| !cached.working.iter().flatten().any(|(c, _)| Rc::ptr_eq(c, e)));
             cached.working.push(hit);
         }
         cached.offloads = offload_pages.iter().map(|p| offloads(p)).collect();

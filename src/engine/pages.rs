@@ -9,7 +9,7 @@ use std::rc::{Rc, Weak};
 
 use serde_json::Value;
 
-use super::page_cache::Cached;
+use super::page_cache::{Cached, Written};
 use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::message::Message;
@@ -55,17 +55,34 @@ pub(crate) fn write_list<'a, T>(out: &mut String, cut: &mut ListCut, items: &'a 
 /// and the address of one it names is not reused while the page is kept), their count and their
 /// pin, which is everything the state writes of an entry: a message is never changed in place
 /// (a change replaces it).
+///
+/// It also keeps its messages' own text, as `messages()` writes them (their wire values joined
+/// by commas), once a caller asked for them: the list a turn sends is mostly pages that did not
+/// change, and a page taken from the thread's cache (`page_cache.rs`) shares the text the
+/// request that read it before wrote.
 #[derive(Debug)]
 pub(crate) struct KnownPage {
     entries: Vec<(Weak<Message>, u32, bool)>,
     /// The page's text, brackets included.
     text: Rc<str>,
+    messages: Written,
 }
 
 impl KnownPage {
-    /// The page of `entries` whose text is `text`.
-    pub fn new(entries: &[Entry], text: Rc<str>) -> KnownPage {
-        KnownPage { entries: entries.iter().map(|e| (Rc::downgrade(&e.msg), e.tokens, e.pinned)).collect(), text }
+    /// The page of `entries` whose text is `text`, its messages' text in `messages`.
+    pub fn new(entries: &[Entry], text: Rc<str>, messages: Written) -> KnownPage {
+        KnownPage { entries: entries.iter().map(|e| (Rc::downgrade(&e.msg), e.tokens, e.pinned)).collect(), text, messages }
+    }
+
+    /// The text of the page's messages, written now if no one asked before, when it holds
+    /// exactly `entries`.
+    pub fn messages_of(&self, entries: &[Entry]) -> Option<&str> {
+        self.items_of(entries)?;
+        Some(self.messages.get_or_init(|| {
+            let mut out = String::new();
+            crate::json::write_items(&mut out, entries, |o, e| crate::json::write(o, &e.msg.wire));
+            out.into_boxed_str()
+        }))
     }
 
     /// The page's items without its brackets, when it holds exactly `entries`.
@@ -179,7 +196,7 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &
         }
         let mut items = Vec::new();
         for _ in 0..count {
-            if let Some(Some(entries)) = cached.working.get(next) {
+            if let Some(Some((entries, _))) = cached.working.get(next) {
                 sizes.push(entries.len());
                 items.resize(items.len() + entries.len(), Value::Null);
                 next += 1;

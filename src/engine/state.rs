@@ -42,7 +42,7 @@ use crate::plan::Plan;
 use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
 use super::log::{Chain, Log};
-use super::page_cache;
+use super::page_cache::{self, Written};
 use super::pages::{self, Cuts, KnownPage, KnownRecords, PAGE};
 use super::retired::{self, Retired};
 use super::texts::Texts;
@@ -297,9 +297,35 @@ impl State {
     pub fn messages_since_text(&self, version: Option<u64>) -> String {
         let from = self.changed_from(version);
         let mut out = format!(r#"{{"version":{},"from":{from},"messages":"#, self.versions.current());
-        crate::json::write_array(&mut out, self.working[from.min(self.working.len())..].iter().map(|e| &*e.msg.wire));
+        self.write_messages(&mut out, from);
         out.push('}');
         out
+    }
+
+    /// The wire messages of the working list from `from` on, as a JSON array: a whole page
+    /// whose text the memory knows is written once and copied after that ([`KnownPage`]).
+    pub fn write_messages(&self, out: &mut String, from: usize) {
+        out.reserve(self.working.len().saturating_sub(from) * 256);
+        out.push('[');
+        let mut at = from.min(self.working.len());
+        while at < self.working.len() {
+            if at > from {
+                out.push(',');
+            }
+            let end = (at + PAGE).min(self.working.len());
+            let known = (at % PAGE == 0).then(|| self.known_pages.get(at / PAGE)).flatten().and_then(Option::as_ref);
+            match known.and_then(|k| k.messages_of(&self.working[at..end])) {
+                Some(text) => {
+                    out.push_str(text);
+                    at = end;
+                }
+                None => {
+                    crate::json::write(out, &self.working[at].msg.wire);
+                    at += 1;
+                }
+            }
+        }
+        out.push(']');
     }
 
     /// The first working index changed since `version` (0 for none: everything).
@@ -690,9 +716,10 @@ impl State {
     /// Keeps the texts of the working list's `pages` (each [`PAGE`] entries, the last at most
     /// as many) the state was read from, except those holding an entry not read as written
     /// (`as_read`): the next save copies them. `sizes` are the pages' item counts as read; pages
-    /// not cut as the writer cuts them are not kept. The pages kept that were `parsed` (not
-    /// taken from the thread's cache) go into it, read in `format`.
-    pub(crate) fn know_pages(&mut self, pages: &[String], sizes: &[usize], as_read: &[bool], format: Format, parsed: &[bool]) {
+    /// not cut as the writer cuts them are not kept. `taken[k]` is the messages' text of page
+    /// `k` when it was taken from the thread's cache; the pages kept that were parsed go into
+    /// it, read in `format`.
+    pub(crate) fn know_pages(&mut self, pages: &[String], sizes: &[usize], as_read: &[bool], format: Format, taken: &[Option<Written>]) {
         let n = self.working.len().div_ceil(PAGE);
         if pages.len() != n || sizes.len() != n || self.working.chunks(PAGE).zip(sizes).any(|(c, s)| c.len() != *s) {
             return;
@@ -706,10 +733,15 @@ impl State {
             .map(|(k, ((entries, text), read))| {
                 read.iter().all(|r| *r).then(|| {
                     let text: Rc<str> = Rc::from(text.as_str());
-                    if parsed.get(k).copied().unwrap_or(true) {
-                        page_cache::keep(Rc::clone(&text), page_cache::Parsed::Working(format, entries.into()));
-                    }
-                    KnownPage::new(entries, text)
+                    let written = match taken.get(k).cloned().flatten() {
+                        Some(written) => written,
+                        None => {
+                            let written = Written::default();
+                            page_cache::keep(Rc::clone(&text), page_cache::Parsed::Working(format, entries.into(), Rc::clone(&written)));
+                            written
+                        }
+                    };
+                    KnownPage::new(entries, text, written)
                 })
             })
             .collect();
@@ -728,7 +760,7 @@ impl State {
             .zip(&out[2..])
             .map(|(entries, text)| match old.next().flatten() {
                 Some(k) if k.items_of(entries).is_some() => Some(k),
-                _ => Some(KnownPage::new(entries, Rc::from(text.as_str()))),
+                _ => Some(KnownPage::new(entries, Rc::from(text.as_str()), Written::default())),
             })
             .collect();
         let [working, offloads, _] = [&cuts[0], &cuts[1], &cuts[2]].map(|c| c.pages.len());
