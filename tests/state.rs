@@ -358,10 +358,8 @@ fn a_save_copies_the_pages_it_knows_and_they_are_the_pages_it_would_write() {
         "known",
         |n| vec![n / 3, n * 2 / 3],
         |name, groups, i, m, store| {
-            let cut = m.to_json_pages();
-            let counts: Vec<u32> = cut[1].split(',').map(|c| c.parse().unwrap()).collect();
-            let head: Value = serde_json::from_str(&cut[0]).unwrap();
-            let paged = Plain::from_pages(head, &counts, &cut[2..], None, store.clone(), None).unwrap();
+            let (head, counts, pages) = pages_of(m);
+            let paged = Plain::from_pages(head, &counts, &pages, None, store.clone(), None).unwrap();
             let whole = plain(&m.to_json(), store);
             let working = |pages: &[String]| {
                 let n: usize = pages[1].split(',').next().unwrap().parse().unwrap();
@@ -438,8 +436,8 @@ fn a_paged_state_is_the_state_cut_at_its_items_and_reads_back_as_it() {
     );
 }
 
-/// Saves `m` in pages and returns a loader of them: each call restores a memory from the head
-/// and pages, as a host's load does.
+/// Saves `m` in pages: the head parsed, how many pages each paged list has, and the pages, as a
+/// host's load hands them to the engine.
 fn pages_of<S: autocontext::Summarizer + Clone>(m: &AutoContextMemory<S, FlakyStore>) -> (Value, Vec<u32>, Vec<String>) {
     let cut = m.to_json_pages();
     let counts: Vec<u32> = cut[1].split(',').map(|c| c.parse().unwrap()).collect();

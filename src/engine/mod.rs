@@ -651,11 +651,13 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         counter: Option<TokenCounter>,
     ) -> Result<Self> {
         let mut state = head;
-        let working = counts.first().map_or(0, |&n| n as usize).min(pages.len());
+        let listed = pages::lists(pages, counts);
         // The pages this thread read lately are taken as they were read.
         let format = state.pointer("/config/format").and_then(Value::as_str).and_then(Format::from_name);
-        let cached = format.map(|f| Cached::find(pages, counts, f)).unwrap_or_default();
+        let cached = format.map(|f| Cached::find(listed, f)).unwrap_or_default();
         let sizes = pages::join(&mut state, counts, pages, &cached)?;
+        let [working_sizes, offload_sizes, event_sizes] = pages::lists(&sizes, counts);
+        let [working, offload_pages, event_pages] = listed;
         let taken = Taken {
             working: cached.working.iter().zip(&sizes).flat_map(|(c, &n)| (0..n).map(move |i| c.as_ref().map(|(e, _)| &e[i]))).collect(),
             offloads: Cached::whole(&cached.offloads),
@@ -663,28 +665,10 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         };
         let (config, counter, mut state, as_read) = State::restore_read(state, counter, taken)?;
         let written: Vec<Option<page_cache::Written>> =
-            (0..working).map(|k| cached.working.get(k).cloned().flatten().map(|(_, w)| w)).collect();
-        state.know_pages(&pages[..working], &sizes[..working], &as_read, config.format, &written);
-        // The offload index and the events as parsed, when no page of theirs was kept.
-        let lists = counts.get(1).map_or(0, |&n| n as usize);
-        let (offload_pages, event_pages) = pages[working..].split_at(lists.min(pages.len() - working));
-        let (offload_sizes, event_sizes) = sizes[working.min(sizes.len())..].split_at(lists.min(sizes.len().saturating_sub(working)));
-        let offloads = match &cached.offloads {
-            Some(kept) => Some(kept.iter().cloned().zip(offload_pages.iter().map(|p| Rc::from(p.as_str()))).collect()),
-            None => keep_list(&state.offloads, offload_pages, offload_sizes, page_cache::Parsed::Offloads),
-        };
-        let events = match &cached.events {
-            Some(kept) => Some(kept.iter().cloned().zip(event_pages.iter().map(|p| Rc::from(p.as_str()))).collect()),
-            None => keep_list(&state.events, event_pages, event_sizes, page_cache::Parsed::Events),
-        };
-        // A list restored as its pages hold it (a restore only drops the oldest events beyond
-        // the number kept) keeps their texts for the next save.
-        if let Some(pages) = offloads.filter(|p| holds(p, state.offloads.len())) {
-            state.known_offloads = KnownRecords::read(pages);
-        }
-        if let Some(pages) = events.filter(|p| holds(p, state.events.len())) {
-            state.known_events = KnownRecords::read(pages);
-        }
+            (0..working.len()).map(|k| cached.working.get(k).cloned().flatten().map(|(_, w)| w)).collect();
+        state.know_pages(working, working_sizes, &as_read, config.format, &written);
+        state.known_offloads = known_list(&state.offloads, offload_pages, offload_sizes, &cached.offloads, page_cache::Parsed::Offloads);
+        state.known_events = known_list(&state.events, event_pages, event_sizes, &cached.events, page_cache::Parsed::Events);
         Self::restored(config, counter, state, summarizer, store)
     }
 
@@ -704,31 +688,36 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     }
 }
 
-/// Keeps each page of a list a load parsed (`pages`, of `sizes` items) in the thread's cache,
-/// when `items` are the list as read (the restore kept every item), and returns each page's
-/// items and text.
-#[allow(clippy::type_complexity)]
-fn keep_list<T: Clone>(
+/// The pages of a restored list of records (`pages`, of `sizes` items) as a save may copy them,
+/// `items` being the list as restored: those the thread kept (`kept`), or those the load parsed,
+/// which go into the thread's cache. None when the restore did not keep every item as its pages
+/// hold it (it drops the oldest events beyond the number kept).
+fn known_list<T: Clone + PartialEq>(
     items: &[T],
     pages: &[String],
     sizes: &[usize],
+    kept: &Option<Vec<Rc<[T]>>>,
     parsed: impl Fn(Rc<[T]>) -> page_cache::Parsed,
-) -> Option<Vec<(Rc<[T]>, Rc<str>)>> {
+) -> KnownRecords<T> {
     if sizes.iter().sum::<usize>() != items.len() || pages.len() != sizes.len() {
-        return None;
+        return KnownRecords::default();
     }
-    let mut at = 0;
-    let mut kept = Vec::with_capacity(pages.len());
-    for (page, &n) in pages.iter().zip(sizes) {
-        let (records, text): (Rc<[T]>, Rc<str>) = (Rc::from(&items[at..at + n]), Rc::from(page.as_str()));
-        page_cache::keep(Rc::clone(&text), parsed(Rc::clone(&records)));
-        kept.push((records, text));
-        at += n;
-    }
-    Some(kept)
-}
-
-/// Whether `pages` hold `len` records in all.
-fn holds<T>(pages: &[(Rc<[T]>, Rc<str>)], len: usize) -> bool {
-    pages.iter().map(|(r, _)| r.len()).sum::<usize>() == len
+    let texts = pages.iter().map(|p| Rc::<str>::from(p.as_str()));
+    let known = match kept {
+        Some(kept) => kept.iter().cloned().zip(texts).collect(),
+        None => {
+            let mut at = 0;
+            sizes
+                .iter()
+                .zip(texts)
+                .map(|(&n, text)| {
+                    let records: Rc<[T]> = Rc::from(&items[at..at + n]);
+                    page_cache::keep(Rc::clone(&text), parsed(Rc::clone(&records)));
+                    at += n;
+                    (records, text)
+                })
+                .collect()
+        }
+    };
+    KnownRecords::read(known)
 }

@@ -161,13 +161,9 @@ pub(crate) struct Cached {
 }
 
 impl Cached {
-    /// What this thread kept of `pages`, `counts[i]` pages of the state's paged field `i` (the
-    /// working list's read in `format`).
-    pub(crate) fn find(pages: &[String], counts: &[u32], format: Format) -> Cached {
-        let n = |i: usize| counts.get(i).map_or(0, |&c| c as usize);
-        let (working, rest) = pages.split_at(n(0).min(pages.len()));
-        let (offload_pages, rest) = rest.split_at(n(1).min(rest.len()));
-        let event_pages = &rest[..n(2).min(rest.len())];
+    /// What this thread kept of the pages of the state's paged fields (the working list's read
+    /// in `format`).
+    pub(crate) fn find([working, offload_pages, event_pages]: [&[String]; 3], format: Format) -> Cached {
         let mut cached = Cached::default();
         for page in working {
             let hit = entries(page, format).filter(|(e, _)| !cached.working.iter().flatten().any(|(c, _)| Rc::ptr_eq(c, e)));

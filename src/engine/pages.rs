@@ -167,6 +167,17 @@ pub(crate) fn cut(text: &str, cuts: &Cuts) -> Vec<String> {
     out
 }
 
+/// `items` (the pages of a saved state, or what is known of each) cut into those of each paged
+/// field: `counts[i]` of field `i`, in order (fewer when `items` run out).
+pub(crate) fn lists<'a, T>(items: &'a [T], counts: &[u32]) -> [&'a [T]; 3] {
+    let mut rest = items;
+    std::array::from_fn(|i| {
+        let (list, after) = rest.split_at(counts.get(i).map_or(0, |&n| n as usize).min(rest.len()));
+        rest = after;
+        list
+    })
+}
+
 /// Puts the pages read back into the head (a JSON object): `counts[i]` pages of field `i`,
 /// taken in order from `pages`, each parsed as a JSON array. The head's `autocontextPages` goes.
 /// What the thread kept of the pages (see `page_cache.rs`) is not parsed: a `null` stands for

@@ -609,7 +609,7 @@ impl State {
             Ok(!s.copy && s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()))
         };
         let mut read = Vec::with_capacity(working_values.len());
-        let mut taken: Vec<Option<&Entry>> = Vec::with_capacity(working_values.len());
+        let mut from_cache: Vec<Option<&Entry>> = Vec::with_capacity(working_values.len());
         let mut as_read = Vec::with_capacity(working_values.len());
         for (i, item) in working_values.into_iter().enumerate() {
             if let Some(e) = cached.get(i).copied().flatten() {
@@ -625,18 +625,18 @@ impl State {
                         s.copy = true;
                     }
                     read.push((m, (e.pinned, tokens)));
-                    taken.push(None);
+                    from_cache.push(None);
                 } else {
                     // Stands in the list of parsed messages until the entries are made.
                     read.push((
                         Message { role: Role::User, blocks: Vec::new(), wire: Value::Null.into(), synthetic: None },
                         (e.pinned, tokens),
                     ));
-                    taken.push(Some(e));
+                    from_cache.push(Some(e));
                 }
                 continue;
             }
-            taken.push(None);
+            from_cache.push(None);
             let Value::Object(mut item) = item else { return Err(bad(format!("state.working[{i}] has no message"))) };
             let wire = item.remove("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
             let mut m = parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
@@ -666,13 +666,13 @@ impl State {
             read.push((m, (pinned, tokens)));
         }
         let (mut messages, known): (Vec<Message>, Vec<(bool, Option<u32>)>) = read.into_iter().unzip();
-        // A format that links its messages has no cached pages (`page_cache::find`).
-        debug_assert!(!format.links() || taken.iter().all(Option::is_none));
+        // A format that links its messages has no cached pages (`page_cache::entries`).
+        debug_assert!(!format.links() || from_cache.iter().all(Option::is_none));
         format.link_all(&mut messages);
         let mut working = Vec::with_capacity(messages.len());
         let mut working_tokens = 0u64;
-        for (i, ((m, (pinned, tokens)), taken)) in messages.into_iter().zip(known).zip(taken).enumerate() {
-            let entry = match taken {
+        for (i, ((m, (pinned, tokens)), kept)) in messages.into_iter().zip(known).zip(from_cache).enumerate() {
+            let entry = match kept {
                 Some(e) => Entry { pinned, ..e.clone() },
                 None => Entry::with_pin(Rc::new(m), 0, pinned),
             };
