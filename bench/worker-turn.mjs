@@ -151,6 +151,19 @@ async function savedState(kind, run) {
   return { sessionId, saved: await sessions.load(sessionId), offloads, prev, next, tokens: memory.tokenCount() };
 }
 
+/**
+ * The session's previous request, run (not measured) where the measured turn then runs: load,
+ * add `group`, compress if needed, take the messages, save. Its source goes into the Worker too.
+ */
+async function previousTurn(AutoContextMemory, sessions, sessionId, store, group) {
+  const memory = await AutoContextMemory.load(sessions, sessionId, { store });
+  memory.add(group);
+  await memory.compressIfNeeded();
+  memory.messages();
+  await memory.save(sessions);
+  memory.dispose();
+}
+
 const work = join(root, 'target', 'bench', `worker-turn-${process.pid}`);
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
@@ -164,6 +177,7 @@ writeFileSync(
 import { MemorySessionStore, MemoryStore } from 'autocontext/stores/memory';
 const states = new Map();
 const ready = new Map();
+${previousTurn}
 export default {
   async fetch(request) {
     const [, op, key] = new URL(request.url).pathname.split('/');
@@ -177,15 +191,8 @@ export default {
       for (const [k, v] of s.offloads) await store.put(k, v);
       const sessions = new MemorySessionStore();
       await sessions.save(s.sessionId, s.saved);
-      if (s.prev !== undefined) {
-        // The session's previous request, in this isolate.
-        const memory = await AutoContextMemory.load(sessions, s.sessionId, { store });
-        memory.add(s.prev);
-        await memory.compressIfNeeded();
-        memory.messages();
-        await memory.save(sessions);
-        memory.dispose();
-      }
+      // The session's previous request, in this isolate.
+      if (s.prev !== undefined) await previousTurn(AutoContextMemory, sessions, s.sessionId, store, s.prev);
       ready.set(key, { store, sessions, sessionId: s.sessionId, next: s.next });
       return new Response('ok');
     }
@@ -342,14 +349,7 @@ async function nodeTurns(made) {
       for (const [k, v] of s.offloads) await store.put(k, v);
       const sessions = new MemorySessionStore();
       await sessions.save(s.sessionId, s.saved);
-      if (s.prev !== undefined) {
-        const memory = await AutoContextMemory.load(sessions, s.sessionId, { store });
-        memory.add(s.prev);
-        await memory.compressIfNeeded();
-        memory.messages();
-        await memory.save(sessions);
-        memory.dispose();
-      }
+      if (s.prev !== undefined) await previousTurn(AutoContextMemory, sessions, s.sessionId, store, s.prev);
       const t = [];
       let at = cpu();
       const lap = () => {
