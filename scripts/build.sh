@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the npm package into dist/: the Rust core for wasm32 in three builds, their JavaScript
 # bindings (wasm-bindgen, web target: one binding for browsers, Workers, Deno and Node), then
-# the TypeScript wrapper, laid out once per build and bundled (one file per entry point, shared
-# chunks in dist/chunks/):
+# the TypeScript wrapper, laid out once per build and bundled (one file per entry point and one
+# per build's index; errors.js and each build's glue stay as written, see bundle.mjs):
 #
 #   dist/            autocontext        o200k_base (the default)
 #   dist/full/       autocontext/full   o200k_base and cl100k_base

@@ -1,27 +1,41 @@
-// Bundles the package's JavaScript (after tsc and build-variants laid out dist/): one file per
-// entry point the package exports, and shared chunks under dist/chunks/ for what several entry
-// points import.
+// Bundles the package's JavaScript (after tsc and build-variants laid out dist/): each entry point
+// the package exports becomes one file holding the modules only it needs.
 //
 //   node scripts/bundle.mjs
 //
-// Why: an import of the package loaded some twenty small modules, one by one, and Node's module
-// loader spent about as long on them as V8 spends compiling the WebAssembly; the default entry now
-// loads 9 files, and its import takes about a fifth less CPU. Chunks (esbuild's code splitting),
-// not one self-contained bundle per entry point, because a module must stay one instance wherever
-// it is imported from: `AutoContextError` is one class whichever entry point or build threw it, and
-// each build's engine is one instance (build-variants.mjs gives every build its own copy of the
-// modules that reach the engine, and they stay apart here). The .d.ts files stay as tsc wrote them;
-// entry points keep their paths, so the exports map and the entry points' relative URLs of their
-// .wasm files are unchanged.
-import { readFileSync, readdirSync, rmSync, statSync, mkdtempSync, cpSync } from 'node:fs';
+// Why: Node's module loader pays for every file an import reaches (resolving, a real path, an
+// open and a read: about 0.3 to 0.5 ms of CPU each, before any code runs). Some twenty small
+// modules cost about as much as V8 spends compiling the WebAssembly; esbuild's shared chunks
+// (one per set of entry points sharing a module) still made the default entry 9 files. It now
+// loads 5, the fewest that keep each module one instance wherever it is imported from:
+//
+// - `errors.js` stays as tsc wrote it: `AutoContextError` is one class whichever entry point or
+//   build threw it;
+// - each build's wasm-bindgen glue (`wasm/autocontext.js`, `full/wasm/…`, `lite/wasm/…`) stays as
+//   wasm-bindgen wrote it: it holds the build's engine, which the runtime entry point initializes
+//   and the command line's modules use (build-variants.mjs gave every build its own copy of the
+//   modules that reach it);
+// - an entry point imported by another (the default store, the command line's modules, the engine
+//   the command line loads) is imported as that file, never copied into the importer, so its
+//   classes are one class too; each build's `index.js`, what its three runtime entry points
+//   export, is bundled as one such file, so they share it instead of holding a copy each.
+//
+// Every other module is copied into each bundle that reaches it: the helpers several entry points
+// share (bytes, the session store's base, the wire checks, the adapters' options) are a few KB
+// each. The .d.ts files stay as tsc wrote them; entry points keep their paths, so the exports map
+// and the entry points' relative URLs of their .wasm files are unchanged.
+import { readFileSync, readdirSync, rmSync, statSync, mkdtempSync, cpSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+const walk = (dir) => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
+const posixPath = (p) => p.split(sep).join('/');
 
 /** Every `.js` file a condition of the exports map (or the bin) points to. */
 function targets(value) {
@@ -35,14 +49,35 @@ const cliModules = readdirSync(join(dist, 'cli'))
   .map((f) => `./dist/cli/${f}`);
 const entries = [...new Set([...targets(pkg.exports), ...targets(pkg.bin), ...cliModules])].map((p) => join(root, p));
 
+// Each build's glue: the default build's and those build-variants.mjs laid out beside it.
+const glues = walk(dist).filter((f) => /^([a-z]+\/)?wasm\/autocontext\.js$/.test(posixPath(relative(dist, f))));
+// The modules kept as tsc and wasm-bindgen wrote them, imported by path from every bundle.
+const apart = [join(dist, 'errors.js'), ...glues];
+// What is bundled: the entry points, and each build's index (beside its glue's folder).
+const bundles = [...entries, ...glues.map((g) => join(dirname(g), '..', 'index.js'))];
+const own = new Set([...apart, ...bundles]);
+
+// An import of a module kept as written or bundled on its own is written as this prefix and the module's path under dist/,
+// then rewritten below to a path relative to the file it ended up in.
+const MARK = '@autocontext-own/';
+const keepApart = {
+  name: 'keep-apart',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.?\// }, (args) => {
+      if (args.kind === 'entry-point') return undefined;
+      const target = resolve(args.resolveDir, args.path);
+      return own.has(target) ? { path: MARK + posixPath(relative(dist, target)), external: true } : undefined;
+    });
+  },
+};
+
 const out = mkdtempSync(join(tmpdir(), 'autocontext-bundle-'));
 try {
   await build({
-    entryPoints: entries,
+    entryPoints: bundles,
     outbase: dist,
     outdir: out,
     bundle: true,
-    splitting: true,
     format: 'esm',
     platform: 'neutral',
     target: 'es2022',
@@ -50,19 +85,29 @@ try {
     // the .wasm files (the Worker entry imports its module) stay imports.
     packages: 'external',
     external: ['node:*', '*.wasm'],
-    chunkNames: 'chunks/[name]-[hash]',
+    plugins: [keepApart],
     legalComments: 'none',
     // Not the repository's tsconfig.json: its rootDirs would map dist/ back onto the sources.
     tsconfigRaw: {},
     logLevel: 'warning',
   });
-  // The compiled modules are in the bundles now: only the declarations stay beside them.
-  const walk = (dir) => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
-  for (const file of walk(dist)) if (file.endsWith('.js')) rmSync(file);
+  const written = walk(out).map((f) => posixPath(relative(out, f)));
+  for (const file of written) {
+    const path = join(out, file);
+    const text = readFileSync(path, 'utf8');
+    const fixed = text.replaceAll(new RegExp(`(["'])${MARK}([^"']+)\\1`, 'g'), (_, q, target) => {
+      const rel = posixPath(relative(dirname(join(dist, file)), join(dist, target)));
+      return q + (rel.startsWith('.') ? rel : `./${rel}`) + q;
+    });
+    if (fixed.includes(MARK)) throw new Error(`bundle: ${file} still names ${MARK}`);
+    if (fixed !== text) writeFileSync(path, fixed);
+  }
+  // The compiled modules are in the bundles now: only the declarations and the modules kept
+  // apart stay beside them.
+  const keep = new Set(apart);
+  for (const file of walk(dist)) if (file.endsWith('.js') && !keep.has(file)) rmSync(file);
   cpSync(out, dist, { recursive: true });
-  const written = walk(out).map((f) => relative(out, f).split(sep).join('/'));
-  const chunks = written.filter((f) => f.startsWith('chunks/')).length;
-  console.error(`bundle: ${written.length - chunks} entry points and ${chunks} shared chunks in dist/`);
+  console.error(`bundle: ${written.length} bundles and ${apart.length} modules kept as written in dist/`);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }
