@@ -271,7 +271,7 @@ export function report(r) {
   );
   out.push('');
   out.push(
-    `Medians of 7 processes. "Peak RSS over baseline" is the peak resident memory of the throughput process (all texts counted, every round) minus that of a process holding the same texts (${mib(r.baselineRssKb * 1024)}).`,
+    `Medians of 7 processes per counter, taken in rounds over all the counters (each one\'s first process, then each one\'s second, ...), so that a slow spell of the shared machine falls on all of them alike. "Peak RSS over baseline" is the peak resident memory of the throughput process (all texts counted, every round) minus that of a process holding the same texts (${mib(r.baselineRssKb * 1024)}).`,
   );
   out.push('');
 
