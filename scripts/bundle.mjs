@@ -57,8 +57,8 @@ const apart = [join(dist, 'errors.js'), ...glues];
 const bundles = [...entries, ...glues.map((g) => join(dirname(g), '..', 'index.js'))];
 const own = new Set([...apart, ...bundles]);
 
-// An import of a module kept as written or bundled on its own is written as this prefix and the module's path under dist/,
-// then rewritten below to a path relative to the file it ended up in.
+// An import of a module kept as written or bundled on its own is written as this prefix and the
+// module's path under dist/, then rewritten below to a path relative to the file it ended up in.
 const MARK = '@autocontext-own/';
 const keepApart = {
   name: 'keep-apart',

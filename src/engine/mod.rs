@@ -659,13 +659,17 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let [working_sizes, offload_sizes, event_sizes] = pages::lists(&sizes, counts);
         let [working, offload_pages, event_pages] = listed;
         let taken = Taken {
-            working: cached.working.iter().zip(&sizes).flat_map(|(c, &n)| (0..n).map(move |i| c.as_ref().map(|(e, _)| &e[i]))).collect(),
+            working: cached
+                .working
+                .iter()
+                .zip(working_sizes)
+                .flat_map(|(c, &n)| (0..n).map(move |i| c.as_ref().map(|(e, _)| &e[i])))
+                .collect(),
             offloads: Cached::whole(&cached.offloads),
             events: Cached::whole(&cached.events),
         };
         let (config, counter, mut state, as_read) = State::restore_read(state, counter, taken)?;
-        let written: Vec<Option<page_cache::Written>> =
-            (0..working.len()).map(|k| cached.working.get(k).cloned().flatten().map(|(_, w)| w)).collect();
+        let written: Vec<Option<page_cache::Written>> = cached.working.iter().map(|c| c.as_ref().map(|(_, w)| Rc::clone(w))).collect();
         state.know_pages(working, working_sizes, &as_read, config.format, &written);
         state.known_offloads = known_list(&state.offloads, offload_pages, offload_sizes, &cached.offloads, page_cache::Parsed::Offloads);
         state.known_events = known_list(&state.events, event_pages, event_sizes, &cached.events, page_cache::Parsed::Events);
