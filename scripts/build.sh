@@ -17,12 +17,16 @@ wasm_dir="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown"
 
 # Each build must be bound right after it is built: cargo writes every variant to the same path.
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+inputs=$(mktemp -d)
+trap 'rm -rf "$stage" "$inputs"' EXIT
 build() { # <variant dir under dist/> <cargo profile> [cargo flags...]
   local out=$1 profile=$2
   shift 2
   cargo build --target wasm32-unknown-unknown --profile "$profile" "$@"
-  wasm-bindgen "$wasm_dir/$profile/autocontext.wasm" --target web --remove-name-section --out-dir "$stage/$out/wasm"
+  # Exports that return one value each: V8 compiles a wrapper per multi-value signature up front.
+  mkdir -p "$inputs/$out"
+  node scripts/single-value.mjs "$wasm_dir/$profile/autocontext.wasm" "$inputs/$out/autocontext.wasm"
+  wasm-bindgen "$inputs/$out/autocontext.wasm" --target web --remove-name-section --out-dir "$stage/$out/wasm"
 }
 build . release
 build full release --features cl100k

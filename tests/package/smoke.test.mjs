@@ -195,6 +195,88 @@ test('browser: the web entry and the IndexedDB store; no Node or fs code', async
   assert.ok(plain.inputs.includes(`${dist}entrypoints/web.js`), 'the default condition is the web entry');
 });
 
+test("every build's module returns at most one value from each export", () => {
+  // V8 compiles a wrapper of its own for every multi-value export signature while the module
+  // compiles, on every cold start (scripts/single-value.mjs); single-value exports share one.
+  const modules = walk(join(pkgDir, 'dist')).filter((f) => f.endsWith('.wasm'));
+  assert.equal(modules.length, 3, `the default, full and estimator-only builds: ${modules.join(', ')}`);
+  for (const file of modules) {
+    const results = exportResults(readFileSync(file));
+    assert.ok(results.size > 20, `${file}: ${results.size} exported functions`);
+    const multi = [...results].filter(([, n]) => n > 1).map(([name, n]) => `${name} (${n} values)`);
+    assert.deepEqual(multi, [], `${relative(pkgDir, file)} exports functions returning several values`);
+  }
+});
+
+function walk(dir) {
+  return readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
+}
+
+/** Each exported function of a module, by name: how many values it returns. */
+function exportResults(bytes) {
+  let at = 8;
+  // (A skip is written `skip(leb())`: in `at += leb()`, `at` would be read before leb moves it.)
+  const skip = (n) => {
+    at += n;
+  };
+  const leb = () => {
+    let value = 0;
+    let shift = 0;
+    let byte;
+    do {
+      byte = bytes[at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    return value;
+  };
+  const limits = () => {
+    const flags = bytes[at++];
+    leb();
+    if (flags & 1) leb();
+  };
+  const types = [];
+  const funcs = [];
+  const out = new Map();
+  while (at < bytes.length) {
+    const id = bytes[at++];
+    const size = leb();
+    const end = at + size;
+    if (id === 1) {
+      for (let n = leb(); n > 0; n--) {
+        assert.equal(bytes[at++], 0x60, 'a function type');
+        skip(leb());
+        const count = leb();
+        skip(count);
+        types.push(count);
+      }
+    } else if (id === 2) {
+      for (let n = leb(); n > 0; n--) {
+        skip(leb());
+        skip(leb());
+        const kind = bytes[at++];
+        if (kind === 0) funcs.push(types[leb()]);
+        else if (kind === 1) (at++, limits());
+        else if (kind === 2) limits();
+        else at += 2;
+      }
+    } else if (id === 3) {
+      for (let n = leb(); n > 0; n--) funcs.push(types[leb()]);
+    } else if (id === 7) {
+      for (let n = leb(); n > 0; n--) {
+        const len = leb();
+        const name = bytes.subarray(at, at + len).toString();
+        at += len;
+        const kind = bytes[at++];
+        const index = leb();
+        if (kind === 0) out.set(name, funcs[index]);
+      }
+    }
+    at = end;
+  }
+  return out;
+}
+
 function kib(bytes) {
   return `${(bytes / 1024).toFixed(0)} KiB`;
 }
