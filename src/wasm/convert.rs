@@ -10,6 +10,7 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use super::error::{js_error, to_js};
+use crate::bytes16::{self, Lanes};
 use crate::error::{Error, ErrorCode, HostError};
 use crate::format::{Format, Problem};
 use crate::host::Summary;
@@ -40,18 +41,18 @@ pub(crate) fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
 /// pages a save writes stay as the engine wrote them).
 pub(crate) fn ascii_json(text: String) -> String {
     let bytes = text.as_bytes();
-    let Some(first) = bytes.iter().position(|b| !b.is_ascii()) else {
+    let Some(first) = non_ascii(bytes, 0) else {
         return text;
     };
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = Vec::with_capacity(text.len() + (text.len() - first) / 2 + 16);
     out.extend_from_slice(&bytes[..first]);
-    let mut rest = &text[first..];
-    while !rest.is_empty() {
-        let run = rest.bytes().position(|b| !b.is_ascii()).unwrap_or(rest.len());
-        out.extend_from_slice(&rest.as_bytes()[..run]);
-        rest = &rest[run..];
-        let Some(c) = rest.chars().next() else { break };
+    let mut at = first;
+    while at < bytes.len() {
+        let run = non_ascii(bytes, at).unwrap_or(bytes.len());
+        out.extend_from_slice(&bytes[at..run]);
+        at = run;
+        let Some(c) = text[at..].chars().next() else { break };
         let mut units = [0u16; 2];
         for &unit in c.encode_utf16(&mut units).iter() {
             out.extend_from_slice(b"\\u");
@@ -59,10 +60,27 @@ pub(crate) fn ascii_json(text: String) -> String {
                 out.push(HEX[usize::from((unit >> shift) & 0xf)]);
             }
         }
-        rest = &rest[c.len_utf8()..];
+        at += c.len_utf8();
     }
     // Only ASCII bytes were written.
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// Where the first byte outside ASCII is in `bytes`, from `from` on: sixteen bytes at a time
+/// where the build has SIMD instructions (see `bytes16`). The texts are mostly ASCII, and a
+/// byte at a time, finding the next character to escape took about 3% of a Worker's turn.
+fn non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    if bytes16::ENABLED {
+        while let Some(block) = bytes16::at(bytes, at) {
+            let outside = Lanes::load(block).within(0x80, 0xff).bits();
+            if outside != 0 {
+                return Some(at + outside.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
+    }
+    bytes[at..].iter().position(|b| !b.is_ascii()).map(|p| at + p)
 }
 
 /// A JSON text result together with the errors that came with it, as
