@@ -236,17 +236,27 @@ impl Recent {
 /// measured over 20,000; about one uuid in five counts it).
 const MARKER_TOKENS: usize = 31;
 
-/// Whether `marker` counts [`MARKER_TOKENS`] in the build's default exact encoding
+/// The tokens of a marker's text around `=<uuid>` (`<!-- CONTEXT_OFFLOAD: uuid` and ` -->`) in
+/// `o200k_base`. A text is counted piece by piece, and the marker's pieces split at `=`, which
+/// joins the uuid's first piece when that is letters, and at the space after the uuid; so a
+/// marker counts these and its `=<uuid>`'s, whatever the uuid (a test checks both ways).
+const MARKER_FRAME_TOKENS: usize = 8;
+
+/// Whether the marker of `uuid` counts [`MARKER_TOKENS`] in the build's default exact encoding
 /// (`o200k_base`): true in a build without it (the estimator counts a marker by its length,
 /// the same for every uuid), and while nothing has counted with it (a process whose memories
 /// count with the estimator or the host's function never decodes its vocabulary for this).
+/// Only `=<uuid>` is counted, not the whole marker ([`MARKER_FRAME_TOKENS`]): a pass draws
+/// about five uuids for each offload, and counting them was a few percent of a pass in Node.
 /// Text around a marker changes its count by the same for every uuid (a text is counted piece
 /// by piece, and a marker's pieces end at its own punctuation), so every marker of a
 /// conversation costs the same whatever its uuid, and a conversation the same on every run. A
 /// memory counting with another tokenizer keeps that one's variation.
-pub(crate) fn steady_marker(marker: &str) -> bool {
+pub(crate) fn steady_marker(uuid: &str) -> bool {
     match Tokenizer::DEFAULT.encoding() {
-        Some(Encoding::O200kBase) if Encoding::O200kBase.indexed() => Encoding::O200kBase.count(marker).is_none_or(|n| n == MARKER_TOKENS),
+        Some(Encoding::O200kBase) if Encoding::O200kBase.indexed() => {
+            Encoding::O200kBase.count(&format!("={uuid}")).is_none_or(|n| n + MARKER_FRAME_TOKENS == MARKER_TOKENS)
+        }
         _ => true,
     }
 }
@@ -448,6 +458,23 @@ mod tests {
             assert_eq!(counter.count_text("hello world").unwrap(), 2);
             assert_eq!(counter.count_text("").unwrap(), 0);
         }
+    }
+
+    #[test]
+    #[cfg(feature = "o200k")]
+    fn a_marker_counts_its_frame_and_its_uuid_so_steady_uuids_are_those_whose_marker_counts_31() {
+        let e = Encoding::O200kBase;
+        assert!(e.count("hello").is_some() && e.indexed());
+        let mut steady = 0;
+        for _ in 0..5_000 {
+            let u = crate::random::uuid_v4().to_string();
+            let whole = e.count(&crate::message::offload_marker(&u)).unwrap();
+            assert_eq!(whole, e.count(&format!("={u}")).unwrap() + MARKER_FRAME_TOKENS, "{u}");
+            assert_eq!(steady_marker(&u), whole == MARKER_TOKENS, "{u}");
+            steady += usize::from(whole == MARKER_TOKENS);
+        }
+        // About one uuid in five: the redraw stays cheap.
+        assert!((500..2_000).contains(&steady), "{steady} of 5,000");
     }
 
     #[test]

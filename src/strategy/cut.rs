@@ -2,7 +2,7 @@
 //! shortens a tool result, and how the emergency step shortens a user message that alone keeps
 //! the request over the window.
 
-use crate::message::{chars_over, head_chars, offload_marker, tail_chars};
+use crate::message::{char_count, head_chars, offload_marker, tail_chars};
 
 /// Characters a cut must remove, net of the notice and marker it adds.
 pub(crate) const MIN_CUT_CHARS: usize = 300;
@@ -10,12 +10,17 @@ pub(crate) const MIN_CUT_CHARS: usize = 300;
 /// Whether a tool result of `content` is cut at `limit`: over the limit, and by enough that the
 /// cut removes [`MIN_CUT_CHARS`] net (decided on characters, the same on every pass).
 pub(crate) fn worth_cutting(content: &str, limit: usize) -> bool {
-    if !chars_over(content, limit) {
+    // Over the limit: its UTF-8 length settles most contents, and its characters are counted
+    // once otherwise.
+    if content.len() <= limit {
+        return false;
+    }
+    let total = char_count(content);
+    if total <= limit {
         return false;
     }
     // What `shorten` keeps, counted without writing it: the head's and tail's characters (the
     // content is longer than both) and the notice's.
-    let total = content.chars().count();
     let (head, tail) = (limit * 6 / 10, limit * 3 / 10);
     let cut = head + tail + notice(total - head - tail, total, "00000000-0000-4000-8000-000000000000").chars().count();
     total >= cut + MIN_CUT_CHARS
@@ -30,7 +35,7 @@ pub(super) fn shorten(content: &str, limit: usize, uuid: &str) -> String {
 
 /// [`shorten`]'s text, with the length of the head it keeps.
 pub(super) fn cut_at(content: &str, limit: usize, uuid: &str) -> (String, usize) {
-    let total = content.chars().count();
+    let total = char_count(content);
     let (head, tail) = (head_chars(content, limit * 6 / 10), tail_chars(content, limit * 3 / 10));
     // Each has as many characters as asked: the content has more than both together.
     let omitted = total.saturating_sub(limit * 6 / 10 + limit * 3 / 10);

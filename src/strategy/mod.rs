@@ -264,7 +264,7 @@ pub(crate) fn tool_list(mut names: Vec<&str>) -> Vec<String> {
 pub(crate) fn new_uuid() -> String {
     let mut uuid = crate::random::uuid_v4().to_string();
     for _ in 0..64 {
-        if crate::tokens::steady_marker(&crate::message::offload_marker(&uuid)) {
+        if crate::tokens::steady_marker(&uuid) {
             break;
         }
         uuid = crate::random::uuid_v4().to_string();
