@@ -192,7 +192,7 @@ fn the_index_of_corpus_traces_lists_no_escape_and_nothing_without_a_letter_or_di
     // first trace) and `do\n`, `end\n\n`, `\n\n` (8 of 148 of the second).
     for name in ["mini-swe-agent-deepseek-django-11910", "claude-code-spotter-fa812bfe"] {
         let Some(ids) = corpus_index(name) else {
-            eprintln!("skipped: the corpus trace {name} is not there (AUTOCONTEXT_CORPUS names its folder)");
+            skip_without_corpus(&format!("the corpus trace {name} is not there (AUTOCONTEXT_CORPUS names its folder)"));
             continue;
         };
         if std::env::var_os("SHOW").is_some() {

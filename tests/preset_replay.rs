@@ -226,7 +226,7 @@ fn table(rows: &[(Row, Numbers)]) -> String {
 fn every_preset_replays_the_corpus_with_the_guarantees() {
     let dir = corpus_dir();
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        let _ = std::io::stderr().write_all(format!("skipped: {} not found (set AUTOCONTEXT_CORPUS)\n", dir.display()).as_bytes());
+        skip_without_corpus(&format!("{} not found (set AUTOCONTEXT_CORPUS)", dir.display()));
         return;
     };
     let mut files: Vec<PathBuf> =

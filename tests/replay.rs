@@ -277,8 +277,7 @@ fn table(rows: &[Row], wall: Duration) -> String {
 fn every_trace_in_every_format_keeps_every_promise() {
     let traces = load();
     if traces.is_empty() {
-        let _ = std::io::stderr()
-            .write_all(format!("skipped: no traces in {} or {}\n", corpus_dir().display(), extra_dir().display()).as_bytes());
+        skip_without_corpus(&format!("no traces in {} or {}", corpus_dir().display(), extra_dir().display()));
         return;
     }
     // Every trace in every shape comes back byte-exact and adds whole.

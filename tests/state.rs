@@ -242,7 +242,7 @@ fn plain(state: &Value, store: &FlakyStore) -> Plain {
 fn at_corpus_stops(session: &str, stops: fn(usize) -> Vec<usize>, mut at: impl FnMut(&str, &[Value], usize, &Plain, &FlakyStore)) {
     let traces = traces();
     if traces.is_empty() {
-        eprintln!("skipped: no corpus at {}", corpus_dir().display());
+        skip_without_corpus(&format!("no corpus at {}", corpus_dir().display()));
         return;
     }
     for (name, messages) in traces {

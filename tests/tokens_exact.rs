@@ -15,7 +15,7 @@ use serde_json::Value;
 
 #[path = "common/corpus.rs"]
 mod corpus;
-use corpus::corpus_dir;
+use corpus::{corpus_dir, skip_without_corpus};
 #[path = "common/rng.rs"]
 mod rng;
 use rng::Rng;
@@ -45,7 +45,7 @@ fn mismatches(texts: &[String]) -> Vec<String> {
 #[test]
 fn every_corpus_text_counts_exactly() {
     let Ok(dir) = std::fs::read_dir(corpus_dir()) else {
-        eprintln!("SKIPPED: no corpus at {} (set AUTOCONTEXT_CORPUS)", corpus_dir().display());
+        skip_without_corpus(&format!("no corpus at {} (set AUTOCONTEXT_CORPUS)", corpus_dir().display()));
         return;
     };
     let mut texts = Vec::new();
@@ -87,7 +87,7 @@ fn cut_texts_count_exactly_from_their_originals_marks() {
     // counted the original is told about the cut and counts it from the original's marks.
     let texts = long_corpus_texts(8192);
     if texts.is_empty() {
-        eprintln!("SKIPPED: no corpus at {} (set AUTOCONTEXT_CORPUS)", corpus_dir().display());
+        skip_without_corpus(&format!("no corpus at {} (set AUTOCONTEXT_CORPUS)", corpus_dir().display()));
         return;
     }
     let mut kinds = vec![(Tokenizer::O200kBase, tiktoken_rs::o200k_base_singleton())];

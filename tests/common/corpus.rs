@@ -8,6 +8,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+/// A test that needs the corpus, which is not there: says it was skipped (`what` names what is
+/// missing). Under CI (`CI=true`), which has the corpus beside the repository, it fails instead:
+/// there a test that read nothing must not pass.
+pub fn skip_without_corpus(what: &str) {
+    assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI must have the corpus: {what}");
+    eprintln!("skipped: {what}");
+}
+
 /// The corpus folder.
 pub fn corpus_dir() -> PathBuf {
     match std::env::var_os("AUTOCONTEXT_CORPUS") {

@@ -10,7 +10,7 @@ mod rng;
 #[allow(unused_imports)] // not every test converts, reads the corpus or draws random inputs
 pub use {
     convert::{anthropic_to_openai, convert, starts_response, to_ai_sdk, to_anthropic, to_gemini, to_responses},
-    corpus::{corpus_dir, groups, traces},
+    corpus::{corpus_dir, groups, skip_without_corpus, traces},
     rng::Rng,
 };
 
