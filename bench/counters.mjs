@@ -7,10 +7,12 @@
 //   gpt-tokenizer      the fastest pure-JavaScript tokenizer
 //   js-tiktoken        the pure-JavaScript port of tiktoken (what LangChain.js uses)
 //   tiktoken           OpenAI's tiktoken compiled to WebAssembly (the reference for exactness)
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { root } from './texts.mjs';
+
+// Built-ins as texts.mjs takes them (see there): loading the counters costs a cold start nothing.
+const { readFileSync } = process.getBuiltinModule('node:fs');
+const { join } = process.getBuiltinModule('node:path');
+const { pathToFileURL } = process.getBuiltinModule('node:url');
 
 export const COUNTERS = ['autocontext', 'autocontext/lite', 'gpt-tokenizer', 'js-tiktoken', 'tiktoken'];
 export const EXACT = new Set(['autocontext', 'gpt-tokenizer', 'js-tiktoken', 'tiktoken']);
