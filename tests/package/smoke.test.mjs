@@ -16,6 +16,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
+import { importedFunctions, sections } from '../../scripts/wasm-module.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const app = process.env.AUTOCONTEXT_APP_DIR;
@@ -214,65 +215,30 @@ function walk(dir) {
 
 /** Each exported function of a module, by name: how many values it returns. */
 function exportResults(bytes) {
-  let at = 8;
-  // (A skip is written `skip(leb())`: in `at += leb()`, `at` would be read before leb moves it.)
-  const skip = (n) => {
-    at += n;
-  };
-  const leb = () => {
-    let value = 0;
-    let shift = 0;
-    let byte;
-    do {
-      byte = bytes[at++];
-      value += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (byte & 0x80);
-    return value;
-  };
-  const limits = () => {
-    const flags = bytes[at++];
-    leb();
-    if (flags & 1) leb();
-  };
-  const types = [];
-  const funcs = [];
+  const results = []; // per type: how many values it returns
+  const funcs = []; // per function index: its type's result count
   const out = new Map();
-  while (at < bytes.length) {
-    const id = bytes[at++];
-    const size = leb();
-    const end = at + size;
+  for (const { id, body } of sections(bytes)) {
     if (id === 1) {
-      for (let n = leb(); n > 0; n--) {
-        assert.equal(bytes[at++], 0x60, 'a function type');
-        skip(leb());
-        const count = leb();
-        skip(count);
-        types.push(count);
+      for (let n = body.leb(); n > 0; n--) {
+        assert.equal(body.u8(), 0x60, 'a function type');
+        body.take(body.leb()); // parameters
+        const count = body.leb();
+        body.take(count);
+        results.push(count);
       }
     } else if (id === 2) {
-      for (let n = leb(); n > 0; n--) {
-        skip(leb());
-        skip(leb());
-        const kind = bytes[at++];
-        if (kind === 0) funcs.push(types[leb()]);
-        else if (kind === 1) (at++, limits());
-        else if (kind === 2) limits();
-        else at += 2;
-      }
+      funcs.push(...importedFunctions(body).map((t) => results[t]));
     } else if (id === 3) {
-      for (let n = leb(); n > 0; n--) funcs.push(types[leb()]);
+      for (let n = body.leb(); n > 0; n--) funcs.push(results[body.leb()]);
     } else if (id === 7) {
-      for (let n = leb(); n > 0; n--) {
-        const len = leb();
-        const name = bytes.subarray(at, at + len).toString();
-        at += len;
-        const kind = bytes[at++];
-        const index = leb();
+      for (let n = body.leb(); n > 0; n--) {
+        const name = body.name();
+        const kind = body.u8();
+        const index = body.leb();
         if (kind === 0) out.set(name, funcs[index]);
       }
     }
-    at = end;
   }
   return out;
 }
