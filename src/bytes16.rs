@@ -175,6 +175,38 @@ pub(crate) fn at(b: &[u8], i: usize) -> Option<&[u8; 16]> {
     b.get(i..i + 16).and_then(|s| s.try_into().ok())
 }
 
+/// Where the first byte of `b` in `lo..=hi` is, from `from` on: sixteen bytes at a time, then
+/// (or without SIMD) one at a time. Its caller is the binding's ASCII pass (`src/wasm`), which
+/// native builds leave out; the tests below check it natively.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn find_within(b: &[u8], from: usize, lo: u8, hi: u8) -> Option<usize> {
+    let mut i = from;
+    if ENABLED {
+        while let Some(block) = at(b, i) {
+            let found = Lanes::load(block).within(lo, hi).bits();
+            if found != 0 {
+                return Some(i + found.trailing_zeros() as usize);
+            }
+            i += 16;
+        }
+    }
+    b[i..].iter().position(|x| (lo..=hi).contains(x)).map(|p| i + p)
+}
+
+/// How many bytes of `b` are in `lo..=hi`: sixteen at a time, then (or without SIMD) one at a
+/// time.
+pub(crate) fn count_within(b: &[u8], lo: u8, hi: u8) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    if ENABLED {
+        while let Some(block) = at(b, i) {
+            n += Lanes::load(block).within(lo, hi).bits().count_ones() as usize;
+            i += 16;
+        }
+    }
+    n + b[i..].iter().filter(|x| (lo..=hi).contains(*x)).count()
+}
+
 /// Texts that test a caller's sixteen-byte walk against its byte-at-a-time one.
 #[cfg(test)]
 pub(crate) mod texts {
@@ -295,5 +327,20 @@ mod tests {
             }
         }
         assert!(at(b"0123456789abcdef", 0).is_some() && at(b"0123456789abcdef", 1).is_none());
+    }
+
+    #[test]
+    fn finding_and_counting_a_range_agree_with_a_byte_at_a_time() {
+        for text in texts::adversarial().iter().chain(&texts::corpus()) {
+            let b = text.as_bytes();
+            for (lo, hi) in [(0x80, 0xff), (0x80, 0xbf), (b'\\', b'\\'), (0, 0x1f)] {
+                let inside = |x: &u8| (lo..=hi).contains(x);
+                assert_eq!(count_within(b, lo, hi), b.iter().filter(|x| inside(x)).count(), "{text:?}");
+                for from in [0, 1, 15, 16, 17, b.len() / 2, b.len()].into_iter().filter(|&f| f <= b.len()) {
+                    let want = b[from..].iter().position(inside).map(|p| from + p);
+                    assert_eq!(find_within(b, from, lo, hi), want, "{text:?} from {from}");
+                }
+            }
+        }
     }
 }

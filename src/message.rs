@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
-use crate::bytes16::{self, Lanes};
+use crate::bytes16;
 use crate::fields::{Fault, Fields, Record};
 use serde_json::Value;
 
@@ -322,17 +322,7 @@ pub fn chars_over(s: &str, n: usize) -> bool {
 /// the characters of every large tool result it weighs, most of the text a pass meets; the
 /// standard library's count reads a word at a time, four bytes in WebAssembly.
 pub(crate) fn char_count(s: &str) -> usize {
-    let b = s.as_bytes();
-    let mut continuations = 0;
-    let mut at = 0;
-    if bytes16::ENABLED {
-        while let Some(block) = bytes16::at(b, at) {
-            continuations += Lanes::load(block).within(0x80, 0xbf).bits().count_ones() as usize;
-            at += 16;
-        }
-    }
-    continuations += b[at..].iter().filter(|&&c| (c as i8) < -0x40).count();
-    b.len() - continuations
+    s.len() - bytes16::count_within(s.as_bytes(), 0x80, 0xbf)
 }
 
 /// The first `n` characters of `s` (never splits a character).

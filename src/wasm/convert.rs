@@ -10,7 +10,7 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use super::error::{js_error, to_js};
-use crate::bytes16::{self, Lanes};
+use crate::bytes16;
 use crate::error::{Error, ErrorCode, HostError};
 use crate::format::{Format, Problem};
 use crate::host::Summary;
@@ -38,10 +38,11 @@ pub(crate) fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
 /// the module's memory several times faster than UTF-8 (a one-byte string, copied), and parses
 /// a one-byte string faster too. Only for valid JSON text, where such characters appear in
 /// strings alone, and only for texts JavaScript parses (the texts of a saved state and the
-/// pages a save writes stay as the engine wrote them).
+/// pages a save writes stay as the engine wrote them). The texts are mostly ASCII: the next
+/// character to escape is looked for sixteen bytes at a time (`bytes16::find_within`).
 pub(crate) fn ascii_json(text: String) -> String {
     let bytes = text.as_bytes();
-    let Some(first) = non_ascii(bytes, 0) else {
+    let Some(first) = bytes16::find_within(bytes, 0, 0x80, 0xff) else {
         return text;
     };
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -49,7 +50,7 @@ pub(crate) fn ascii_json(text: String) -> String {
     out.extend_from_slice(&bytes[..first]);
     let mut at = first;
     while at < bytes.len() {
-        let run = non_ascii(bytes, at).unwrap_or(bytes.len());
+        let run = bytes16::find_within(bytes, at, 0x80, 0xff).unwrap_or(bytes.len());
         out.extend_from_slice(&bytes[at..run]);
         at = run;
         let Some(c) = text[at..].chars().next() else { break };
@@ -64,23 +65,6 @@ pub(crate) fn ascii_json(text: String) -> String {
     }
     // Only ASCII bytes were written.
     String::from_utf8(out).unwrap_or_default()
-}
-
-/// Where the first byte outside ASCII is in `bytes`, from `from` on: sixteen bytes at a time
-/// where the build has SIMD instructions (see `bytes16`). The texts are mostly ASCII, and a
-/// byte at a time, finding the next character to escape took about 3% of a Worker's turn.
-fn non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
-    let mut at = from;
-    if bytes16::ENABLED {
-        while let Some(block) = bytes16::at(bytes, at) {
-            let outside = Lanes::load(block).within(0x80, 0xff).bits();
-            if outside != 0 {
-                return Some(at + outside.trailing_zeros() as usize);
-            }
-            at += 16;
-        }
-    }
-    bytes[at..].iter().position(|b| !b.is_ascii()).map(|p| at + p)
 }
 
 /// A JSON text result together with the errors that came with it, as
