@@ -20,7 +20,8 @@ export type ErrorCode =
   | 'SUMMARIZE_FAILED'
   | 'TOKENIZER_FAILED'
   | 'LIMIT_EXCEEDED'
-  | 'CONFLICT';
+  | 'CONFLICT'
+  | 'UNAVAILABLE';
 // end generated:error-codes
 
 /** Where an {@link AutoContextError} happened and what caused it. */

@@ -34,11 +34,14 @@ pub enum ErrorCode {
     /// A save named a revision that does not follow the stored one: another writer saved the
     /// session since this state was loaded.
     Conflict,
+    /// The runtime refused what the engine needs to start: random values for its ids, which a
+    /// Cloudflare Worker's global scope does not give (`cause` is what the runtime threw).
+    Unavailable,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 10] = [
+    pub const ALL: [ErrorCode; 11] = [
         ErrorCode::InvalidConfig,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidArgument,
@@ -49,6 +52,7 @@ impl ErrorCode {
         ErrorCode::TokenizerFailed,
         ErrorCode::LimitExceeded,
         ErrorCode::Conflict,
+        ErrorCode::Unavailable,
     ];
 
     /// The code as JavaScript sees it in `error.code`.
@@ -64,6 +68,7 @@ impl ErrorCode {
             ErrorCode::TokenizerFailed => "TOKENIZER_FAILED",
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
             ErrorCode::Conflict => "CONFLICT",
+            ErrorCode::Unavailable => "UNAVAILABLE",
         }
     }
 }
@@ -216,6 +221,6 @@ mod tests {
         for (i, code) in ErrorCode::ALL.iter().enumerate() {
             assert_eq!(*code as usize, i, "{code}");
         }
-        assert_eq!(ErrorCode::Conflict as usize + 1, ErrorCode::ALL.len(), "the last variant closes the list");
+        assert_eq!(ErrorCode::Unavailable as usize + 1, ErrorCode::ALL.len(), "the last variant closes the list");
     }
 }

@@ -9,12 +9,30 @@
 //! random uuid set: distinct within the thread, and not to be guessed from outside it without
 //! the seed. None of these ids is a secret (the store keys they make are the host's own); they
 //! need to be unique, which a seed of 128 random bits and a counter give.
+//!
+//! In WebAssembly the binding draws the seed itself ([`seed`]) before it makes an engine, where
+//! a refusal can be reported: a Cloudflare Worker gives no random values in its global scope,
+//! and a draw that fails in here could only abort.
 
 use std::cell::Cell;
 
 thread_local! {
     /// The thread's seed (drawn on first use) and how many ids it made.
     static SEED: Cell<Option<(u64, u64, u64)>> = const { Cell::new(None) };
+}
+
+/// Whether this thread's seed is drawn.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn seeded() -> bool {
+    SEED.get().is_some()
+}
+
+/// Seeds this thread's ids with 128 random bits the host drew, unless they are seeded already.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn seed(bits: u128) {
+    if SEED.get().is_none() {
+        SEED.set(Some((bits as u64, (bits >> 64) as u64, 0)));
+    }
 }
 
 /// A new random (version 4) uuid.
@@ -45,5 +63,27 @@ mod tests {
         // Another thread draws its own seed.
         let other = std::thread::spawn(uuid_v4).join().unwrap();
         assert!(!ids.contains(&other));
+    }
+
+    #[test]
+    fn a_seed_given_is_kept_and_not_replaced() {
+        std::thread::spawn(|| {
+            assert!(!seeded());
+            seed(7 << 64 | 9);
+            assert!(seeded());
+            seed(1);
+            let first = uuid_v4();
+            // The ids of seed 7, 9: the first one of that seed, whatever `seed(1)` asked.
+            let again = std::thread::spawn(|| {
+                seed(7 << 64 | 9);
+                uuid_v4()
+            })
+            .join()
+            .unwrap();
+            assert_eq!(first, again);
+            assert_eq!(first.get_version_num(), 4);
+        })
+        .join()
+        .unwrap();
     }
 }

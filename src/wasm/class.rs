@@ -50,6 +50,7 @@ impl WasmMemory {
     /// A memory from options (JSON text of the engine's options) and the host's objects.
     #[wasm_bindgen(constructor)]
     pub fn new(options_json: &str, host: &JsHost) -> Result<WasmMemory, JsValue> {
+        super::random::ensure_seed()?;
         let options = convert::parse(options_json, ErrorCode::InvalidConfig, "options")?;
         let config = Config::from_json(&options).map_err(to_js)?;
         let parts = HostParts::read(host)?;
@@ -64,6 +65,7 @@ impl WasmMemory {
     /// Restores a memory from the JSON text `toJson` wrote.
     #[wasm_bindgen(js_name = fromJson)]
     pub fn from_json(state_json: &str, host: &JsHost) -> Result<WasmMemory, JsValue> {
+        super::random::ensure_seed()?;
         let state = convert::parse(state_json, ErrorCode::InvalidState, "state")?;
         Self::restore(state, host)
     }
@@ -73,6 +75,7 @@ impl WasmMemory {
     /// is not a JSON array is a `STORE_FAILED` error whose `index` is its place in `pages`.
     #[wasm_bindgen(js_name = fromPages)]
     pub fn from_pages(head_json: &str, counts: Vec<u32>, pages: Vec<String>, host: &JsHost) -> Result<WasmMemory, JsValue> {
+        super::random::ensure_seed()?;
         let head = convert::parse(head_json, ErrorCode::InvalidState, "state")?;
         let parts = HostParts::read(host)?;
         let counter = Self::counter_of(&head, parts.counter)?;

@@ -20,6 +20,7 @@ mod class;
 mod convert;
 mod error;
 mod host;
+mod random;
 mod reload;
 mod summarize;
 

@@ -442,3 +442,25 @@ test('a pass running when the memory is disposed ends with its result; a save ru
   saving.dispose();
   assert.throws(() => saving.messages(), (e) => e.code === 'INVALID_STATE');
 });
+
+test('every process draws its own seed: default session ids and offload uuids differ between two processes', async () => {
+  const { execFileSync } = await import('node:child_process');
+  // A new process each: the session id, then the uuid of an offload a pass wrote.
+  const script = `
+    import { AutoContextMemory } from 'autocontext';
+    const m = new AutoContextMemory({ maxToken: 300 });
+    m.add({ role: 'user', content: 'question' });
+    m.add({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }] });
+    m.add({ role: 'tool', tool_call_id: 'c1', content: 'output line\\n'.repeat(400) });
+    m.add({ role: 'assistant', content: 'done' });
+    m.add({ role: 'user', content: 'next' });
+    await m.compressIfNeeded();
+    const uuids = JSON.stringify(m.messages()).match(/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/g) ?? [];
+    console.log(JSON.stringify({ session: m.sessionId, uuids }));`;
+  const run = () => JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }));
+  const [a, b] = [run(), run()];
+  assert.match(a.session, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.notEqual(a.session, b.session);
+  assert.ok(a.uuids.length > 0 && b.uuids.length > 0, 'the pass offloaded');
+  assert.ok(a.uuids.every((u) => !b.uuids.includes(u)), `${a.uuids} / ${b.uuids}`);
+});

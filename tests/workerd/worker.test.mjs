@@ -298,6 +298,26 @@ test('the store contract in workerd: CloudflareKVStore on a KV binding, and Memo
   }
 });
 
+test("a memory made in a Worker's global scope, which gives no random values, is UNAVAILABLE; in the request handler it works", async () => {
+  const outdir = join(work, 'global-scope');
+  await bundleWorker(join(app, 'tests/workerd/global-scope-worker.mjs'), outdir);
+  const mf = new Miniflare({ ...moduleOptions(outdir), compatibilityDate: '2026-07-01' });
+  try {
+    const { atStartup, inRequest } = await (await mf.dispatchFetch(new URL('/', await mf.ready))).json();
+    // Not the module aborting with `unreachable`: a typed error that says what to do, with
+    // the runtime's own refusal as its cause.
+    assert.equal(atStartup.ok, false);
+    assert.equal(atStartup.isAutoContextError, true, JSON.stringify(atStartup));
+    assert.equal(atStartup.code, 'UNAVAILABLE');
+    assert.match(atStartup.message, /random values.*request handler/);
+    assert.ok(atStartup.cause, 'the runtime\'s error is the cause');
+    // The refusal left the module whole: the same memory, made in the request, works.
+    assert.deepEqual(inRequest, { ok: true, messages: 1 });
+  } finally {
+    await mf.dispose();
+  }
+});
+
 test('the guarantees of every wire format hold in workerd', async (t) => {
   const outdir = join(work, 'formats');
   await bundleWorker(join(app, 'tests/workerd/format-worker.mjs'), outdir);
