@@ -27,6 +27,8 @@ build() { # <variant dir under dist/> <cargo profile> [cargo flags...]
   mkdir -p "$inputs/$out"
   node scripts/single-value.mjs "$wasm_dir/$profile/autocontext.wasm" "$inputs/$out/autocontext.wasm"
   wasm-bindgen "$inputs/$out/autocontext.wasm" --target web --remove-name-section --out-dir "$stage/$out/wasm"
+  # Long strings into the module through the native encoder, not a loop a character at a time.
+  node scripts/long-strings.mjs "$stage/$out/wasm/autocontext.js"
 }
 build . release
 build full release --features cl100k

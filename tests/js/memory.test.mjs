@@ -464,3 +464,42 @@ test('every process draws its own seed: default session ids and offload uuids di
   assert.ok(a.uuids.length > 0 && b.uuids.length > 0, 'the pass offloaded');
   assert.ok(a.uuids.every((u) => !b.uuids.includes(u)), `${a.uuids} / ${b.uuids}`);
 });
+
+test('long texts with characters of every UTF-8 width, wherever they fall, reach the engine and come back exact', () => {
+  // Strings of more than 128 UTF-16 units enter the module through the native encoder
+  // (scripts/long-strings.mjs): all of an ASCII text at once, else what fits in as many bytes as
+  // units, then the rest. Put the first wide character at the start, mid-way, just past 128 and
+  // at the very end, and make whole texts of two-, three- and four-byte characters.
+  const ascii = (n) => 'abcdefghij'.repeat(Math.ceil(n / 10)).slice(0, n);
+  const texts = [
+    ascii(129),
+    ascii(5_000),
+    'é' + ascii(300),
+    ascii(100) + 'ü' + ascii(300),
+    ascii(129) + '漢' + ascii(50),
+    ascii(400) + '😀',
+    ascii(399) + '😀',
+    ascii(200) + '€'.repeat(200),
+    'ß'.repeat(300),
+    '漢字かな'.repeat(100),
+    '😀🎉'.repeat(150),
+    `${ascii(150)}"\\\n\t\u0001${'é😀'.repeat(80)}${ascii(150)}`,
+  ];
+  const memory = new AutoContextMemory({ maxToken: 1_000_000 });
+  for (const t of texts) memory.add({ role: 'user', content: t });
+  assert.deepEqual(
+    memory.messages().map((m) => m.content),
+    texts,
+  );
+  // And through a saved state and back.
+  const again = AutoContextMemory.fromJSON(memory.toJSON());
+  assert.deepEqual(
+    again.messages().map((m) => m.content),
+    texts,
+  );
+  // Counting reads the same text: a block whose pieces end with it, repeated 400 times (a long
+  // string), counts 400 times the block (a short one).
+  for (const block of [' word😀', ' 漢字かな', ' abcdefghij', ' ßüé']) {
+    assert.equal(countTokens(block.repeat(400)), 400 * countTokens(block), block);
+  }
+});

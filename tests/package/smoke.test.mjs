@@ -209,6 +209,19 @@ test("every build's module returns at most one value from each export", () => {
   }
 });
 
+test("every build's glue passes a long string into the module through the native encoder", () => {
+  // wasm-bindgen copies a string's ASCII a character at a time in a JavaScript loop; our JSON
+  // texts are long (scripts/long-strings.mjs). Each build's glue must carry the native path,
+  // and call it for long strings only.
+  const glues = walk(join(pkgDir, 'dist')).filter((f) => f.endsWith('autocontext.js') && f.includes('wasm'));
+  assert.equal(glues.length, 3, glues.join(', '));
+  for (const file of glues) {
+    const text = readFileSync(file, 'utf8');
+    assert.match(text, /function passLongStringToWasm0\(arg, malloc, realloc\) \{[^]*?encodeInto\(arg, /, relative(pkgDir, file));
+    assert.match(text, /if \(arg\.length > 128\) return passLongStringToWasm0\(arg, malloc, realloc\);/, relative(pkgDir, file));
+  }
+});
+
 function walk(dir) {
   return readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
 }
