@@ -23,6 +23,8 @@ if (!file) {
 }
 const glue = readFileSync(file, 'utf8');
 
+/** wasm-bindgen's function, and the lines after its short path where long strings turn off. */
+const head = 'function passStringToWasm0(arg, malloc, realloc) {';
 const entry = `    let len = arg.length;
     let ptr = malloc(len, 1) >>> 0;
 
@@ -45,9 +47,9 @@ const long = `function passLongStringToWasm0(arg, malloc, realloc) {
     return ptr;
 }
 
-function passStringToWasm0(arg, malloc, realloc) {`;
+`;
 
-const start = glue.indexOf('function passStringToWasm0(arg, malloc, realloc) {');
+const start = glue.indexOf(head);
 const at = start < 0 ? -1 : glue.indexOf(entry, start);
 if (start < 0 || at < 0 || glue.includes('passLongStringToWasm0') || !glue.includes('const cachedTextEncoder = new TextEncoder();')) {
   console.error(`long-strings: ${file} is not the glue this script knows (wasm-bindgen changed, or it ran twice)`);
@@ -56,7 +58,7 @@ if (start < 0 || at < 0 || glue.includes('passLongStringToWasm0') || !glue.inclu
 const out =
   glue.slice(0, start) +
   long +
-  glue.slice(start + 'function passStringToWasm0(arg, malloc, realloc) {'.length, at) +
+  glue.slice(start, at) +
   '    if (arg.length > 128) return passLongStringToWasm0(arg, malloc, realloc);\n' +
   glue.slice(at);
 writeFileSync(file, out);
