@@ -30,7 +30,7 @@
 //! first. Exact whatever the order buckets fill in: a piece can only be a token of its own
 //! bucket, and a slot, once filled, stays filled, so a token is found from its hash's slot in
 //! any later state of the table. The pass takes about 2 ms natively and 3 to 4 ms in Node, and
-//! the table's memory stays untouched until a bucket is filled (see `zeroed_atomics`).
+//! the table's memory stays untouched until a bucket is filled (see `zeroed`).
 //!
 //! A bucket costs more per token than filling in rank order did: its list, the tokens' spans and
 //! bytes and the slots are all read at random, about 1 µs a bucket natively, so a first text of
@@ -68,8 +68,8 @@ const SLACK: usize = 16;
 
 /// One encoding's vocabulary, ready for lookups.
 pub struct Vocab {
-    bytes: Box<[u8]>,
-    spans: Box<[u32]>,
+    bytes: &'static mut [u8],
+    spans: &'static mut [u32],
     /// The hash table: zero, or a tag and rank + 1 (see `RANK_BITS`). Atomic so that a shared
     /// vocabulary can fill buckets while other threads read it; a relaxed atomic load or store
     /// is a plain one.
@@ -79,14 +79,14 @@ pub struct Vocab {
     ready: Box<[AtomicU64; BUCKETS / 64]>,
     /// Per bucket, its first token's rank + 1 (zero: none), and per token the next one's in
     /// its bucket, in rank order.
-    heads: Box<[u32; BUCKETS]>,
-    next: Box<[u32]>,
+    heads: &'static mut [u32; BUCKETS],
+    next: &'static mut [u32],
     /// Taken to fill a bucket, so that two threads do not both fill one; holds the buckets
     /// filled so far.
     filling: Mutex<u32>,
     /// After this many buckets, the next fill fills all of them (see `fill`).
     fills_before_all: u32,
-    pairs: Box<[u32]>,
+    pairs: &'static mut [u32],
     max_len: usize,
 }
 
@@ -111,27 +111,45 @@ fn bucket(h: u64) -> usize {
     (h >> (64 - BUCKET_BITS)) as usize
 }
 
-/// `len` atomics holding zero, in memory that nothing writes until a bucket is filled: setting
-/// each to zero would fault in every page of the table up front. Natively that is a zeroed
-/// allocation (fresh pages from the system). In WebAssembly the allocator writes the zeros
-/// itself, so the table takes pages of its own from `memory.grow`, which come zeroed. Never
-/// freed: a vocabulary lives as long as the process (the tests make a few more).
-fn zeroed_atomics(len: usize) -> &'static [AtomicU32] {
+/// A value whose bits may all be zero: what [`zeroed`] gives.
+///
+/// # Safety
+/// A value of all-zero bits must be a valid one.
+unsafe trait Zero {}
+// SAFETY: zero is a valid integer, and an atomic integer has the integer's bit validity.
+unsafe impl Zero for u8 {}
+unsafe impl Zero for u32 {}
+unsafe impl Zero for AtomicU32 {}
+
+/// `len` values holding zero, in memory that nothing wrote: the vocabulary's tables. Writing
+/// zeros first would fault in every page of the hash table up front, and, for the tables decoding
+/// fills in whole, write each page twice (in Node about 0.3 ms of the first count). Natively
+/// that is a zeroed allocation (fresh pages from the system). In WebAssembly the allocator
+/// writes the zeros itself, so each table takes pages of its own from `memory.grow`, which come
+/// zeroed. Never freed: a vocabulary lives as long as the process (the tests make a few more).
+fn zeroed<T: Zero>(len: usize) -> &'static mut [T] {
     #[cfg(target_arch = "wasm32")]
     {
         const PAGE: usize = 1 << 16;
-        let bytes = len * std::mem::size_of::<AtomicU32>();
+        let bytes = len * std::mem::size_of::<T>();
         let page = core::arch::wasm32::memory_grow(0, bytes.div_ceil(PAGE));
         assert_ne!(page, usize::MAX, "out of memory");
-        // SAFETY: the pages are new, zeroed, aligned to a page and this table's alone; an
-        // `AtomicU32` of zero bits is a valid zero.
-        unsafe { std::slice::from_raw_parts((page * PAGE) as *const AtomicU32, len) }
+        // SAFETY: the pages are new, zeroed, aligned to a page and this table's alone; zero
+        // bits are a valid `T` (`Zero`).
+        unsafe { std::slice::from_raw_parts_mut((page * PAGE) as *mut T, len) }
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        let zeros = Box::into_raw(vec![0u32; len].into_boxed_slice());
-        // SAFETY: `AtomicU32` has the same size, alignment and bit validity as `u32`.
-        Box::leak(unsafe { Box::from_raw(zeros as *mut [AtomicU32]) })
+        let layout = std::alloc::Layout::array::<T>(len.max(1)).expect("a table's size fits in memory");
+        // SAFETY: the layout's size is not zero; the memory is zeroed, and zero bits are a
+        // valid `T` (`Zero`).
+        unsafe {
+            let p = std::alloc::alloc_zeroed(layout);
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            std::slice::from_raw_parts_mut(p.cast::<T>(), len)
+        }
     }
 }
 
@@ -253,16 +271,16 @@ impl Vocab {
         };
         let bits = (n * 2).next_power_of_two().trailing_zeros().max(9);
         let mut v = Vocab {
-            bytes: vec![0u8; total + SLACK].into_boxed_slice(),
-            spans: vec![0u32; n].into_boxed_slice(),
-            slots: zeroed_atomics(1 << bits),
+            bytes: zeroed(total + SLACK),
+            spans: zeroed(n),
+            slots: zeroed(1 << bits),
             shift: 64 - bits,
             ready: Box::new(std::array::from_fn(|_| AtomicU64::new(0))),
-            heads: vec![0u32; BUCKETS].into_boxed_slice().try_into().expect("BUCKETS heads"),
-            next: vec![0u32; n].into_boxed_slice(),
+            heads: zeroed(BUCKETS).try_into().expect("BUCKETS heads"),
+            next: zeroed(n),
             filling: Mutex::new(0),
             fills_before_all,
-            pairs: vec![0u32; 1 << 16].into_boxed_slice(),
+            pairs: zeroed(1 << 16),
             max_len: 0,
         };
         v.bytes[..256].copy_from_slice(&encoded[8..264]);
@@ -274,7 +292,7 @@ impl Vocab {
         let mut at = 0;
         while at < m {
             let next = (at + CHUNK).min(m);
-            end = pairs.decode(at..next, &mut v.bytes, &mut v.spans, end);
+            end = pairs.decode(at..next, v.bytes, v.spans, end);
             at = next;
         }
         assert_eq!(end, total, "the vocabulary decodes to its stated size");
