@@ -231,13 +231,21 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 /// Copies `len` bytes of `buf` from `from` to `to` (after it), 16 at a time: the tokens are a
 /// few bytes long, where a general copy costs more than the copying. The copy may reach past
 /// the token's end, into bytes a later token overwrites or the slack.
+///
+/// # Safety
+/// `buf` holds the blocks of 16 the copy reads and writes: `from + len + 15` and `to + len +
+/// 15` bytes at least.
 #[inline(always)]
-fn copy_token(buf: &mut [u8], from: usize, len: usize, to: usize) {
-    let mut block = [0u8; 16];
+unsafe fn copy_token(buf: &mut [u8], from: usize, len: usize, to: usize) {
+    debug_assert!(from.max(to) + len.max(1).next_multiple_of(16) <= buf.len());
+    let p = buf.as_mut_ptr();
     let mut at = 0;
     loop {
-        block.copy_from_slice(&buf[from + at..from + at + 16]);
-        buf[to + at..to + at + 16].copy_from_slice(&block);
+        // SAFETY: `at < len`, so the block ends by `len + 15` (the caller's bound).
+        unsafe {
+            let block = std::ptr::read_unaligned(p.add(from + at).cast::<[u8; 16]>());
+            std::ptr::write_unaligned(p.add(to + at).cast::<[u8; 16]>(), block);
+        }
         at += 16;
         if at >= len {
             break;
@@ -253,12 +261,20 @@ impl Vocab {
     /// runs a function's first calls in its baseline compiler and switches to optimized code on
     /// a later call, so chunks let most of the work run optimized (about a third less time to
     /// the first count in Node).
-    pub fn new(encoded: &[u8]) -> Vocab {
-        Vocab::with_fills(encoded, FILLS_BEFORE_ALL)
+    ///
+    /// # Safety
+    /// `encoded` is a vocabulary the build script wrote (one the crate embeds): decoding reads
+    /// and writes without checking bounds that such a vocabulary keeps (see `Pairs::decode`).
+    pub unsafe fn new(encoded: &[u8]) -> Vocab {
+        // SAFETY: the caller's.
+        unsafe { Vocab::with_fills(encoded, FILLS_BEFORE_ALL) }
     }
 
     /// [`Vocab::new`], filling every bucket at once after `fills_before_all` buckets.
-    fn with_fills(encoded: &[u8], fills_before_all: u32) -> Vocab {
+    ///
+    /// # Safety
+    /// As [`Vocab::new`].
+    unsafe fn with_fills(encoded: &[u8], fills_before_all: u32) -> Vocab {
         let n = u32::from_le_bytes([encoded[0], encoded[1], encoded[2], encoded[3]]) as usize;
         let total = u32::from_le_bytes([encoded[4], encoded[5], encoded[6], encoded[7]]) as usize;
         let m = n - 256;
@@ -292,7 +308,9 @@ impl Vocab {
         let mut at = 0;
         while at < m {
             let next = (at + CHUNK).min(m);
-            end = pairs.decode(at..next, v.bytes, v.spans, end);
+            // SAFETY: the caller's (a vocabulary the build script wrote), and the tables are
+            // sized by its counts above.
+            end = unsafe { pairs.decode(at..next, v.bytes, v.spans, end) };
             at = next;
         }
         assert_eq!(end, total, "the vocabulary decodes to its stated size");
@@ -471,8 +489,23 @@ fn magnitude(s: usize) -> u32 {
 impl Pairs<'_> {
     /// Decodes the tokens of the pairs `pairs` (ranks `256 + pairs`) into `bytes` from `end`,
     /// recording their spans; returns the end of the last one.
+    ///
+    /// The first count decodes mostly in V8's baseline compiler (see `Vocab::new`), where each
+    /// check of a bound is a compare and a branch, and a branch makes the compiler spill what
+    /// it held in registers: the slices' checks (of each block a copy moves, of the spans, of
+    /// the stream) took about 1 ms of the first count's CPU in Node, and checks that keep
+    /// every access in bounds by masks and clamps, or one check per token, still most of that.
+    /// So the accesses are unchecked, for the vocabularies the build script writes (the
+    /// caller's contract): there each pair names two tokens decoded before it, the tokens fit
+    /// the buffer (stated size, then `SLACK` for the last copy's block) and the stream ends in
+    /// padding for its last read. In tests (debug builds) every access is checked still, over
+    /// both embedded vocabularies, token by token against tiktoken's.
+    ///
+    /// # Safety
+    /// The pairs are a vocabulary the build script wrote, `bytes` and `spans` sized by its
+    /// counts (`Vocab::with_fills`), and `end` where the tokens before `pairs` end.
     #[inline(never)]
-    fn decode(&mut self, pairs: std::ops::Range<usize>, bytes: &mut [u8], spans: &mut [u32], mut end: usize) -> usize {
+    unsafe fn decode(&mut self, pairs: std::ops::Range<usize>, bytes: &mut [u8], spans: &mut [u32], mut end: usize) -> usize {
         // The bit position in a local, which stays in a register: through `self`, decoding took
         // 3% longer.
         let (stream, magnitudes) = (self.stream, &self.magnitudes);
@@ -480,20 +513,30 @@ impl Pairs<'_> {
         let mut rank = |symbol: u8| {
             let m = magnitudes[symbol as usize] as usize;
             let k = m & 31;
-            let low = (read_u64(stream, bit >> 3) >> (bit & 7)) as usize & ((1 << k) - 1);
+            debug_assert!((bit >> 3) + 8 <= stream.len());
+            // SAFETY: the stream ends in padding for its last read (the caller's contract).
+            let word = unsafe { std::ptr::read_unaligned(stream.as_ptr().add(bit >> 3).cast::<[u8; 8]>()) };
+            let low = (u64::from_le_bytes(word) >> (bit & 7)) as usize & ((1 << k) - 1);
             bit += k;
             m >> 5 | low
         };
+        debug_assert!(pairs.end <= self.left.len() && pairs.end <= self.right.len() && 256 + pairs.end <= spans.len());
         for i in pairs {
-            let left = rank(self.left[i]);
-            let right = rank(self.right[i]);
-            let (l, r) = (spans[left], spans[right]);
-            let (left_len, right_len) = ((l & LEN_MASK) as usize, (r & LEN_MASK) as usize);
-            copy_token(bytes, (l >> LEN_BITS) as usize, left_len, end);
-            copy_token(bytes, (r >> LEN_BITS) as usize, right_len, end + left_len);
-            let len = left_len + right_len;
-            spans[256 + i] = (end as u32) << LEN_BITS | len as u32;
-            end += len;
+            // SAFETY: each pair names two tokens decoded before it, whose tokens lie before
+            // `end`; its token fits the buffer, with `SLACK` bytes for the last block of a copy
+            // (the caller's contract).
+            unsafe {
+                let (left, right) = (rank(*self.left.get_unchecked(i)), rank(*self.right.get_unchecked(i)));
+                debug_assert!(left < 256 + i && right < 256 + i);
+                let (l, r) = (*spans.get_unchecked(left), *spans.get_unchecked(right));
+                let (left_len, right_len) = ((l & LEN_MASK) as usize, (r & LEN_MASK) as usize);
+                copy_token(bytes, (l >> LEN_BITS) as usize, left_len, end);
+                copy_token(bytes, (r >> LEN_BITS) as usize, right_len, end + left_len);
+                let len = left_len + right_len;
+                debug_assert!(len <= LEN_MASK as usize);
+                *spans.get_unchecked_mut(256 + i) = (end as u32) << LEN_BITS | len as u32;
+                end += len;
+            }
         }
         self.bit = bit;
         end
@@ -608,7 +651,8 @@ mod tests {
     /// tokens (the highest rank first), the other half the other way round; bucket by bucket
     /// throughout, or all at once after `fills_before_all`.
     fn any_order(encoded: &[u8], reference: &tiktoken_rs::CoreBPE, fills_before_all: u32) {
-        let v = Vocab::with_fills(encoded, fills_before_all);
+        // SAFETY: the tests pass the vocabularies the crate embeds.
+        let v = unsafe { Vocab::with_fills(encoded, fills_before_all) };
         let tokens = reference_tokens(reference);
         let absent = absent_per_bucket(&v, &tokens);
         let mut by_bucket = vec![Vec::new(); v.heads.len()];
@@ -661,7 +705,8 @@ mod tests {
         let tokens = reference_tokens(tiktoken_rs::o200k_base_singleton());
         assert_eq!(tokens.len(), 199_998);
         for fills_before_all in [u32::MAX, FILLS_BEFORE_ALL] {
-            let v = Vocab::with_fills(super::super::O200K_VOCAB, fills_before_all);
+            // SAFETY: a vocabulary the crate embeds.
+            let v = unsafe { Vocab::with_fills(super::super::O200K_VOCAB, fills_before_all) };
             threads_agree(&v, &tokens);
         }
     }
