@@ -22,13 +22,19 @@
 //
 // Every other module is copied into each bundle that reaches it: the helpers several entry points
 // share (bytes, the session store's base, the wire checks, the adapters' options) are a few KB
-// each. The .d.ts files stay as tsc wrote them; entry points keep their paths, so the exports map
+// each.
+//
+// Every file is written without its comments and the white space between tokens (names and
+// syntax stay as written): V8 parses each module whole as it loads, white space included, and the
+// default entry's 120 KB of JavaScript (its bundle and wasm-bindgen's glue, documented at length)
+// took about 0.5 to 0.9 ms more CPU to import than the same code in 65 KB. Stack traces keep
+// every function's name. The .d.ts files stay as tsc wrote them; entry points keep their paths, so the exports map
 // and the entry points' relative URLs of their .wasm files are unchanged.
 import { readFileSync, readdirSync, rmSync, statSync, mkdtempSync, cpSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -87,6 +93,7 @@ try {
     external: ['node:*', '*.wasm'],
     plugins: [keepApart],
     legalComments: 'none',
+    minifyWhitespace: true,
     // Not the repository's tsconfig.json: its rootDirs would map dist/ back onto the sources.
     tsconfigRaw: {},
     logLevel: 'warning',
@@ -103,11 +110,15 @@ try {
     if (fixed !== text) writeFileSync(path, fixed);
   }
   // The compiled modules are in the bundles now: only the declarations and the modules kept
-  // apart stay beside them.
+  // apart stay beside them, written as the bundles are.
   const keep = new Set(apart);
   for (const file of walk(dist)) if (file.endsWith('.js') && !keep.has(file)) rmSync(file);
+  for (const file of apart) {
+    const { code } = await transform(readFileSync(file, 'utf8'), { loader: 'js', format: 'esm', target: 'es2022', minifyWhitespace: true, legalComments: 'none', logLevel: 'warning' });
+    writeFileSync(file, code);
+  }
   cpSync(out, dist, { recursive: true });
-  console.error(`bundle: ${written.length} bundles and ${apart.length} modules kept as written in dist/`);
+  console.error(`bundle: ${written.length} bundles and ${apart.length} modules kept apart in dist/`);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

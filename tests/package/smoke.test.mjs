@@ -217,8 +217,8 @@ test("every build's glue passes a long string into the module through the native
   assert.equal(glues.length, 3, glues.join(', '));
   for (const file of glues) {
     const text = readFileSync(file, 'utf8');
-    assert.match(text, /function passLongStringToWasm0\(arg, malloc, realloc\) \{[^]*?encodeInto\(arg, /, relative(pkgDir, file));
-    assert.match(text, /if \(arg\.length > 128\) return passLongStringToWasm0\(arg, malloc, realloc\);/, relative(pkgDir, file));
+    assert.match(text, /function passLongStringToWasm0\(arg,\s*malloc,\s*realloc\)\s*\{[^]*?encodeInto\(arg,/, relative(pkgDir, file));
+    assert.match(text, /if\s*\(arg\.length\s*>\s*128\)\s*return\s+passLongStringToWasm0\(arg,\s*malloc,\s*realloc\)/, relative(pkgDir, file));
   }
 });
 
