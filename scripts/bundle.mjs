@@ -9,10 +9,10 @@
 // (one per set of entry points sharing a module) still made the default entry 9 files. It now
 // loads 5, the fewest that keep each module one instance wherever it is imported from:
 //
-// - `errors.js` stays as tsc wrote it: `AutoContextError` is one class whichever entry point or
-//   build threw it;
-// - each build's wasm-bindgen glue (`wasm/autocontext.js`, `full/wasm/…`, `lite/wasm/…`) stays as
-//   wasm-bindgen wrote it: it holds the build's engine, which the runtime entry point initializes
+// - `errors.js` stays a module of its own: `AutoContextError` is one class whichever entry point
+//   or build threw it;
+// - each build's wasm-bindgen glue (`wasm/autocontext.js`, `full/wasm/…`, `lite/wasm/…`) stays a
+//   module of its own: it holds the build's engine, which the runtime entry point initializes
 //   and the command line's modules use (build-variants.mjs gave every build its own copy of the
 //   modules that reach it);
 // - an entry point imported by another (the default store, the command line's modules, the engine
@@ -22,14 +22,14 @@
 //
 // Every other module is copied into each bundle that reaches it: the helpers several entry points
 // share (bytes, the session store's base, the wire checks, the adapters' options) are a few KB
-// each.
-//
-// Every file is written without its comments and the white space between tokens (names and
-// syntax stay as written): V8 parses each module whole as it loads, white space included, and the
-// default entry's 120 KB of JavaScript (its bundle and wasm-bindgen's glue, documented at length)
-// took about 0.5 to 0.9 ms more CPU to import than the same code in 65 KB. Stack traces keep
-// every function's name. The .d.ts files stay as tsc wrote them; entry points keep their paths, so the exports map
+// each. The .d.ts files stay as tsc wrote them; entry points keep their paths, so the exports map
 // and the entry points' relative URLs of their .wasm files are unchanged.
+//
+// Every file is written without its comments and the white space between tokens, the modules
+// kept apart too (names and syntax stay as written, so stack traces keep every function's name):
+// V8 scans each module whole as it loads, white space included, and the default entry's 113 KB
+// of JavaScript (its bundle and wasm-bindgen's glue, documented at length) took about 0.5 ms more
+// CPU to import in Node than the same code in 66 KB.
 import { readFileSync, readdirSync, rmSync, statSync, mkdtempSync, cpSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -63,7 +63,7 @@ const apart = [join(dist, 'errors.js'), ...glues];
 const bundles = [...entries, ...glues.map((g) => join(dirname(g), '..', 'index.js'))];
 const own = new Set([...apart, ...bundles]);
 
-// An import of a module kept as written or bundled on its own is written as this prefix and the
+// An import of a module kept apart or bundled on its own is written as this prefix and the
 // module's path under dist/, then rewritten below to a path relative to the file it ended up in.
 const MARK = '@autocontext-own/';
 const keepApart = {
