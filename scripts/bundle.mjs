@@ -77,29 +77,28 @@ const keepApart = {
   },
 };
 
+/** How every file is written, the bundles and the modules kept apart alike. */
+const written = { format: 'esm', target: 'es2022', legalComments: 'none', minifyWhitespace: true, logLevel: 'warning' };
+
 const out = mkdtempSync(join(tmpdir(), 'autocontext-bundle-'));
 try {
   await build({
+    ...written,
     entryPoints: bundles,
     outbase: dist,
     outdir: out,
     bundle: true,
-    format: 'esm',
     platform: 'neutral',
-    target: 'es2022',
     // Dependencies and the frameworks the adapters plug into are the user's; node: built-ins and
     // the .wasm files (the Worker entry imports its module) stay imports.
     packages: 'external',
     external: ['node:*', '*.wasm'],
     plugins: [keepApart],
-    legalComments: 'none',
-    minifyWhitespace: true,
     // Not the repository's tsconfig.json: its rootDirs would map dist/ back onto the sources.
     tsconfigRaw: {},
-    logLevel: 'warning',
   });
-  const written = walk(out).map((f) => posixPath(relative(out, f)));
-  for (const file of written) {
+  const bundled = walk(out).map((f) => posixPath(relative(out, f)));
+  for (const file of bundled) {
     const path = join(out, file);
     const text = readFileSync(path, 'utf8');
     const fixed = text.replaceAll(new RegExp(`(["'])${MARK}([^"']+)\\1`, 'g'), (_, q, target) => {
@@ -114,11 +113,11 @@ try {
   const keep = new Set(apart);
   for (const file of walk(dist)) if (file.endsWith('.js') && !keep.has(file)) rmSync(file);
   for (const file of apart) {
-    const { code } = await transform(readFileSync(file, 'utf8'), { loader: 'js', format: 'esm', target: 'es2022', minifyWhitespace: true, legalComments: 'none', logLevel: 'warning' });
+    const { code } = await transform(readFileSync(file, 'utf8'), { ...written, loader: 'js' });
     writeFileSync(file, code);
   }
   cpSync(out, dist, { recursive: true });
-  console.error(`bundle: ${written.length} bundles and ${apart.length} modules kept apart in dist/`);
+  console.error(`bundle: ${bundled.length} bundles and ${apart.length} modules kept apart in dist/`);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }
