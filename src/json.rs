@@ -6,7 +6,10 @@
 //! bytes at a time with SIMD instructions ([`crate::bytes16`]; eight at a time in a `u64` where
 //! there are none), and a block without a quote, a backslash or a control character (nearly
 //! all of them) is copied whole. The text is byte for byte what `serde_json::to_string` writes
-//! (a test compares them), so payloads and their digests read as before. And a value named in
+//! (a test compares them), so payloads and their digests read as before. The same sixteen-byte
+//! test finds where an object or array ends in text already read as JSON ([`container_end`]):
+//! a page of the saved state gives its messages' text by cutting it, not by writing their trees
+//! again (`engine/pages.rs`). And a value named in
 //! words, for the messages that say what was found where something else was expected
 //! ([`kind_of`]), and a number as JavaScript writes it ([`Num`], [`Fixed`]): the messages name
 //! the numbers a host gave, and Rust's own float formatting would add some 16 KB of code to the
@@ -257,6 +260,71 @@ fn write_str_in<const LANES: bool>(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Where the JSON object or array that opens at byte `start` of `text` ends: the index after
+/// its closing bracket. For text a parser has read as JSON (a page of the saved state): the
+/// brackets outside strings are counted, and each string is skipped to its closing quote
+/// sixteen or eight bytes at a time, as [`write_str`] finds what to escape. `None` when no
+/// object or array opens at `start`, or it does not close.
+pub(crate) fn container_end(text: &str, start: usize) -> Option<usize> {
+    container_end_in::<{ bytes16::ENABLED }>(text.as_bytes(), start)
+}
+
+/// [`container_end`], strings skipped sixteen bytes at a time when `LANES`.
+fn container_end_in<const LANES: bool>(b: &[u8], start: usize) -> Option<usize> {
+    if !matches!(b.get(start), Some(b'{' | b'[')) {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut i = start;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b'"' => {
+                i = string_end::<LANES>(b, i + 1)?;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index after the closing quote of the JSON string whose contents begin at `i`.
+fn string_end<const LANES: bool>(b: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        if let Some(block) = bytes16::at(b, i).filter(|_| LANES) {
+            let found = escapes16(block);
+            if found == 0 {
+                i += 16;
+                continue;
+            }
+            i += found.trailing_zeros() as usize;
+        } else if i + 8 <= b.len() {
+            let mut word = [0; 8];
+            word.copy_from_slice(&b[i..i + 8]);
+            let found = escapes(u64::from_le_bytes(word));
+            if found == 0 {
+                i += 8;
+                continue;
+            }
+            i += (found.trailing_zeros() / 8) as usize;
+        }
+        match *b.get(i)? {
+            b'"' => return Some(i + 1),
+            // An escape: its next byte is never the string's end.
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
 #[cold]
 fn escape(out: &mut String, c: u8) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -313,6 +381,38 @@ mod tests {
         let all: String = (0..0x300u32).filter_map(char::from_u32).collect();
         let v = Value::String(all.repeat(3));
         assert_eq!(to_string(&v), serde_json::to_string(&v).unwrap());
+    }
+
+    #[test]
+    fn a_container_ends_at_its_own_closing_bracket() {
+        use crate::bytes16::texts;
+        // Brackets, quotes and backslashes inside strings, at every offset of a sixteen-byte
+        // block, and nested containers.
+        let mut values: Vec<Value> =
+            texts::corpus().iter().chain(&texts::adversarial()).map(|s| json!({"role": "tool", "content": s})).collect();
+        for before in 0..34 {
+            let pad = "x".repeat(before);
+            for tricky in ["\\", "\"", "}", "]", "{[", "\\\"}", "é}"] {
+                values.push(json!({"a": [format!("{pad}{tricky}"), {"b": format!("{tricky}{pad}")}], "c": null}));
+                values.push(json!([[format!("{pad}{tricky}{pad}")], 1.5, true]));
+            }
+        }
+        for v in &values {
+            let value = to_string(v);
+            let text = format!("[{{\"message\":{value},\"tokens\":3}}]");
+            let start = 12;
+            for end in [container_end_in::<true>(text.as_bytes(), start), container_end_in::<false>(text.as_bytes(), start)] {
+                assert_eq!(end, Some(start + value.len()), "{value}");
+            }
+            assert_eq!(container_end(&text, 1), Some(text.len() - 1));
+            assert_eq!(container_end(&text, 0), Some(text.len()));
+        }
+        // Nothing opens there, or it never closes.
+        assert_eq!(container_end("{\"a\":1}", 1), None);
+        assert_eq!(container_end("[1,[2]", 0), None);
+        assert_eq!(container_end("{\"a\":\"}", 0), None);
+        assert_eq!(container_end("{\"a\":\"\\", 0), None);
+        assert_eq!(container_end("", 0), None);
     }
 
     #[test]

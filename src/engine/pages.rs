@@ -57,9 +57,10 @@ pub(crate) fn write_list<'a, T>(out: &mut String, cut: &mut ListCut, items: &'a 
 /// (a change replaces it).
 ///
 /// It also keeps its messages' own text, as `messages()` writes them (their wire values joined
-/// by commas), once a caller asked for them: the list a turn sends is mostly pages that did not
-/// change, and a page taken from the thread's cache (`page_cache.rs`) shares the text the
-/// request that read it before wrote.
+/// by commas), once a caller asked for them: cut from the page's text ([`messages_in`]), or
+/// written when the page is not laid out as this writer lays it. The list a turn sends is
+/// mostly pages that did not change, and a page taken from the thread's cache
+/// (`page_cache.rs`) shares the text the request that read it before made.
 #[derive(Debug)]
 pub(crate) struct KnownPage {
     entries: Vec<(Weak<Message>, u32, bool)>,
@@ -79,9 +80,14 @@ impl KnownPage {
     pub fn messages_of(&self, entries: &[Entry]) -> Option<&str> {
         self.items_of(entries)?;
         Some(self.messages.get_or_init(|| {
-            let mut out = String::new();
-            crate::json::write_items(&mut out, entries, |o, e| crate::json::write(o, &e.msg.wire));
-            out.into_boxed_str()
+            let items = &self.text[1..self.text.len() - 1];
+            messages_in(items, entries)
+                .unwrap_or_else(|| {
+                    let mut out = String::new();
+                    crate::json::write_items(&mut out, entries, |o, e| crate::json::write(o, &e.msg.wire));
+                    out
+                })
+                .into_boxed_str()
         }))
     }
 
@@ -94,6 +100,78 @@ impl KnownPage {
                 });
         same.then(|| &self.text[1..self.text.len() - 1])
     }
+}
+
+/// How a working entry begins in the state's text: its message comes first.
+const ENTRY_HEAD: &str = "{\"message\":";
+
+/// A working entry as the state holds it: `{"message": …, "tokens": …}`, its mark and its pin
+/// after them when it has them.
+pub(crate) fn write_entry(out: &mut String, e: &Entry) {
+    out.push_str(ENTRY_HEAD);
+    crate::json::write(out, &e.msg.wire);
+    write_entry_tail(out, e);
+}
+
+/// What [`write_entry`] writes after the message.
+fn write_entry_tail(out: &mut String, e: &Entry) {
+    out.push_str(",\"tokens\":");
+    out.push_str(&e.tokens.to_string());
+    if let Some(s) = &e.msg.synthetic {
+        out.push_str(",\"synthetic\":");
+        s.write(out);
+    }
+    if e.pinned {
+        out.push_str(",\"pinned\":true");
+    }
+    out.push('}');
+}
+
+/// The text of `entries`' messages as `messages()` writes them (their wire values joined by
+/// commas), cut from `items`, the text of a page's items they were read from or written as:
+/// when each item is exactly what [`write_entry`] writes of its entry around its message, the
+/// message is the text between, and it need not be written again. A load reads a page's
+/// messages as JSON trees, and writing the trees back out was most of what `messages()` cost
+/// after it; finding where each message ends skips its strings sixteen bytes at a time.
+///
+/// `None` when an item is not laid out so (a page another writer wrote, say); the messages are
+/// then written from their trees.
+pub(crate) fn messages_in(items: &str, entries: &[Entry]) -> Option<String> {
+    let mut spans = Vec::with_capacity(entries.len());
+    let mut tail = String::new();
+    let mut at = 0usize;
+    for (k, e) in entries.iter().enumerate() {
+        if k > 0 {
+            if items.as_bytes().get(at) != Some(&b',') {
+                return None;
+            }
+            at += 1;
+        }
+        if !items.get(at..)?.starts_with(ENTRY_HEAD) {
+            return None;
+        }
+        let start = at + ENTRY_HEAD.len();
+        let end = crate::json::container_end(items, start)?;
+        tail.clear();
+        write_entry_tail(&mut tail, e);
+        if !items.get(end..)?.starts_with(tail.as_str()) {
+            return None;
+        }
+        spans.push(start..end);
+        at = end + tail.len();
+    }
+    if at != items.len() {
+        return None;
+    }
+    // Made at its size: the text is kept as it is (boxed), and shrinking it would copy it again.
+    let mut out = String::with_capacity(spans.iter().map(|s| s.len() + 1).sum::<usize>().saturating_sub(1));
+    for (k, span) in spans.into_iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str(&items[span]);
+    }
+    Some(out)
 }
 
 /// The pages of a list of records (the offload index, the events) whose text the memory has,
@@ -231,6 +309,60 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Entries of a page, with messages whose text holds what an entry's layout does.
+    fn tricky_entries() -> Vec<Entry> {
+        use crate::format::Format;
+        use crate::message::Synthetic;
+        use serde_json::json;
+        let values = [
+            json!({"role": "system", "content": "{\"message\":{},\"tokens\":1} ],[ \\\" é😀"}),
+            json!({"role": "user", "content": "look", "meta": {"tokens": 5, "message": {"tokens": [1, {"}": "]"}]}}}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"a,\\\"tokens\\\":2}\"}"}}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "x".repeat(100) + "\\" + &"\"".repeat(17)}),
+        ];
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let mut m = Format::OpenAi.parse(i, v).unwrap();
+                if i == 3 {
+                    m.synthetic = Some(Synthetic::in_place("TOOL_RESULT_TRUNCATE", "0b7f3e2c-9a41-4d6e-8f3a-2c1d5e6f7a8b"));
+                }
+                Entry::with_pin(Rc::new(m), 10 + i as u32, i == 1)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_pages_messages_are_cut_from_its_text_when_each_item_is_laid_out_as_the_writer_lays_it() {
+        let entries = tricky_entries();
+        let mut items = String::new();
+        crate::json::write_items(&mut items, &entries, write_entry);
+        let mut written = String::new();
+        crate::json::write_items(&mut written, &entries, |o, e| crate::json::write(o, &e.msg.wire));
+        assert_eq!(messages_in(&items, &entries).as_deref(), Some(written.as_str()));
+        assert_eq!(messages_in(&items[..0], &[]).as_deref(), Some(""));
+        // Items not laid out as the writer lays them, or not these entries: written instead.
+        let spaced = items.replacen("\"message\":", "\"message\": ", 1);
+        let mut reordered = entries.clone();
+        reordered.swap(0, 1);
+        let mut recounted = entries.clone();
+        recounted[2].tokens += 1;
+        let mut unpinned = entries.clone();
+        unpinned[1].pinned = false;
+        for (what, items, entries) in [
+            ("spaced", spaced.as_str(), &entries[..]),
+            ("reordered", &items, &reordered[..]),
+            ("recounted", &items, &recounted[..]),
+            ("unpinned", &items, &unpinned[..]),
+            ("fewer entries", &items, &entries[..3]),
+            ("more entries", &items[..items.rfind(",{").unwrap()], &entries[..]),
+            ("cut short", &items[..items.len() - 1], &entries[..]),
+        ] {
+            assert_eq!(messages_in(items, entries), None, "{what}");
+        }
+    }
 
     #[test]
     fn a_known_page_of_records_is_copied_only_while_it_holds_the_same_records() {

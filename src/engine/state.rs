@@ -403,7 +403,7 @@ impl State {
         pages::write_list(&mut out, working, &self.working, |out, n, entries| {
             match self.known_pages.get(n).and_then(Option::as_ref).and_then(|k| k.items_of(entries)) {
                 Some(items) => out.push_str(items),
-                None => crate::json::write_items(out, entries, write_entry),
+                None => crate::json::write_items(out, entries, pages::write_entry),
             }
         });
         working.field.1 = out.len();
@@ -779,22 +779,6 @@ pub(crate) struct Taken<'a> {
     pub(crate) working: Vec<Option<&'a Entry>>,
     pub(crate) offloads: Option<Vec<OffloadRecord>>,
     pub(crate) events: Option<Vec<CompressionEvent>>,
-}
-
-/// A working entry as the state holds it.
-fn write_entry(out: &mut String, e: &Entry) {
-    out.push_str("{\"message\":");
-    crate::json::write(out, &e.msg.wire);
-    out.push_str(",\"tokens\":");
-    out.push_str(&e.tokens.to_string());
-    if let Some(s) = &e.msg.synthetic {
-        out.push_str(",\"synthetic\":");
-        s.write(out);
-    }
-    if e.pinned {
-        out.push_str(",\"pinned\":true");
-    }
-    out.push('}');
 }
 
 fn bad(message: impl Into<String>) -> Error {
