@@ -798,7 +798,10 @@ fn keep_recent(events: &mut Vec<CompressionEvent>) {
 
 /// The tool call ids of a list of entries.
 fn call_ids_of(work: &[Entry]) -> HashSet<String> {
-    work.iter().flat_map(|e| e.msg.call_ids()).map(str::to_string).collect()
+    // Made at about its size: a restore makes it for every working message.
+    let mut ids = HashSet::with_capacity(work.len());
+    ids.extend(work.iter().flat_map(|e| e.msg.call_ids()).map(str::to_string));
+    ids
 }
 
 /// Tokens of a list of entries.

@@ -628,10 +628,11 @@ pub fn validate_tool_pairing<M: AsRef<Message>>(format: Format, messages: &[M]) 
 pub(crate) fn pairing<F: WireFormat + ?Sized>(format: &F, messages: &[&Message], complete: bool) -> Vec<Problem> {
     let w = format.words();
     let mut problems = Vec::new();
-    // The open exchange's calls: the message making each, its id, whether it is answered.
-    let mut open: Vec<(usize, String, bool)> = Vec::new();
-    let mut seen_calls = std::collections::HashSet::new();
-    let close = |open: &mut Vec<(usize, String, bool)>, problems: &mut Vec<Problem>| {
+    // The open exchange's calls: the message making each, its id, whether it is answered. The
+    // ids are the messages' own (a restore checks every message of the working list here).
+    let mut open: Vec<(usize, &str, bool)> = Vec::new();
+    let mut seen_calls = std::collections::HashSet::with_capacity(messages.len());
+    let close = |open: &mut Vec<(usize, &str, bool)>, problems: &mut Vec<Problem>| {
         for (at, id, ok) in open.drain(..) {
             if !ok {
                 problems.push(Problem {
@@ -645,7 +646,7 @@ pub(crate) fn pairing<F: WireFormat + ?Sized>(format: &F, messages: &[&Message],
     for (i, &m) in messages.iter().enumerate() {
         if m.has_results() || m.role == Role::Tool {
             for id in m.result_ids() {
-                match open.iter_mut().find(|(_, c, _)| c == id) {
+                match open.iter_mut().find(|(_, c, _)| *c == id) {
                     Some((_, _, answered)) if !*answered => *answered = true,
                     Some(_) => problems.push(Problem {
                         index: i,
@@ -666,10 +667,10 @@ pub(crate) fn pairing<F: WireFormat + ?Sized>(format: &F, messages: &[&Message],
             close(&mut open, &mut problems);
         }
         for id in m.call_ids() {
-            if !seen_calls.insert(id.to_string()) {
+            if !seen_calls.insert(id) {
                 problems.push(Problem { index: i, code: "DUPLICATE_CALL", message: format!("message {i} reuses {} id {id:?}", w.call) });
             }
-            open.push((i, id.to_string(), false));
+            open.push((i, id, false));
         }
     }
     // The last exchange may be in flight: its missing results are not a problem yet, unless
