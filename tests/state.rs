@@ -523,6 +523,68 @@ fn a_page_loaded_before_is_checked_against_the_state_it_comes_in() {
 }
 
 #[test]
+fn a_working_page_is_read_as_the_state_parsed_whole_is_read() {
+    // A page's working entries are read field by field, not as JSON objects: an item altered in
+    // each way a store or a hand could alter it gives, loaded from pages, what the same state
+    // parsed whole gives (the same error, or the same memory).
+    let store = FlakyStore::new();
+    let m = compressed(&store);
+    let (head, counts, pages) = pages_of(&m);
+    let first: Value = serde_json::from_str(&pages[0]).unwrap();
+    let item = first[1].clone();
+    let message = item["message"].clone();
+    let alterations: Vec<(&str, Value)> = vec![
+        ("not an object", json!(["message", message])),
+        ("a number", json!(7)),
+        ("no message", json!({"tokens": item["tokens"]})),
+        ("a null message", json!({"message": null, "tokens": item["tokens"]})),
+        ("an invalid message", json!({"message": {"role": "wizard", "content": "x"}, "tokens": item["tokens"]})),
+        ("a pin that is not a flag", json!({"message": message, "tokens": item["tokens"], "pinned": "yes"})),
+        ("a count that is not one", json!({"message": message, "tokens": -3})),
+        ("a null count", json!({"message": message, "tokens": null})),
+        ("a mark that is not a record", json!({"message": message, "tokens": item["tokens"], "synthetic": 5})),
+        (
+            "pinned, and fields unknown",
+            json!({"extra": {"message": 1}, "message": message, "tokens": item["tokens"], "pinned": true, "more": [1]}),
+        ),
+        ("no count", json!({"message": message})),
+    ];
+    for (what, altered) in alterations {
+        let mut page = first.clone();
+        page[1] = altered.clone();
+        let mut paged = pages.clone();
+        paged[0] = serde_json::to_string(&page).unwrap();
+        let mut whole = m.to_json();
+        whole["working"][1] = altered;
+        let from_pages = Plain::from_pages(head.clone(), &counts, &paged, None, store.clone(), None);
+        match (from_pages, Plain::from_json(&whole, None, store.clone(), None)) {
+            (Err(a), Err(b)) => assert_eq!((a.code(), a.message()), (b.code(), b.message()), "{what}"),
+            // The same entries (a page read as written is saved again as it is, unknown fields
+            // and all; the entries are what count).
+            (Ok(a), Ok(b)) => {
+                let entries = |m: &Plain| {
+                    let keep = |e: &Value| json!([e["message"], e["tokens"], e["synthetic"], e["pinned"]]);
+                    m.to_json()["working"].as_array().unwrap().iter().map(keep).collect::<Vec<_>>()
+                };
+                assert_eq!(entries(&a), entries(&b), "{what}");
+            }
+            (a, b) => panic!(
+                "{what}: from pages {:?}, whole {:?}",
+                a.err().map(|e| e.message().to_string()),
+                b.err().map(|e| e.message().to_string())
+            ),
+        }
+    }
+    // A field given twice is its last value, as in a JSON object.
+    let text = &pages[0];
+    let twice = text.replacen("{\"message\":", "{\"message\":{\"role\":\"user\",\"content\":\"first\"},\"message\":", 1);
+    let mut paged = pages.clone();
+    paged[0] = twice;
+    let read = Plain::from_pages(head.clone(), &counts, &paged, None, store.clone(), None).unwrap();
+    assert_eq!(read.messages()[0], first[0]["message"]);
+}
+
+#[test]
 fn a_page_met_twice_in_one_state_is_parsed_the_second_time() {
     // Two pages of the same text in one list: a load after one that read them takes the first
     // from the cache and parses the second, so no two entries of the list share a message.
