@@ -57,6 +57,138 @@ pub(crate) fn list<T: Record>(v: Option<&Value>, at: &str) -> Result<Vec<T>, Fau
     }
 }
 
+/// The records of a list read from JSON text as [`Slots`] ([`read_list`]), named `at` in
+/// messages: what [`list`] gives for the same list parsed as a JSON value, faults included.
+pub(crate) fn records<T: Record>(items: &[Slots], at: &str) -> Result<Vec<T>, Fault> {
+    items.iter().enumerate().map(|(i, s)| T::read(&Fields::of_slots::<T>(s, &|| format!("{at}[{i}]"))?)).collect()
+}
+
+/// A JSON array of records (a page of the saved state) read as the [`Slots`] of record `T`:
+/// each item's values for the fields `T` names, without a JSON object made of each first (its
+/// table, its keys), only to be read field by field and dropped. A page of the events is some
+/// sixty such objects, of ten fields each.
+pub(crate) fn read_list<T: Record>(text: &str) -> serde_json::Result<Vec<Slots>> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let items = ListSeed(T::FIELDS).deserialize(&mut de)?;
+    de.end()?;
+    Ok(items)
+}
+
+/// An item of a list of records read from text: the values of the fields the record names, in
+/// its order (a field given twice is its last value, as in a JSON object), the first field it
+/// does not name, and what the item is when it is not an object.
+pub(crate) struct Slots {
+    values: [Option<Value>; MAX_FIELDS],
+    unknown: Option<String>,
+    not_object: Option<&'static str>,
+}
+
+/// Reads a JSON array as the [`Slots`] of the record whose fields are named.
+struct ListSeed(&'static [&'static str]);
+
+/// Reads one item as the [`Slots`] of the record whose fields are named.
+#[derive(Clone, Copy)]
+struct SlotsSeed(&'static [&'static str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ListSeed {
+    type Value = Vec<Slots>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Slots>, D::Error> {
+        struct Items(&'static [&'static str]);
+        impl<'de> serde::de::Visitor<'de> for Items {
+            type Value = Vec<Slots>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Slots>, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element_seed(SlotsSeed(self.0))? {
+                    items.push(item);
+                }
+                Ok(items)
+            }
+        }
+        d.deserialize_seq(Items(self.0))
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for SlotsSeed {
+    type Value = Slots;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Slots, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// Reads a key as the place of the field it names, or the name of a field the record does not
+/// name (copied only then).
+struct KeySeed(&'static [&'static str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeySeed {
+    type Value = Result<usize, String>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_identifier(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for KeySeed {
+    type Value = Result<usize, String>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a field name")
+    }
+    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().position(|n| *n == key).ok_or_else(|| key.to_string()))
+    }
+}
+
+impl SlotsSeed {
+    fn not_object(kind: &'static str) -> Slots {
+        Slots { values: Default::default(), unknown: None, not_object: Some(kind) }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SlotsSeed {
+    type Value = Slots;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a record")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Slots, A::Error> {
+        let mut slots = Slots { values: Default::default(), unknown: None, not_object: None };
+        while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
+            match key {
+                Ok(i) => slots.values[i] = Some(map.next_value()?),
+                Err(name) => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    slots.unknown.get_or_insert(name);
+                }
+            }
+        }
+        Ok(slots)
+    }
+    // The kinds `kind_of` names, for the fault an item that is not an object gets.
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Slots, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Self::not_object("an array"))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Slots, E> {
+        Ok(Self::not_object("a boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Slots, E> {
+        Ok(Self::not_object("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Slots, E> {
+        Ok(Self::not_object("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Slots, E> {
+        Ok(Self::not_object("a number"))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Slots, E> {
+        Ok(Self::not_object("a string"))
+    }
+    fn visit_unit<E>(self) -> Result<Slots, E> {
+        Ok(Self::not_object("null"))
+    }
+}
+
 /// `v` as a list of strings, named `at` in messages, each string being `what`
 /// (`state.pending must hold offload uuids, got a number`).
 pub(crate) fn strings(v: &Value, at: &str, what: &str) -> Result<Vec<String>, Fault> {
@@ -81,11 +213,33 @@ impl<'v, 'a> Fields<'v, 'a> {
         for (k, v) in obj {
             match T::FIELDS.iter().position(|n| n == k) {
                 Some(i) => f.slots[i] = Some(v).filter(|v| !v.is_null()),
-                None if T::CLOSED => return Err(format!("{} is not a field of this record ({})", f.name(k), T::FIELDS.join(", "))),
+                None if T::CLOSED => return Err(f.not_a_field::<T>(k)),
                 None => {}
             }
         }
         Ok(f)
+    }
+
+    /// The fields of an item read as [`Slots`], with the faults [`Fields::of`] finds in the
+    /// same item given as a JSON value.
+    fn of_slots<T: Record>(s: &'v Slots, place: &'a dyn Fn() -> String) -> Result<Fields<'v, 'a>, Fault> {
+        let mut f = Fields { names: T::FIELDS, slots: [None; MAX_FIELDS], place };
+        if let Some(kind) = s.not_object {
+            let place = Some(place()).filter(|p| !p.is_empty()).unwrap_or_else(|| "the value".into());
+            return Err(format!("{place} must be an object, got {kind}"));
+        }
+        if let Some(k) = s.unknown.as_deref().filter(|_| T::CLOSED) {
+            return Err(f.not_a_field::<T>(k));
+        }
+        for (slot, v) in f.slots.iter_mut().zip(&s.values) {
+            *slot = v.as_ref().filter(|v| !v.is_null());
+        }
+        Ok(f)
+    }
+
+    /// What a field the closed record `T` does not name says.
+    fn not_a_field<T: Record>(&self, field: &str) -> Fault {
+        format!("{} is not a field of this record ({})", self.name(field), T::FIELDS.join(", "))
     }
 
     /// A field's name in messages.
@@ -264,5 +418,47 @@ mod tests {
         assert_eq!(strings(&json!(["a", "b"]), "s", "names").unwrap(), ["a", "b"]);
         assert_eq!(strings(&json!(["a", 1]), "s", "names").unwrap_err(), "s must hold names, got a number");
         assert_eq!(strings(&Value::Null, "s", "names").unwrap_err(), "s must be an array, got null");
+    }
+
+    /// What reading a list from text as slots gives, and what parsing it whole gives.
+    fn both<T: Record>(text: &str) -> (Result<Vec<T>, Fault>, Result<Vec<T>, Fault>) {
+        let slots = read_list::<T>(text).unwrap();
+        (records::<T>(&slots, "l"), list::<T>(Some(&serde_json::from_str(text).unwrap()), "l"))
+    }
+
+    #[test]
+    fn a_list_read_from_text_as_slots_reads_as_the_list_parsed_whole() {
+        let texts = [
+            r#"[{"s":"a","n":1,"f":0},{"other":{"s":1},"n":2,"s":"b","f":2.5,"nil":null,"b":false}]"#,
+            r#"[{"s":"a","n":1,"f":0,"s":"twice","n":5}]"#,
+            r#"[{"s":"a\u0022q\"","n\u0000":1,"n":3,"f":1e2}]"#,
+            r#"[]"#,
+        ];
+        for text in texts {
+            let (slots, whole) = both::<Rec>(text);
+            assert_eq!(slots.unwrap(), whole.unwrap(), "{text}");
+        }
+        // Faults, in the same words.
+        let faulty = [
+            r#"[{"s":"a","n":1,"f":0},{"s":"b"}]"#,
+            r#"[{"s":"a","n":1,"f":0},7]"#,
+            r#"[null]"#,
+            r#"[[1,{"s":"x"}]]"#,
+            r#"["record"]"#,
+            r#"[true]"#,
+            r#"[{"s":"a","n":-1,"f":0}]"#,
+            r#"[{"s":"a","n":1,"f":"x"}]"#,
+            r#"[{"s":"a","n":null,"f":0}]"#,
+        ];
+        for text in faulty {
+            let (slots, whole) = both::<Rec>(text);
+            assert_eq!(slots.unwrap_err(), whole.unwrap_err(), "{text}");
+        }
+        for text in [r#"[{"s":1}]"#, r#"[{"s":1,"x":2,"y":3}]"#, r#"[{"y":3,"s":1}]"#] {
+            let (slots, whole) = both::<Closed>(text);
+            assert_eq!(slots.map(|l| l.len()), whole.map(|l| l.len()), "{text}");
+        }
+        assert!(read_list::<Rec>(r#"{"s":1}"#).is_err(), "not an array");
+        assert!(read_list::<Rec>(r#"[{"s":1}"#).is_err(), "not JSON");
     }
 }

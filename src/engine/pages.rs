@@ -10,8 +10,11 @@ use std::rc::{Rc, Weak};
 use serde_json::Value;
 
 use super::page_cache::{Cached, Written};
+use crate::engine::events::CompressionEvent;
+use crate::engine::offload::OffloadRecord;
 use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
+use crate::fields::{self, Slots};
 use crate::message::Message;
 
 /// The state's fields kept in pages, in order.
@@ -261,16 +264,16 @@ pub(crate) fn lists<'a, T>(items: &'a [T], counts: &[u32]) -> [&'a [T]; 3] {
 /// What the thread kept of the pages (see `page_cache.rs`) is not parsed: a list it kept whole
 /// is left out.
 ///
-/// The working list's items are returned apart, each read as an [`EntryItem`] (`None` for each
-/// item of a page the thread kept), not put into the head: a working entry is read only for its
-/// fields, and a JSON object of each would be made and taken apart again.
+/// The lists are returned apart ([`Lists`]), not put into the head: the working list's items
+/// each read as an [`EntryItem`] (`None` for each item of a page the thread kept), the records
+/// as [`Slots`]. Each item is read only for its fields, and a JSON object of each would be made
+/// and taken apart again.
 ///
 /// A page that is not a JSON array is a `STORE_FAILED` error whose index is its place in
 /// `pages` (the class names its key).
 ///
-/// Returns how many items each page held, in order, and the working list's items when `counts`
-/// has its pages.
-pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &Cached) -> Result<(Vec<usize>, Option<WorkingItems>)> {
+/// Returns how many items each page held, in order, and the lists.
+pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &Cached) -> Result<(Vec<usize>, Lists)> {
     let Value::Object(map) = head else {
         return Err(Error::new(ErrorCode::InvalidState, "state: the head of a paged state must be an object").at_field("state"));
     };
@@ -280,7 +283,7 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &
     };
     let mut next = 0usize;
     let mut sizes = Vec::with_capacity(pages.len());
-    let mut working = None;
+    let mut lists = Lists::default();
     for (i, (field, &count)) in FIELDS.iter().zip(counts).enumerate() {
         let kept: Option<Vec<usize>> = match i {
             1 => cached.offloads.as_ref().map(|p| p.iter().map(|p| p.len()).collect()),
@@ -307,20 +310,31 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &
                 }
                 next += 1;
             }
-            working = Some(items);
+            lists.working = Some(items);
             continue;
         }
+        map.remove(*field);
         let mut items = Vec::new();
         for _ in 0..count {
-            let page = pages.get(next).map(|p| serde_json::from_str::<Value>(p));
-            let Some(Ok(Value::Array(page))) = page else { return Err(not_a_page(next)) };
+            let read = if i == 1 { fields::read_list::<OffloadRecord> } else { fields::read_list::<CompressionEvent> };
+            let Some(Ok(page)) = pages.get(next).map(|p| read(p)) else { return Err(not_a_page(next)) };
             sizes.push(page.len());
             items.extend(page);
             next += 1;
         }
-        map.insert((*field).to_string(), Value::Array(items));
+        *(if i == 1 { &mut lists.offloads } else { &mut lists.events }) = Some(items);
     }
-    Ok((sizes, working))
+    Ok((sizes, lists))
+}
+
+/// What [`join`] read of the paged lists apart from the head: the working list's items, and
+/// the records of the offload index and of the events as [`Slots`] (each `None` when the state
+/// has no pages of it, or the thread kept them all).
+#[derive(Default)]
+pub(crate) struct Lists {
+    pub(crate) working: Option<WorkingItems>,
+    pub(crate) offloads: Option<Vec<Slots>>,
+    pub(crate) events: Option<Vec<Slots>>,
 }
 
 /// The working list's items as [`join`] read them from its pages: `None` for each item of a

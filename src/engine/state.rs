@@ -43,7 +43,7 @@ use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
 use super::log::{Chain, Log};
 use super::page_cache::{self, Written};
-use super::pages::{self, Cuts, EntryItem, KnownPage, KnownRecords, WorkingItems, PAGE};
+use super::pages::{self, Cuts, EntryItem, KnownPage, KnownRecords, Lists, PAGE};
 use super::retired::{self, Retired};
 use super::texts::Texts;
 
@@ -472,7 +472,7 @@ impl State {
     /// The state is taken, not borrowed: its messages become the memory's as they are, never
     /// copied (a Worker restores its session on every request).
     pub fn restore(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
-        Self::restore_read(state, None, counter, Taken::default()).map(|(config, counter, state, _)| (config, counter, state))
+        Self::restore_read(state, Lists::default(), counter, Taken::default()).map(|(config, counter, state, _)| (config, counter, state))
     }
 
     /// [`State::restore`], and for each working entry whether the state's text of it is what
@@ -480,12 +480,12 @@ impl State {
     /// in can be kept ([`State::know_pages`]).
     ///
     /// What `taken` holds was taken from the pages the thread kept (`page_cache.rs`) instead of
-    /// the state, and is read as parsing it would read it, with the same checks. The working
-    /// list's items come in `working` when its pages were read apart ([`pages::join`]), and from
-    /// the state's `working` otherwise.
+    /// the state, and is read as parsing it would read it, with the same checks. The paged
+    /// lists come in `lists` when their pages were read apart ([`pages::join`]), and from the
+    /// state otherwise.
     pub(crate) fn restore_read(
         state: Value,
-        working: Option<WorkingItems>,
+        lists: Lists,
         counter: Option<TokenCounter>,
         taken: Taken,
     ) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
@@ -509,7 +509,11 @@ impl State {
         let parse = |i: usize, v: Value| if shallow { format.parse_owned_shallow(i, v) } else { format.parse_owned(i, v) };
         let offloads = match taken.offloads {
             Some(offloads) => offloads,
-            None => fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?,
+            None => match lists.offloads {
+                Some(items) => fields::records::<OffloadRecord>(&items, "state.offloads"),
+                None => fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads"),
+            }
+            .map_err(bad)?,
         };
         let mut offload_ids = HashSet::new();
         for o in &offloads {
@@ -552,7 +556,11 @@ impl State {
         }
         let mut events = match taken.events {
             Some(events) => events,
-            None => fields::list::<CompressionEvent>(obj.get("events"), "state.events").map_err(bad)?,
+            None => match lists.events {
+                Some(items) => fields::records::<CompressionEvent>(&items, "state.events"),
+                None => fields::list::<CompressionEvent>(obj.get("events"), "state.events"),
+            }
+            .map_err(bad)?,
         };
         keep_recent(&mut events);
 
@@ -597,7 +605,7 @@ impl State {
 
         // Items from pages were read by serde_json, within its 128 levels, but not walked for
         // their messages' depth; the state's own items were (`shallow`).
-        let (working_items, items_shallow) = match working {
+        let (working_items, items_shallow) = match lists.working {
             Some(items) => (items, false),
             None => match obj.get_mut("working").map(Value::take) {
                 Some(Value::Array(a)) => (a.into_iter().map(|v| Some(EntryItem::from_value(v))).collect(), shallow),
