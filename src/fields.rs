@@ -60,19 +60,27 @@ pub(crate) fn list<T: Record>(v: Option<&Value>, at: &str) -> Result<Vec<T>, Fau
 /// The records of a list read from JSON text as [`Slots`] ([`read_list`]), named `at` in
 /// messages: what [`list`] gives for the same list parsed as a JSON value, faults included.
 pub(crate) fn records<T: Record>(items: &[Slots], at: &str) -> Result<Vec<T>, Fault> {
-    items.iter().enumerate().map(|(i, s)| T::read(&Fields::of_slots::<T>(s, &|| format!("{at}[{i}]"))?)).collect()
+    let mut out = Vec::with_capacity(items.len());
+    for (i, s) in items.iter().enumerate() {
+        out.push(T::read(&Fields::of_slots::<T>(s, &|| format!("{at}[{i}]"))?)?);
+    }
+    Ok(out)
 }
 
-/// A JSON array of records (a page of the saved state) read as the [`Slots`] of record `T`:
-/// each item's values for the fields `T` names, without a JSON object made of each first (its
-/// table, its keys), only to be read field by field and dropped. A page of the events is some
-/// sixty such objects, of ten fields each.
-pub(crate) fn read_list<T: Record>(text: &str) -> serde_json::Result<Vec<Slots>> {
+/// A JSON array of objects (a page of the saved state) read as the [`Slots`] of the fields
+/// `names` names (a record's [`Record::FIELDS`]): each item's values for those fields, without
+/// a JSON object made of each first (its table, its keys), only to be read field by field and
+/// dropped. A page of the events is some sixty such objects, of ten fields each.
+///
+/// One reader for every kind of item (records, working entries): each reader serde_json is
+/// given is compiled into the module whole, some 15 KB of it.
+pub(crate) fn read_list(text: &str, names: &'static [&'static str]) -> Option<Vec<Slots>> {
     use serde::de::DeserializeSeed;
+    debug_assert!(names.len() <= MAX_FIELDS);
     let mut de = serde_json::Deserializer::from_str(text);
-    let items = ListSeed(T::FIELDS).deserialize(&mut de)?;
-    de.end()?;
-    Ok(items)
+    let items = ListSeed(names).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    items
 }
 
 /// An item of a list of records read from text: the values of the fields the record names, in
@@ -84,6 +92,13 @@ pub(crate) struct Slots {
     not_object: Option<&'static str>,
 }
 
+impl Slots {
+    /// The value of field `i` (in the order of the names it was read with), taken out.
+    pub(crate) fn take(&mut self, i: usize) -> Option<Value> {
+        self.values.get_mut(i).and_then(Option::take)
+    }
+}
+
 /// Reads a JSON array as the [`Slots`] of the record whose fields are named.
 struct ListSeed(&'static [&'static str]);
 
@@ -92,23 +107,49 @@ struct ListSeed(&'static [&'static str]);
 struct SlotsSeed(&'static [&'static str]);
 
 impl<'de> serde::de::DeserializeSeed<'de> for ListSeed {
-    type Value = Vec<Slots>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Slots>, D::Error> {
+    type Value = Option<Vec<Slots>>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         struct Items(&'static [&'static str]);
+        // Every kind of value is taken, anything but an array as none (the caller's error):
+        // serde's own error for a value of the wrong kind writes a number with Rust's float
+        // formatting, some 20 KB of the module (see `json.rs`), and even an error of our own
+        // words brings serde_json's error builder in.
         impl<'de> serde::de::Visitor<'de> for Items {
-            type Value = Vec<Slots>;
+            type Value = Option<Vec<Slots>>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an array")
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Slots>, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut items = Vec::new();
                 while let Some(item) = seq.next_element_seed(SlotsSeed(self.0))? {
                     items.push(item);
                 }
-                Ok(items)
+                Ok(Some(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<String, Value>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
             }
         }
-        d.deserialize_seq(Items(self.0))
+        d.deserialize_any(Items(self.0))
     }
 }
 
@@ -126,7 +167,8 @@ struct KeySeed(&'static [&'static str]);
 impl<'de> serde::de::DeserializeSeed<'de> for KeySeed {
     type Value = Result<usize, String>;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_identifier(self)
+        // A key is a string: read as any value, it is one, and no error of serde's is made.
+        d.deserialize_any(self)
     }
 }
 
@@ -157,7 +199,9 @@ impl<'de> serde::de::Visitor<'de> for SlotsSeed {
             match key {
                 Ok(i) => slots.values[i] = Some(map.next_value()?),
                 Err(name) => {
-                    map.next_value::<serde::de::IgnoredAny>()?;
+                    // Read as a value and dropped: serde's reader that skips one would be
+                    // compiled in besides.
+                    map.next_value::<Value>()?;
                     slots.unknown.get_or_insert(name);
                 }
             }
@@ -166,7 +210,7 @@ impl<'de> serde::de::Visitor<'de> for SlotsSeed {
     }
     // The kinds `kind_of` names, for the fault an item that is not an object gets.
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Slots, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Value>()?.is_some() {}
         Ok(Self::not_object("an array"))
     }
     fn visit_bool<E>(self, _: bool) -> Result<Slots, E> {
@@ -422,7 +466,7 @@ mod tests {
 
     /// What reading a list from text as slots gives, and what parsing it whole gives.
     fn both<T: Record>(text: &str) -> (Result<Vec<T>, Fault>, Result<Vec<T>, Fault>) {
-        let slots = read_list::<T>(text).unwrap();
+        let slots = read_list(text, T::FIELDS).unwrap();
         (records::<T>(&slots, "l"), list::<T>(Some(&serde_json::from_str(text).unwrap()), "l"))
     }
 
@@ -458,7 +502,8 @@ mod tests {
             let (slots, whole) = both::<Closed>(text);
             assert_eq!(slots.map(|l| l.len()), whole.map(|l| l.len()), "{text}");
         }
-        assert!(read_list::<Rec>(r#"{"s":1}"#).is_err(), "not an array");
-        assert!(read_list::<Rec>(r#"[{"s":1}"#).is_err(), "not JSON");
+        for text in [r#"{"s":1}"#, "1.5", "null", r#""[]""#, r#"[{"s":1}"#, "[] []"] {
+            assert!(read_list(text, Rec::FIELDS).is_none(), "{text}: not an array");
+        }
     }
 }

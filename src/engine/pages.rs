@@ -14,7 +14,7 @@ use crate::engine::events::CompressionEvent;
 use crate::engine::offload::OffloadRecord;
 use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
-use crate::fields::{self, Slots};
+use crate::fields::{self, Record, Slots};
 use crate::message::Message;
 
 /// The state's fields kept in pages, in order.
@@ -303,10 +303,10 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &
                     sizes.push(entries.len());
                     items.resize_with(items.len() + entries.len(), || None);
                 } else {
-                    let page = pages.get(next).map(|p| serde_json::from_str::<Vec<EntryItem>>(p));
-                    let Some(Ok(page)) = page else { return Err(not_a_page(next)) };
+                    let page = pages.get(next).map(|p| fields::read_list(p, ENTRY_FIELDS));
+                    let Some(Some(page)) = page else { return Err(not_a_page(next)) };
                     sizes.push(page.len());
-                    items.extend(page.into_iter().map(Some));
+                    items.extend(page.into_iter().map(|s| Some(EntryItem::from_slots(s))));
                 }
                 next += 1;
             }
@@ -316,8 +316,8 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &
         map.remove(*field);
         let mut items = Vec::new();
         for _ in 0..count {
-            let read = if i == 1 { fields::read_list::<OffloadRecord> } else { fields::read_list::<CompressionEvent> };
-            let Some(Ok(page)) = pages.get(next).map(|p| read(p)) else { return Err(not_a_page(next)) };
+            let names = if i == 1 { OffloadRecord::FIELDS } else { CompressionEvent::FIELDS };
+            let Some(Some(page)) = pages.get(next).map(|p| fields::read_list(p, names)) else { return Err(not_a_page(next)) };
             sizes.push(page.len());
             items.extend(page);
             next += 1;
@@ -343,9 +343,10 @@ pub(crate) type WorkingItems = Vec<Option<EntryItem>>;
 
 /// A working entry as the state's text holds it ([`write_entry`]), its message not yet read:
 /// the fields a restore reads, each as it came (all `None` for an item that is not an object,
-/// which has no message). Read from a page straight into these fields: a JSON object of each
-/// entry, its keys and its table, made only to take the fields out again, was a quarter of the
-/// allocations of a load. As in a JSON object, a field given twice is its last value.
+/// which has no message). A page is read straight into these fields ([`fields::read_list`]):
+/// a JSON object of each entry, its keys and its table, made only to take the fields out again,
+/// was a quarter of the allocations of a load. As in a JSON object, a field given twice is its
+/// last value, and unknown fields are not read.
 #[derive(Default)]
 pub(crate) struct EntryItem {
     pub(crate) message: Option<Value>,
@@ -353,6 +354,9 @@ pub(crate) struct EntryItem {
     pub(crate) synthetic: Option<Value>,
     pub(crate) pinned: Option<Value>,
 }
+
+/// The fields of a working entry a restore reads, in the order of [`EntryItem`]'s.
+const ENTRY_FIELDS: &[&str] = &["message", "tokens", "synthetic", "pinned"];
 
 impl EntryItem {
     /// The fields of an item of a state's working list given as a whole JSON value.
@@ -365,90 +369,10 @@ impl EntryItem {
             pinned: item.remove("pinned"),
         }
     }
-}
 
-impl<'de> serde::Deserialize<'de> for EntryItem {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
-
-        /// The fields of an entry by name; any other is skipped.
-        enum Field {
-            Message,
-            Tokens,
-            Synthetic,
-            Pinned,
-            Other,
-        }
-        impl<'de> serde::Deserialize<'de> for Field {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-                struct Name;
-                impl Visitor<'_> for Name {
-                    type Value = Field;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str("a field name")
-                    }
-                    fn visit_str<E>(self, name: &str) -> std::result::Result<Field, E> {
-                        Ok(match name {
-                            "message" => Field::Message,
-                            "tokens" => Field::Tokens,
-                            "synthetic" => Field::Synthetic,
-                            "pinned" => Field::Pinned,
-                            _ => Field::Other,
-                        })
-                    }
-                }
-                d.deserialize_identifier(Name)
-            }
-        }
-
-        struct Item;
-        impl<'de> Visitor<'de> for Item {
-            type Value = EntryItem;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a working entry")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<EntryItem, A::Error> {
-                let mut item = EntryItem::default();
-                while let Some(field) = map.next_key::<Field>()? {
-                    let slot = match field {
-                        Field::Message => &mut item.message,
-                        Field::Tokens => &mut item.tokens,
-                        Field::Synthetic => &mut item.synthetic,
-                        Field::Pinned => &mut item.pinned,
-                        Field::Other => {
-                            map.next_value::<IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    *slot = Some(map.next_value()?);
-                }
-                Ok(item)
-            }
-            // Anything else has no message: read past it.
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<EntryItem, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(EntryItem::default())
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<EntryItem, E> {
-                Ok(EntryItem::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<EntryItem, E> {
-                Ok(EntryItem::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<EntryItem, E> {
-                Ok(EntryItem::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<EntryItem, E> {
-                Ok(EntryItem::default())
-            }
-            fn visit_str<E>(self, _: &str) -> std::result::Result<EntryItem, E> {
-                Ok(EntryItem::default())
-            }
-            fn visit_unit<E>(self) -> std::result::Result<EntryItem, E> {
-                Ok(EntryItem::default())
-            }
-        }
-        d.deserialize_any(Item)
+    /// The fields of an item read from a page.
+    fn from_slots(mut s: Slots) -> EntryItem {
+        EntryItem { message: s.take(0), tokens: s.take(1), synthetic: s.take(2), pinned: s.take(3) }
     }
 }
 
