@@ -655,7 +655,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         // The pages this thread read lately are taken as they were read.
         let format = state.pointer("/config/format").and_then(Value::as_str).and_then(Format::from_name);
         let cached = format.map(|f| Cached::find(listed, f)).unwrap_or_default();
-        let (sizes, lists) = pages::join(&mut state, counts, pages, &cached)?;
+        let sizes = pages::join(&mut state, counts, pages, &cached)?;
         let [working_sizes, offload_sizes, event_sizes] = pages::lists(&sizes, counts);
         let [working, offload_pages, event_pages] = listed;
         let taken = Taken {
@@ -668,7 +668,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             offloads: Cached::whole(&cached.offloads),
             events: Cached::whole(&cached.events),
         };
-        let (config, counter, mut state, as_read) = State::restore_read(state, lists, counter, taken)?;
+        let (config, counter, mut state, as_read) = State::restore_read(state, counter, taken)?;
         let written: Vec<Option<page_cache::Written>> = cached.working.iter().map(|c| c.as_ref().map(|(_, w)| Rc::clone(w))).collect();
         state.know_pages(working, working_sizes, &as_read, config.format, &written);
         state.known_offloads = known_list(&state.offloads, offload_pages, offload_sizes, &cached.offloads, page_cache::Parsed::Offloads);

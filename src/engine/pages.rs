@@ -10,11 +10,8 @@ use std::rc::{Rc, Weak};
 use serde_json::Value;
 
 use super::page_cache::{Cached, Written};
-use crate::engine::events::CompressionEvent;
-use crate::engine::offload::OffloadRecord;
 use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
-use crate::fields::{self, Record, Slots};
 use crate::message::Message;
 
 /// The state's fields kept in pages, in order.
@@ -261,29 +258,20 @@ pub(crate) fn lists<'a, T>(items: &'a [T], counts: &[u32]) -> [&'a [T]; 3] {
 
 /// Puts the pages read back into the head (a JSON object): `counts[i]` pages of field `i`,
 /// taken in order from `pages`, each parsed as a JSON array. The head's `autocontextPages` goes.
-/// What the thread kept of the pages (see `page_cache.rs`) is not parsed: a list it kept whole
-/// is left out.
-///
-/// The lists are returned apart ([`Lists`]), not put into the head: the working list's items
-/// each read as an [`EntryItem`] (`None` for each item of a page the thread kept), the records
-/// as [`Slots`]. Each item is read only for its fields, and a JSON object of each would be made
-/// and taken apart again.
+/// What the thread kept of the pages (see `page_cache.rs`) is not parsed: a `null` stands for
+/// each item of a page of the working list it kept, and a list it kept whole is left out.
 ///
 /// A page that is not a JSON array is a `STORE_FAILED` error whose index is its place in
 /// `pages` (the class names its key).
 ///
-/// Returns how many items each page held, in order, and the lists.
-pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &Cached) -> Result<(Vec<usize>, Lists)> {
+/// Returns how many items each page held, in order.
+pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &Cached) -> Result<Vec<usize>> {
     let Value::Object(map) = head else {
         return Err(Error::new(ErrorCode::InvalidState, "state: the head of a paged state must be an object").at_field("state"));
     };
     map.remove("autocontextPages");
-    let not_a_page = |next: usize| {
-        Error::new(ErrorCode::StoreFailed, format!("page {next} of the saved state is not a page")).at_field("page").at_index(next)
-    };
     let mut next = 0usize;
     let mut sizes = Vec::with_capacity(pages.len());
-    let mut lists = Lists::default();
     for (i, (field, &count)) in FIELDS.iter().zip(counts).enumerate() {
         let kept: Option<Vec<usize>> = match i {
             1 => cached.offloads.as_ref().map(|p| p.iter().map(|p| p.len()).collect()),
@@ -295,85 +283,27 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &
             next += count as usize;
             continue;
         }
-        if i == 0 {
-            map.remove(*field);
-            let mut items = Vec::new();
-            for _ in 0..count {
-                if let Some(Some((entries, _))) = cached.working.get(next) {
-                    sizes.push(entries.len());
-                    items.resize_with(items.len() + entries.len(), || None);
-                } else {
-                    let page = pages.get(next).map(|p| fields::read_list(p, ENTRY_FIELDS));
-                    let Some(Some(page)) = page else { return Err(not_a_page(next)) };
-                    sizes.push(page.len());
-                    items.extend(page.into_iter().map(|s| Some(EntryItem::from_slots(s))));
-                }
-                next += 1;
-            }
-            lists.working = Some(items);
-            continue;
-        }
-        map.remove(*field);
         let mut items = Vec::new();
         for _ in 0..count {
-            let names = if i == 1 { OffloadRecord::FIELDS } else { CompressionEvent::FIELDS };
-            let Some(Some(page)) = pages.get(next).map(|p| fields::read_list(p, names)) else { return Err(not_a_page(next)) };
+            if let Some(Some((entries, _))) = cached.working.get(next) {
+                sizes.push(entries.len());
+                items.resize(items.len() + entries.len(), Value::Null);
+                next += 1;
+                continue;
+            }
+            let page = pages.get(next).map(|p| serde_json::from_str::<Value>(p));
+            let Some(Ok(Value::Array(page))) = page else {
+                return Err(Error::new(ErrorCode::StoreFailed, format!("page {next} of the saved state is not a page"))
+                    .at_field("page")
+                    .at_index(next));
+            };
             sizes.push(page.len());
             items.extend(page);
             next += 1;
         }
-        *(if i == 1 { &mut lists.offloads } else { &mut lists.events }) = Some(items);
+        map.insert((*field).to_string(), Value::Array(items));
     }
-    Ok((sizes, lists))
-}
-
-/// What [`join`] read of the paged lists apart from the head: the working list's items, and
-/// the records of the offload index and of the events as [`Slots`] (each `None` when the state
-/// has no pages of it, or the thread kept them all).
-#[derive(Default)]
-pub(crate) struct Lists {
-    pub(crate) working: Option<WorkingItems>,
-    pub(crate) offloads: Option<Vec<Slots>>,
-    pub(crate) events: Option<Vec<Slots>>,
-}
-
-/// The working list's items as [`join`] read them from its pages: `None` for each item of a
-/// page the thread kept.
-pub(crate) type WorkingItems = Vec<Option<EntryItem>>;
-
-/// A working entry as the state's text holds it ([`write_entry`]), its message not yet read:
-/// the fields a restore reads, each as it came (all `None` for an item that is not an object,
-/// which has no message). A page is read straight into these fields ([`fields::read_list`]):
-/// a JSON object of each entry, its keys and its table, made only to take the fields out again,
-/// was a quarter of the allocations of a load. As in a JSON object, a field given twice is its
-/// last value, and unknown fields are not read.
-#[derive(Default)]
-pub(crate) struct EntryItem {
-    pub(crate) message: Option<Value>,
-    pub(crate) tokens: Option<Value>,
-    pub(crate) synthetic: Option<Value>,
-    pub(crate) pinned: Option<Value>,
-}
-
-/// The fields of a working entry a restore reads, in the order of [`EntryItem`]'s.
-const ENTRY_FIELDS: &[&str] = &["message", "tokens", "synthetic", "pinned"];
-
-impl EntryItem {
-    /// The fields of an item of a state's working list given as a whole JSON value.
-    pub(crate) fn from_value(item: Value) -> EntryItem {
-        let Value::Object(mut item) = item else { return EntryItem::default() };
-        EntryItem {
-            message: item.remove("message"),
-            tokens: item.remove("tokens"),
-            synthetic: item.remove("synthetic"),
-            pinned: item.remove("pinned"),
-        }
-    }
-
-    /// The fields of an item read from a page.
-    fn from_slots(mut s: Slots) -> EntryItem {
-        EntryItem { message: s.take(0), tokens: s.take(1), synthetic: s.take(2), pinned: s.take(3) }
-    }
+    Ok(sizes)
 }
 
 #[cfg(test)]

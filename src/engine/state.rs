@@ -43,7 +43,7 @@ use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
 use super::log::{Chain, Log};
 use super::page_cache::{self, Written};
-use super::pages::{self, Cuts, EntryItem, KnownPage, KnownRecords, Lists, PAGE};
+use super::pages::{self, Cuts, KnownPage, KnownRecords, PAGE};
 use super::retired::{self, Retired};
 use super::texts::Texts;
 
@@ -472,7 +472,7 @@ impl State {
     /// The state is taken, not borrowed: its messages become the memory's as they are, never
     /// copied (a Worker restores its session on every request).
     pub fn restore(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
-        Self::restore_read(state, Lists::default(), counter, Taken::default()).map(|(config, counter, state, _)| (config, counter, state))
+        Self::restore_read(state, counter, Taken::default()).map(|(config, counter, state, _)| (config, counter, state))
     }
 
     /// [`State::restore`], and for each working entry whether the state's text of it is what
@@ -480,12 +480,9 @@ impl State {
     /// in can be kept ([`State::know_pages`]).
     ///
     /// What `taken` holds was taken from the pages the thread kept (`page_cache.rs`) instead of
-    /// the state, and is read as parsing it would read it, with the same checks. The paged
-    /// lists come in `lists` when their pages were read apart ([`pages::join`]), and from the
-    /// state otherwise.
+    /// the state, and is read as parsing it would read it, with the same checks.
     pub(crate) fn restore_read(
         state: Value,
-        lists: Lists,
         counter: Option<TokenCounter>,
         taken: Taken,
     ) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
@@ -509,11 +506,7 @@ impl State {
         let parse = |i: usize, v: Value| if shallow { format.parse_owned_shallow(i, v) } else { format.parse_owned(i, v) };
         let offloads = match taken.offloads {
             Some(offloads) => offloads,
-            None => match lists.offloads {
-                Some(items) => fields::records::<OffloadRecord>(&items, "state.offloads"),
-                None => fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads"),
-            }
-            .map_err(bad)?,
+            None => fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?,
         };
         let mut offload_ids = HashSet::new();
         for o in &offloads {
@@ -556,11 +549,7 @@ impl State {
         }
         let mut events = match taken.events {
             Some(events) => events,
-            None => match lists.events {
-                Some(items) => fields::records::<CompressionEvent>(&items, "state.events"),
-                None => fields::list::<CompressionEvent>(obj.get("events"), "state.events"),
-            }
-            .map_err(bad)?,
+            None => fields::list::<CompressionEvent>(obj.get("events"), "state.events").map_err(bad)?,
         };
         keep_recent(&mut events);
 
@@ -603,14 +592,9 @@ impl State {
                 .map_err(|e| bad(format!("state.{e}")))?
         };
 
-        // Items from pages were read by serde_json, within its 128 levels, but not walked for
-        // their messages' depth; the state's own items were (`shallow`).
-        let (working_items, items_shallow) = match lists.working {
-            Some(items) => (items, false),
-            None => match obj.get_mut("working").map(Value::take) {
-                Some(Value::Array(a)) => (a.into_iter().map(|v| Some(EntryItem::from_value(v))).collect(), shallow),
-                _ => return Err(bad("state.working must be an array")),
-            },
+        let working_values = match obj.get_mut("working").map(Value::take) {
+            Some(Value::Array(a)) => a,
+            _ => return Err(bad("state.working must be an array")),
         };
         let single: HashSet<&str> = offloads.iter().filter(|o| o.message_count == 1).map(|o| o.uuid.as_str()).collect();
         // A mark as read, checked against the offload index: whether it names an offload of this
@@ -624,10 +608,10 @@ impl State {
             }
             Ok(!s.copy && s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()))
         };
-        let mut read = Vec::with_capacity(working_items.len());
-        let mut from_cache: Vec<Option<&Entry>> = Vec::with_capacity(working_items.len());
-        let mut as_read = Vec::with_capacity(working_items.len());
-        for (i, item) in working_items.into_iter().enumerate() {
+        let mut read = Vec::with_capacity(working_values.len());
+        let mut from_cache: Vec<Option<&Entry>> = Vec::with_capacity(working_values.len());
+        let mut as_read = Vec::with_capacity(working_values.len());
+        for (i, item) in working_values.into_iter().enumerate() {
             if let Some(e) = cached.get(i).copied().flatten() {
                 let upgrade = match &e.msg.synthetic {
                     Some(s) => check_mark(i, s)?,
@@ -653,12 +637,11 @@ impl State {
                 continue;
             }
             from_cache.push(None);
-            let item = item.unwrap_or_default();
-            let wire = item.message.ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
-            let m = if items_shallow { format.parse_owned_shallow(i, wire) } else { format.parse_owned(i, wire) };
-            let mut m = m.map_err(|e| bad(format!("state.working: {}", e.message())))?;
+            let Value::Object(mut item) = item else { return Err(bad(format!("state.working[{i}] has no message"))) };
+            let wire = item.remove("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
+            let mut m = parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
             let mut upgraded = false;
-            if let Some(s) = item.synthetic {
+            if let Some(s) = item.remove("synthetic") {
                 let mut s: Synthetic = fields::record_at(&s, &|| format!("state.working[{i}].synthetic")).map_err(bad)?;
                 if check_mark(i, &s)? {
                     s.copy = true;
@@ -666,12 +649,12 @@ impl State {
                 }
                 m.synthetic = Some(s);
             }
-            let pinned = match &item.pinned {
+            let pinned = match item.get("pinned") {
                 None | Some(Value::Null) => false,
                 Some(Value::Bool(b)) => *b,
                 Some(_) => return Err(bad(format!("state.working[{i}].pinned must be true or false"))),
             };
-            let tokens = match &item.tokens {
+            let tokens = match item.get("tokens") {
                 Some(t) if counted => Some(
                     t.as_u64()
                         .and_then(|t| u32::try_from(t).ok())
