@@ -198,11 +198,11 @@ export function report(r) {
     const cold = native('no pass');
     const warm = native('no pass, read before');
     gaps.push(
-      `**A Worker turn without a pass, ${f1(noPass.threadMs)} ms.** Restoring the session is most of it: ${cold ? `natively ${f2(phase(cold, 'restore'))} ms of the turn's ${f2(cold.turnMs)} ms, ` : ''}parsing the pages of the saved state (a JSON tree of every message, then its blocks) and handing them to the module. ` +
+      `**A Worker turn without a pass, ${f1(noPass.threadMs)} ms.** Restoring the session is most of it: ${cold ? `natively ${f2(phase(cold, 'restore'))} ms of the turn's ${f2(cold.turnMs)} ms, ` : ''}parsing the pages of the saved state and handing them to the module: a JSON tree of every message and of the entries and records around them (a table of its keys for each object, a string for each value), then the messages' blocks; \`messages()\` cuts each page's messages out of its text. ` +
         (readBefore
           ? `An isolate that served the session's previous request keeps the pages it read parsed and a save copies the pages that did not change, so its next turn parses only the page the new message went to: ${f1(readBefore.threadMs)} ms in workerd${warm ? ` (natively ${f2(warm.turnMs)} ms, the restore ${f2(phase(warm, 'restore'))})` : ''}. `
           : '') +
-        'What is left there is mostly `messages()` (the list written as JSON and parsed again in JavaScript) and handing the page texts to the module.',
+        'What is left there is mostly `messages()` parsed again in JavaScript and handing the page texts to the module. Below that, a restore would have to leave the pages it has no use for unparsed: a state format that lets the trigger check and `messages()` work from the pages\' text.',
     );
   }
   if (trimOurs / trimTheirs > 0.35) {
