@@ -228,36 +228,45 @@ fn write_str_in<const LANES: bool>(out: &mut String, s: &str) {
     out.reserve(b.len() + 2);
     out.push('"');
     let mut start = 0; // the first byte not yet copied
-    let mut i = 0;
+    let mut i = next_escape::<LANES>(b, 0);
+    while i < b.len() {
+        // An escaped byte is ASCII, so `start` and `i` are character boundaries.
+        out.push_str(&s[start..i]);
+        escape(out, b[i]);
+        start = i + 1;
+        i = next_escape::<LANES>(b, start);
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// Where the first byte JSON must escape (a byte below 0x20, `"` or `\`) is in `b`, from `i`
+/// on, or `b`'s length when there is none: sixteen bytes at a time when `LANES`, else eight,
+/// then one at a time. What the writer copies whole and what a scan skips of a string.
+#[inline(always)]
+fn next_escape<const LANES: bool>(b: &[u8], mut i: usize) -> usize {
     while i < b.len() {
         if let Some(block) = bytes16::at(b, i).filter(|_| LANES) {
             let found = escapes16(block);
-            if found == 0 {
-                i += 16;
-                continue;
+            if found != 0 {
+                return i + found.trailing_zeros() as usize;
             }
-            i += found.trailing_zeros() as usize;
+            i += 16;
         } else if i + 8 <= b.len() {
             let mut word = [0; 8];
             word.copy_from_slice(&b[i..i + 8]);
             let found = escapes(u64::from_le_bytes(word));
-            if found == 0 {
-                i += 8;
-                continue;
+            if found != 0 {
+                return i + (found.trailing_zeros() / 8) as usize;
             }
-            i += (found.trailing_zeros() / 8) as usize;
-        } else if !matches!(b[i], 0..=0x1f | b'"' | b'\\') {
+            i += 8;
+        } else if matches!(b[i], 0..=0x1f | b'"' | b'\\') {
+            return i;
+        } else {
             i += 1;
-            continue;
         }
-        // An escaped byte is ASCII, so `start` and `i` are character boundaries.
-        out.push_str(&s[start..i]);
-        escape(out, b[i]);
-        i += 1;
-        start = i;
     }
-    out.push_str(&s[start..]);
-    out.push('"');
+    i
 }
 
 /// Where the JSON object or array that opens at byte `start` of `text` ends: the index after
@@ -299,23 +308,7 @@ fn container_end_in<const LANES: bool>(b: &[u8], start: usize) -> Option<usize> 
 /// The index after the closing quote of the JSON string whose contents begin at `i`.
 fn string_end<const LANES: bool>(b: &[u8], mut i: usize) -> Option<usize> {
     loop {
-        if let Some(block) = bytes16::at(b, i).filter(|_| LANES) {
-            let found = escapes16(block);
-            if found == 0 {
-                i += 16;
-                continue;
-            }
-            i += found.trailing_zeros() as usize;
-        } else if i + 8 <= b.len() {
-            let mut word = [0; 8];
-            word.copy_from_slice(&b[i..i + 8]);
-            let found = escapes(u64::from_le_bytes(word));
-            if found == 0 {
-                i += 8;
-                continue;
-            }
-            i += (found.trailing_zeros() / 8) as usize;
-        }
+        i = next_escape::<LANES>(b, i);
         match *b.get(i)? {
             b'"' => return Some(i + 1),
             // An escape: its next byte is never the string's end.

@@ -165,12 +165,7 @@ pub(crate) fn messages_in(items: &str, entries: &[Entry]) -> Option<String> {
     }
     // Made at its size: the text is kept as it is (boxed), and shrinking it would copy it again.
     let mut out = String::with_capacity(spans.iter().map(|s| s.len() + 1).sum::<usize>().saturating_sub(1));
-    for (k, span) in spans.into_iter().enumerate() {
-        if k > 0 {
-            out.push(',');
-        }
-        out.push_str(&items[span]);
-    }
+    crate::json::write_items(&mut out, &spans, |o, span| o.push_str(&items[span.clone()]));
     Some(out)
 }
 
