@@ -192,17 +192,11 @@ export function report(r) {
   const noPass = r.workerTurn?.cases.find((x) => x.kind === 'no pass');
   if (noPass && noPass.threadMs > 2) {
     const turn = r.workerTurn;
-    const readBefore = turn.cases.find((x) => x.kind === 'no pass, read before');
     const native = (kind) => turn.native?.cases.find((c) => c.case === kind);
     const phase = (c, name) => c?.phases.find((p) => p.phase === name)?.ms;
     const cold = native('no pass');
-    const warm = native('no pass, read before');
     gaps.push(
-      `**A Worker turn without a pass, ${f1(noPass.threadMs)} ms.** Restoring the session is most of it: ${cold ? `natively ${f2(phase(cold, 'restore'))} ms of the turn's ${f2(cold.turnMs)} ms, ` : ''}parsing the pages of the saved state and handing them to the module: a JSON tree of every message and of the entries and records around them (a table of its keys for each object, a string for each value), then the messages' blocks; \`messages()\` cuts each page's messages out of its text. ` +
-        (readBefore
-          ? `An isolate that served the session's previous request keeps the pages it read parsed and a save copies the pages that did not change, so its next turn parses only the page the new message went to: ${f1(readBefore.threadMs)} ms in workerd${warm ? ` (natively ${f2(warm.turnMs)} ms, the restore ${f2(phase(warm, 'restore'))})` : ''}. `
-          : '') +
-        'What is left there is mostly `messages()` parsed again in JavaScript and handing the page texts to the module. Below that, a restore would have to leave the pages it has no use for unparsed: a state format that lets the trigger check and `messages()` work from the pages\' text.',
+      `**A Worker turn without a pass, ${f1(noPass.threadMs)} ms.** ${cold ? `Natively the turn is ${f2(cold.turnMs)} ms, the restore ${f2(phase(cold, 'restore'))} of it. ` : ''}A load parses the state's head, the page the last exchange begins in and those after it, and the pages of the offload index and the events; the pages before the last exchange stay unparsed, read by the facts the head keeps of them, and \`messages()\` cuts their messages out of their text. What is left is mostly that text handed to the module and back, \`messages()\` parsed again in JavaScript, and the save.`,
     );
   }
   if (trimOurs / trimTheirs > 0.35) {
@@ -480,7 +474,7 @@ function workerTurnReport(turn) {
   out.push('## A Worker turn in workerd');
   out.push('');
   out.push(
-    `What one request of a Cloudflare Worker that keeps a conversation costs in CPU time, the figure the free plan limits to 10 ms (\`node bench/worker-turn.mjs\`): restore the session from its saved state (\`AutoContextMemory.load\`), add the next message (or an assistant message with its tool results), \`compressIfNeeded()\`, \`messages()\`, save (\`memory.save\`), \`dispose()\`. Trace \`${turn.trace}\` (${int(turn.messages)} messages), a ${int(turn.window)}-token window, no summarizer. "Whole trace": the state holds the trace but its last message, never compressed, and the turn compresses all of it; "pass" and "no pass": the session as a Worker keeps it (the trace replayed a group at a time, compressing when needed), restored before the last group whose turn compressed, or the last whose turn did not; "no pass, read before": the same without a pass, in an isolate that ran the session's previous turn too (not measured: load, add, \`compressIfNeeded()\`, save, as a Worker serving the conversation's last request did), so that the load meets the pages that turn read and saved, which the isolate keeps parsed (up to 2 MiB of page text).`,
+    `What one request of a Cloudflare Worker that keeps a conversation costs in CPU time, the figure the free plan limits to 10 ms (\`node bench/worker-turn.mjs\`): restore the session from its saved state (\`AutoContextMemory.load\`), add the next message (or an assistant message with its tool results), \`compressIfNeeded()\`, \`messages()\`, save (\`memory.save\`), \`dispose()\`. Trace \`${turn.trace}\` (${int(turn.messages)} messages), a ${int(turn.window)}-token window, no summarizer. "Whole trace": the state holds the trace but its last message, never compressed, and the turn compresses all of it; "pass" and "no pass": the session as a Worker keeps it (the trace replayed a group at a time, compressing when needed), restored before the last group whose turn compressed, or the last whose turn did not; "no pass, read before": the same without a pass, in an isolate that ran the session's previous turn too (not measured: load, add, \`compressIfNeeded()\`, save, as a Worker serving the conversation's last request did), so that the load meets the pages that turn saved (the new message there started a user turn, so this turn's \`compressIfNeeded()\` tries a pass: the message count is over \`msgThreshold\`, which only a summary could bring down, and it parses the pages the load left unparsed to find so).`,
   );
   out.push('');
   out.push(

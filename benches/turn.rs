@@ -56,7 +56,7 @@ fn replay(list: &[Value], session: &str, up_to: Option<usize>) -> (Memory, Vec<b
 }
 
 /// The turns measured: one that runs a pass, one that runs none, and one that runs none on a
-/// session whose previous turn this thread ran (the pages it loaded are in the thread's cache).
+/// session whose previous turn this thread ran.
 #[derive(Clone, Copy, PartialEq)]
 enum Case {
     Pass,

@@ -822,7 +822,8 @@ export interface ValidationProblem {
    * `THINKING_ONLY`, `EMPTY_CONTENT` or, for a request body, `FIRST_NOT_USER` (Anthropic);
    * `APPROVAL_WITHOUT_REQUEST` (AI SDK); `PART_TYPE_FOR_ROLE` or `REASONING_WITHOUT_FOLLOWER`
    * (Responses API); `CALL_NOT_AFTER_USER`, `THOUGHT_SIGNATURE_MISSING`, `EMPTY_CONTENT` or,
-   * for a request body, `FIRST_NOT_USER` (Gemini).
+   * for a request body, `FIRST_NOT_USER` (Gemini); `INVALID_STATE` for a loaded memory whose
+   * saved state holds a page that is not what its save wrote.
    */
   code: string;
   /** What is wrong, for people. */

@@ -69,7 +69,7 @@ fn methods(text: &str) -> Vec<String> {
 }
 
 /// The memory's methods that are the engine's own, not bound to JavaScript, and why.
-const ENGINE_ONLY: [(&str, &str); 17] = [
+const ENGINE_ONLY: [(&str, &str); 18] = [
     ("with_counter", "the binding's host may bring a counter; `new` takes it"),
     ("with_ladder", "a native caller's own ladder of rungs"),
     ("with_clock", "a native caller's clock; the binding's host brings one"),
@@ -87,6 +87,7 @@ const ENGINE_ONLY: [(&str, &str); 17] = [
     ("calibration", "read back by native callers and tests"),
     ("original_messages", "JavaScript reads the log itself (`logHead`, `logChunk`)"),
     ("sweep", "JavaScript sweeps with `sweepPending` and `reachableKeys`"),
+    ("materialize", "each call that needs the pages a load left unparsed parses them itself"),
 ];
 
 /// Binding methods named otherwise than the engine method they call: (binding, engine).

@@ -419,7 +419,16 @@ fn a_paged_state_is_the_state_cut_at_its_items_and_reads_back_as_it() {
                 assert!(rest.contains(&list), "{name} at group {i}: the {field} pages are not the state's text of them");
                 rest = rest.replacen(&list, "", 1);
             }
-            assert_eq!(cut[0], rest, "{name} at group {i}: the head is the state's text without its paged lists");
+            // The head is the state's text without its paged lists, and with the facts of each
+            // working page at its end.
+            let facts = cut[0].find(",\"pageFacts\":[").expect("the facts of the working pages");
+            let lines: Vec<String> = serde_json::from_str(&cut[0][facts + 13..cut[0].len() - 1]).unwrap();
+            assert_eq!(lines.len(), counts[0] as usize, "{name} at group {i}: a line of facts per working page");
+            assert_eq!(
+                format!("{}}}", &cut[0][..facts]),
+                rest,
+                "{name} at group {i}: the head is the state's text without its paged lists"
+            );
             let head: Value = serde_json::from_str(&cut[0]).unwrap();
             for field in ["working", "offloads", "events"] {
                 assert!(head.get(field).is_none() || head[field] == json!([]), "{name}: {field} in the head");
@@ -445,81 +454,43 @@ fn pages_of<S: autocontext::Summarizer + Clone>(m: &AutoContextMemory<S, FlakySt
 }
 
 #[test]
-fn a_page_loaded_before_is_taken_as_it_was_read_and_the_memory_is_the_one_parsing_gives() {
-    // Every corpus trace replayed in a 32k window, saved in pages at two points and loaded from
-    // them twice, as a Worker loads its session at every request: the second load takes the
-    // working list's pages the first one read (its messages are the first load's, not parsed
-    // again), and is the memory that parsing the whole state gives: the same state and messages,
-    // and through the rest of the trace the same working list, counts and events.
-    at_corpus_stops(
-        "cached",
-        |n| vec![n / 3, n * 2 / 3],
-        |name, groups, i, m, store| {
-            let (head, counts, pages) = pages_of(m);
-            let load = || Plain::from_pages(head.clone(), &counts, &pages, None, store.clone(), None).unwrap();
-            let first = load();
-            let second = load();
-            let shared = first.working().iter().zip(second.working()).filter(|(a, b)| std::rc::Rc::ptr_eq(a, b)).count();
-            assert_eq!(shared, m.working().len(), "{name} at group {i}: the second load parsed pages the first one read");
-            drop(first);
-            let whole = plain(&m.to_json(), store);
-            assert_eq!(second.to_json_text(), whole.to_json_text(), "{name} at group {i}");
-            // The messages' text is written once per page and copied after that, by this memory
-            // and by the next that takes the page: always the list's text.
-            let listed = |mem: &Plain| serde_json::to_string(&mem.messages()).unwrap();
-            for _ in 0..2 {
-                assert_eq!(second.messages_text(), listed(&whole), "{name} at group {i}");
-                assert_eq!(load().messages_text(), listed(&whole), "{name} at group {i}");
-            }
-            let working = |mem: &Plain| uuids_masked(&serde_json::to_string(&mem.to_json()["working"]).unwrap());
-            for (k, g) in groups.iter().enumerate().skip(i + 1) {
-                for mem in [&second, &whole] {
-                    mem.add(g).unwrap();
-                    block_on(mem.compress_if_needed()).unwrap();
-                }
-                assert_eq!(second.messages_text(), listed(&second), "{name} loaded at group {i}, at group {k}");
-                let since: Value = serde_json::from_str(&second.messages_since_text(Some(second.list_version() - 1))).unwrap();
-                let from = since["from"].as_u64().unwrap() as usize;
-                assert_eq!(
-                    since["messages"].as_array().unwrap()[..],
-                    second.messages()[from..],
-                    "{name} loaded at group {i}, at group {k}"
-                );
-                if k % 4 == 0 || k + 1 == groups.len() {
-                    assert_eq!(working(&second), working(&whole), "{name} loaded at group {i}, at group {k}");
-                    assert_eq!(second.token_count(), whole.token_count(), "{name} loaded at group {i}, at group {k}");
-                    assert_eq!(second.events().len(), whole.events().len(), "{name} loaded at group {i}, at group {k}");
-                }
-            }
-        },
-    );
-}
-
-#[test]
-fn a_page_loaded_before_is_checked_against_the_state_it_comes_in() {
-    // The pages of a compressed memory loaded once, then again with the offload index emptied:
-    // the working page that names an offload is one the thread has read, and the load still
-    // refuses it, with the words a state parsed whole gets.
+fn a_working_page_is_checked_against_the_state_it_comes_in() {
+    // The pages of a compressed memory loaded with the offload index emptied: the working page
+    // that names an offload is refused with the words a state parsed whole gets, at the load
+    // when the load parses it, and at the first call that parses it when the head's facts
+    // vouched for it and the load left it unparsed.
     let store = FlakyStore::new();
     let m = compressed(&store);
-    let (head, counts, pages) = pages_of(&m);
-    AutoContextMemory::from_pages(head.clone(), &counts, &pages, Some(FakeSummarizer::digest()), store.clone(), None).unwrap();
-    let mut emptied = head.clone();
-    let mut emptied_counts = counts.clone();
-    let mut kept = pages[..counts[0] as usize].to_vec();
-    kept.extend_from_slice(&pages[(counts[0] + counts[1]) as usize..]);
-    emptied_counts[1] = 0;
-    let e = AutoContextMemory::from_pages(emptied.clone(), &emptied_counts, &kept, Some(FakeSummarizer::digest()), store.clone(), None)
-        .err()
-        .expect("a mark naming an offload outside the index");
     let mut whole = m.to_json();
     whole["offloads"] = json!([]);
     let parsed = restore(&whole, &store).err().expect("the same state parsed whole");
-    assert_eq!(e.code(), ErrorCode::InvalidState);
-    assert_eq!(e.message(), parsed.message());
-    emptied["autocontext"] = json!(99);
-    let newer = AutoContextMemory::from_pages(emptied, &counts, &pages, Some(FakeSummarizer::digest()), store.clone(), None).err().unwrap();
-    assert!(newer.message().contains("newer"), "{}", newer.message());
+    for (head, counts, pages) in [pages_without_facts(&m), pages_of(&m)] {
+        let mut emptied_counts = counts.clone();
+        let mut kept = pages[..counts[0] as usize].to_vec();
+        kept.extend_from_slice(&pages[(counts[0] + counts[1]) as usize..]);
+        emptied_counts[1] = 0;
+        let e = match AutoContextMemory::from_pages(
+            head.clone(),
+            &emptied_counts,
+            &kept,
+            Some(FakeSummarizer::digest()),
+            store.clone(),
+            None,
+        ) {
+            Err(e) => e,
+            Ok(loaded) => {
+                assert!(head.get("pageFacts").is_some(), "a load that parses every page refuses it");
+                loaded.materialize().expect_err("a mark naming an offload outside the index")
+            }
+        };
+        assert_eq!(e.code(), ErrorCode::InvalidState);
+        assert_eq!(e.message(), parsed.message());
+        let mut newer = head.clone();
+        newer["autocontext"] = json!(99);
+        let newer =
+            AutoContextMemory::from_pages(newer, &counts, &pages, Some(FakeSummarizer::digest()), store.clone(), None).err().unwrap();
+        assert!(newer.message().contains("newer"), "{}", newer.message());
+    }
 }
 
 #[test]
@@ -584,40 +555,169 @@ fn a_working_page_is_read_as_the_state_parsed_whole_is_read() {
     assert_eq!(read.messages()[0], first[0]["message"]);
 }
 
-#[test]
-fn a_page_met_twice_in_one_state_is_parsed_the_second_time() {
-    // Two pages of the same text in one list: a load after one that read them takes the first
-    // from the cache and parses the second, so no two entries of the list share a message.
-    let mut msgs = Vec::new();
-    for _ in 0..2 * autocontext::engine::pages::PAGE {
-        msgs.push(json!({"role": "user", "content": "the same question"}));
-    }
-    let cfg = config("twice", 200_000);
-    let m: Plain = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None, FlakyStore::new()).unwrap();
-    m.add(&Value::Array(msgs)).unwrap();
-    let (head, counts, pages) = pages_of(&m);
-    assert_eq!(pages[0], pages[1], "two pages of one text");
-    let load = || Plain::from_pages(head.clone(), &counts, &pages, None, FlakyStore::new(), None).unwrap();
-    let (first, second) = (load(), load());
-    let (a, b) = (first.working(), second.working());
-    let page = autocontext::engine::pages::PAGE;
-    assert!(std::rc::Rc::ptr_eq(&a[0], &b[0]), "the first page is taken from the cache");
-    for k in 0..page {
-        assert!(!std::rc::Rc::ptr_eq(&b[k], &b[page + k]), "entries {k} and {} share a message", page + k);
-    }
-    assert_eq!(second.to_json_text(), m.to_json_text());
+/// [`pages_of`] without the head's facts of each page: a load then parses every page (as it
+/// parses a state saved before pages had facts).
+fn pages_without_facts<S: autocontext::Summarizer + Clone>(m: &AutoContextMemory<S, FlakyStore>) -> (Value, Vec<u32>, Vec<String>) {
+    let (mut head, counts, pages) = pages_of(m);
+    head.as_object_mut().unwrap().remove("pageFacts").expect("a save writes each page's facts");
+    (head, counts, pages)
 }
 
 #[test]
-fn a_gemini_page_is_parsed_at_every_load() {
-    // A Gemini message is only what its wire value says once the list around it is read (a call
-    // without an id takes one): its pages are never taken from the cache.
-    let cfg = autocontext::Config { format: autocontext::Format::Gemini, ..config("gemini-pages", 200_000) };
-    let m: Plain = AutoContextMemory::with_counter(cfg, TokenCounter::new(Tokenizer::O200kBase).unwrap(), None, FlakyStore::new()).unwrap();
-    m.add(&json!([{"role": "user", "parts": [{"text": "hi"}]}, {"role": "model", "parts": [{"text": "hello"}]}])).unwrap();
+fn a_load_that_leaves_pages_unparsed_is_the_memory_parsing_them_gives() {
+    // Every corpus trace replayed in a 32k window and saved in pages at three points, loaded
+    // twice: as saved (the head's facts vouch for the pages before the last exchange, which stay
+    // unparsed) and with the facts taken out (every page parsed). Through the rest of the trace,
+    // each group added to both and compressed if needed, both say the same thing at every step:
+    // the trigger, the pass's result, the messages, the counts, the pins, the saves.
+    let mut unparsed_loads = 0;
+    at_corpus_stops(
+        "deferred",
+        |n| vec![n / 3, n * 2 / 3, n.saturating_sub(2)],
+        |name, groups, i, m, store| {
+            let (head, counts, pages) = pages_of(m);
+            let lazy = Plain::from_pages(head, &counts, &pages, None, store.clone(), None).unwrap();
+            let (head, counts, pages) = pages_without_facts(m);
+            let eager = Plain::from_pages(head, &counts, &pages, None, store.clone(), None).unwrap();
+            // What two memories that ran the same passes hold alike (offload uuids and times
+            // differ): the working list, the log's tail, the events' kinds and places; and the
+            // pages of the working list a save writes, with each page's facts.
+            let state = |mem: &Plain| {
+                let s = mem.to_json();
+                let events: Vec<_> = s["events"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| (e["type"].clone(), e["index"].clone(), e["tokensAfter"].clone()))
+                    .collect();
+                uuids_masked(&format!("{}\n{}\n{events:?}\n{}", s["working"], s["log"]["tail"], s["offloads"].as_array().unwrap().len()))
+            };
+            let saved = |mem: &Plain| {
+                let cut = mem.to_json_pages();
+                let n: usize = cut[1].split(',').next().unwrap().parse().unwrap();
+                let head: Value = serde_json::from_str(&cut[0]).unwrap();
+                let codes: Vec<&str> = head["pageFacts"].as_array().unwrap().iter().map(|l| &l.as_str().unwrap()[80..]).collect();
+                uuids_masked(&format!("{}\n{codes:?}", cut[2..2 + n].join("\n")))
+            };
+            let at = |k: usize| format!("{name} loaded at group {i}, at group {k}");
+            let same = |k: usize| {
+                assert!(uuids_masked(&lazy.messages_text()) == uuids_masked(&eager.messages_text()), "{}: messages", at(k));
+                assert_eq!(lazy.token_count(), eager.token_count(), "{}", at(k));
+                assert_eq!(lazy.pinned(), eager.pinned(), "{}", at(k));
+                assert_eq!(lazy.needs_compression(), eager.needs_compression(), "{}", at(k));
+                assert!(state(&lazy) == state(&eager), "{}: state", at(k));
+                assert!(saved(&lazy) == saved(&eager), "{}: saved pages", at(k));
+            };
+            same(i);
+            // The load left the first page unparsed when a role changed in it (its facts made
+            // again to match) is not refused.
+            let (head, counts, pages) = forged(m, |p| p.replacen("\"role\":\"", "\"role\":\"x", 1), same_text);
+            if Plain::from_pages(head, &counts, &pages, None, store.clone(), None).is_ok() {
+                unparsed_loads += 1;
+            }
+            for (k, g) in groups.iter().enumerate().skip(i + 1) {
+                lazy.add(g).unwrap();
+                eager.add(g).unwrap();
+                let (a, b) = (block_on(lazy.compress_if_needed()).unwrap(), block_on(eager.compress_if_needed()).unwrap());
+                assert_eq!(
+                    (a.compressed, a.tokens_before, a.tokens_after, a.events.len()),
+                    (b.compressed, b.tokens_before, b.tokens_after, b.events.len()),
+                    "{}",
+                    at(k)
+                );
+                if k % 3 == 0 || k + 1 == groups.len() {
+                    same(k);
+                }
+            }
+            assert_eq!(lazy.validate(), eager.validate(), "{name} at group {i}");
+            let masked = |mem: &Plain| uuids_masked(&serde_json::to_string(&mem.messages()).unwrap());
+            assert!(masked(&lazy) == masked(&eager), "{name} at group {i}: messages()");
+        },
+    );
+    if !traces().is_empty() {
+        assert!(unparsed_loads > 10, "only {unparsed_loads} loads had pages to leave unparsed");
+    }
+}
+
+/// The pages of `m` saved, with the first working page changed by `change` and its line of the
+/// head's facts made to match it again (its digest recomputed, as only a forger would).
+fn forged<S: autocontext::Summarizer + Clone>(
+    m: &AutoContextMemory<S, FlakyStore>,
+    change: impl Fn(&str) -> String,
+    facts: impl Fn(&str) -> String,
+) -> (Value, Vec<u32>, Vec<String>) {
+    let (mut head, counts, mut pages) = pages_of(m);
+    pages[0] = change(&pages[0]);
+    let line = head["pageFacts"][0].as_str().unwrap();
+    let rest = facts(&line[16..]);
+    let items = &pages[0][1..pages[0].len() - 1];
+    let digest = xxhash_rust::xxh64::xxh64(rest.as_bytes(), xxhash_rust::xxh64::xxh64(items.as_bytes(), 0));
+    head["pageFacts"][0] = json!(format!("{digest:016x}{rest}"));
+    (head, counts, pages)
+}
+
+#[test]
+fn a_page_left_unparsed_is_checked_when_it_is_parsed() {
+    // A long conversation saved in pages: a page changed without its facts is read whole and
+    // refused at the load; one forged to match its facts (its digest made again) is left
+    // unparsed by the load, and refused, with a typed error and nothing changed, by the first
+    // call that parses it: the messages are checked as a load checks them, and the facts
+    // against what the page holds.
+    let store = FlakyStore::new();
+    let m: Mem = AutoContextMemory::new(config("forged", 1_000_000), FakeSummarizer::digest(), store.clone()).unwrap();
+    let call = |id: &str| json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]});
+    for k in 0..40 {
+        m.add(&json!({"role": "user", "content": format!("question {k}")})).unwrap();
+        m.add(&call(&format!("call_{k}"))).unwrap();
+        m.add(&json!({"role": "tool", "tool_call_id": format!("call_{k}"), "content": format!("result {k}")})).unwrap();
+        m.add(&json!({"role": "assistant", "content": format!("answer {k}")})).unwrap();
+    }
+    let load = |(head, counts, pages): (Value, Vec<u32>, Vec<String>)| {
+        Mem::from_pages(head, &counts, &pages, Some(FakeSummarizer::digest()), store.clone(), None)
+    };
+    let renamed = |p: &str| p.replacen("\"role\":\"user\"", "\"role\":\"nobody\"", 1);
+    let same = |facts: &str| facts.to_string();
+    // Changed, its facts not made again: every page is parsed, and the load refuses it.
+    let (head, counts, mut pages) = pages_of(&m);
+    pages[0] = renamed(&pages[0]);
+    let e = load((head, counts, pages)).err().expect("a changed page");
+    assert_eq!(e.code(), ErrorCode::InvalidState, "{}", e.message());
+    // Forged to match: the load takes it unparsed; what reads the messages refuses it.
+    let forged_role = || load(forged(&m, renamed, same)).expect("a page forged to match its facts is not parsed at the load");
+    let lazy = forged_role();
+    assert_eq!(lazy.token_count(), m.token_count());
+    let before = lazy.to_json_text();
+    for (what, e) in [
+        ("materialize", lazy.materialize().err()),
+        ("pin", lazy.pin(0).err()),
+        ("pop", lazy.pop().err()),
+        ("prepare", block_on(lazy.prepare()).err()),
+    ] {
+        let e = e.unwrap_or_else(|| panic!("{what} parsed the forged page"));
+        assert_eq!(e.code(), ErrorCode::InvalidState, "{what}: {}", e.message());
+        assert!(e.message().contains("state.working"), "{what}: {}", e.message());
+    }
+    assert_eq!(lazy.to_json_text(), before, "a refused parse changes nothing");
+    assert_eq!(lazy.validate()[0].code, "INVALID_STATE");
+    // A new call reusing an id of the page parses it (the page's filter holds the id).
+    let e = forged_role().add(&call("call_0")).expect_err("a call reusing an id of a forged page");
+    assert_eq!(e.code(), ErrorCode::InvalidState, "{}", e.message());
     let (head, counts, pages) = pages_of(&m);
-    let load = || Plain::from_pages(head.clone(), &counts, &pages, None, FlakyStore::new(), None).unwrap();
-    let (first, second) = (load(), load());
-    assert!(first.working().iter().zip(second.working()).all(|(a, b)| !std::rc::Rc::ptr_eq(a, &b)));
-    assert_eq!(second.to_json_text(), m.to_json_text());
+    let reused = load((head, counts, pages)).unwrap().add(&call("call_0")).expect_err("a reused call id");
+    let whole = m.add(&call("call_0")).expect_err("a reused call id");
+    assert_eq!((reused.code(), reused.message()), (whole.code(), whole.message()));
+    // Facts forged with it (a count changed): the facts are checked against the page.
+    let recount = |facts: &str| facts.replacen("u", "u1", 1);
+    let lazy = load(forged(&m, same_text, recount)).expect("forged to match");
+    assert!(lazy.token_count() > m.token_count(), "the count the forged facts say");
+    let e = lazy.materialize().expect_err("facts that are not the page's");
+    assert!(e.message().contains("facts"), "{}", e.message());
+    // The page unchanged, its facts made again: the load is the memory's.
+    let lazy = load(forged(&m, same_text, same)).unwrap();
+    lazy.materialize().unwrap();
+    assert_eq!(lazy.to_json_text(), m.to_json_text());
+}
+
+fn same_text(p: &str) -> String {
+    p.to_string()
 }

@@ -19,12 +19,12 @@
 
 mod cache;
 pub mod calibration;
+mod deferred;
 pub mod events;
 mod identifier_index;
 mod log;
 pub mod offload;
 mod overflow;
-mod page_cache;
 pub mod pages;
 mod pass;
 mod pass_log;
@@ -54,12 +54,11 @@ use crate::strategy::Strategy;
 use crate::summarize::prepared::Cache;
 use crate::tokens::TokenCounter;
 pub use offload::OffloadRecord;
-use page_cache::Cached;
 use pages::KnownRecords;
 use pass::Parts;
 pub use results::{CompressResult, OverflowResult, PrepareResult, FAILURE_EVENT};
 pub use retired::LIVE_OFFLOADS;
-use state::{State, Taken};
+use state::State;
 pub use state::{MAX_EVENTS, STATE_VERSION};
 pub use sweep::SweepReport;
 
@@ -239,18 +238,36 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// The indices of the pinned working messages.
     pub fn pinned(&self) -> Vec<usize> {
-        self.state.borrow().working.iter().enumerate().filter(|(_, e)| e.pinned).map(|(i, _)| i).collect()
+        self.state.borrow().facts().iter().enumerate().filter(|(_, f)| f.pinned).map(|(i, _)| i).collect()
     }
 
     fn set_pinned(&self, index: usize, pinned: bool) -> Result<()> {
         if self.busy.get() {
             return Err(Error::new(ErrorCode::LimitExceeded, "a compression pass is running on this memory; pin or unpin after it"));
         }
+        self.materialize()?;
         self.state.borrow_mut().set_pinned(index, pinned)
+    }
+
+    /// Parses the pages of the working list a load left unparsed (see [`AutoContextMemory::from_pages`]);
+    /// every call that needs their messages does so first. A load leaves unparsed only pages
+    /// its state's head vouches for (a digest of each page and of its facts), and this checks
+    /// them as a load checks a state.
+    ///
+    /// # Errors
+    /// `INVALID_STATE` when a page is not what a save of this engine wrote (a state forged to
+    /// match its digests). The calls that cannot fail (`messages`, `working`, `messages_since`)
+    /// then see only the parsed messages, and every call that can fails with this error.
+    pub fn materialize(&self) -> Result<()> {
+        if self.state.borrow().deferred.is_none() {
+            return Ok(());
+        }
+        self.state.borrow_mut().materialize(self.config.format)
     }
 
     /// The working list in wire format, ready to send.
     pub fn messages(&self) -> Vec<Value> {
+        let _ = self.materialize();
         self.state.borrow().working.iter().map(|e| (*e.msg.wire).clone()).collect()
     }
 
@@ -274,6 +291,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// never copied again. A version this memory does not know, or one more than 64 changes
     /// old, gets the whole list (index 0).
     pub fn messages_since(&self, version: Option<u64>) -> (u64, usize, Vec<Value>) {
+        let _ = self.materialize();
         self.state.borrow().messages_since(version)
     }
 
@@ -284,6 +302,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// The working list as canonical messages.
     pub fn working(&self) -> Vec<Rc<Message>> {
+        let _ = self.materialize();
         self.state.borrow().working.iter().map(|e| e.msg.clone()).collect()
     }
 
@@ -379,6 +398,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                 "a compression pass is running on this memory; take the last item back after it",
             ));
         }
+        self.materialize()?;
         self.state.borrow_mut().pop()
     }
 
@@ -402,6 +422,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// Problems a provider would reject the working list for (empty when valid).
     pub fn validate(&self) -> Vec<crate::format::Problem> {
+        if let Err(e) = self.materialize() {
+            return vec![crate::format::Problem { index: 0, code: "INVALID_STATE", message: e.message().to_string() }];
+        }
         self.config.format.validate(&self.state.borrow().working)
     }
 
@@ -423,7 +446,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// worth compacting deep.
     pub fn needs_compression(&self) -> bool {
         let parts = self.parts();
-        parts.trigger_check(None, parts.cold()).is_none()
+        let cold = parts.cold();
+        if parts.trigger_check(None, cold).is_some() {
+            return false;
+        }
+        // Unsure while pages are left unparsed: the pass would read them, and so does this.
+        self.materialize().is_err() || parts.trigger_check(None, cold).is_none()
     }
 
     /// Runs a compression pass if the working list is over `msgThreshold` messages or
@@ -476,6 +504,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// free (down to its low-water mark, by at least `minFreedTokens`) if that is more, so what
     /// it prepares still suffices once that room has filled.
     pub async fn prepare(&self) -> Result<PrepareResult> {
+        self.materialize()?;
         let parts = self.parts();
         let (tokens, generation, pressure, calibration) = {
             let st = self.state.borrow();
@@ -652,27 +681,28 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     ) -> Result<Self> {
         let mut state = head;
         let listed = pages::lists(pages, counts);
-        // The pages this thread read lately are taken as they were read.
         let format = state.pointer("/config/format").and_then(Value::as_str).and_then(Format::from_name);
-        let cached = format.map(|f| Cached::find(listed, f)).unwrap_or_default();
-        let sizes = pages::join(&mut state, counts, pages, &cached)?;
+        // The pages before the last exchange stay unparsed when the head's facts vouch for them.
+        let deferred = format
+            .filter(|f| !f.links())
+            .filter(|_| {
+                state.get("autocontext").and_then(Value::as_u64) == Some(state::STATE_VERSION)
+                    && state.get("counts").and_then(Value::as_u64) == Some(crate::tokens::COUNT_VERSION)
+                    && counter.as_ref().is_none_or(|c| c.kind() != crate::tokens::Tokenizer::Custom)
+            })
+            .and_then(|_| {
+                let lines: Vec<&str> = state.get("pageFacts")?.as_array()?.iter().map(Value::as_str).collect::<Option<_>>()?;
+                deferred::Deferred::read(listed[0], &lines)
+            });
+        let unparsed = deferred.as_ref().map_or(0, |d| d.pages.len());
+        let sizes = pages::join(&mut state, counts, pages, unparsed)?;
         let [working_sizes, offload_sizes, event_sizes] = pages::lists(&sizes, counts);
         let [working, offload_pages, event_pages] = listed;
-        let taken = Taken {
-            working: cached
-                .working
-                .iter()
-                .zip(working_sizes)
-                .flat_map(|(c, &n)| (0..n).map(move |i| c.as_ref().map(|(e, _)| &e[i])))
-                .collect(),
-            offloads: Cached::whole(&cached.offloads),
-            events: Cached::whole(&cached.events),
-        };
-        let (config, counter, mut state, as_read) = State::restore_read(state, counter, taken)?;
-        let written: Vec<Option<page_cache::Written>> = cached.working.iter().map(|c| c.as_ref().map(|(_, w)| Rc::clone(w))).collect();
-        state.know_pages(working, working_sizes, &as_read, config.format, &written);
-        state.known_offloads = known_list(&state.offloads, offload_pages, offload_sizes, &cached.offloads, page_cache::Parsed::Offloads);
-        state.known_events = known_list(&state.events, event_pages, event_sizes, &cached.events, page_cache::Parsed::Events);
+        let (config, counter, mut state, as_read) = State::restore_read(state, counter, deferred)?;
+        let (working, working_sizes) = (working.get(unparsed..).unwrap_or_default(), working_sizes.get(unparsed..).unwrap_or_default());
+        state.know_pages(working, working_sizes, &as_read);
+        state.known_offloads = known_list(&state.offloads, offload_pages, offload_sizes);
+        state.known_events = known_list(&state.events, event_pages, event_sizes);
         Self::restored(config, counter, state, summarizer, store)
     }
 
@@ -693,35 +723,21 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 }
 
 /// The pages of a restored list of records (`pages`, of `sizes` items) as a save may copy them,
-/// `items` being the list as restored: those the thread kept (`kept`), or those the load parsed,
-/// which go into the thread's cache. None when the restore did not keep every item as its pages
-/// hold it (it drops the oldest events beyond the number kept).
-fn known_list<T: Clone + PartialEq>(
-    items: &[T],
-    pages: &[String],
-    sizes: &[usize],
-    kept: &Option<Vec<Rc<[T]>>>,
-    parsed: impl Fn(Rc<[T]>) -> page_cache::Parsed,
-) -> KnownRecords<T> {
+/// `items` being the list as restored. None when the restore did not keep every item as its
+/// pages hold it (it drops the oldest events beyond the number kept).
+fn known_list<T: Clone + PartialEq>(items: &[T], pages: &[String], sizes: &[usize]) -> KnownRecords<T> {
     if sizes.iter().sum::<usize>() != items.len() || pages.len() != sizes.len() {
         return KnownRecords::default();
     }
-    let texts = pages.iter().map(|p| Rc::<str>::from(p.as_str()));
-    let known = match kept {
-        Some(kept) => kept.iter().cloned().zip(texts).collect(),
-        None => {
-            let mut at = 0;
-            sizes
-                .iter()
-                .zip(texts)
-                .map(|(&n, text)| {
-                    let records: Rc<[T]> = Rc::from(&items[at..at + n]);
-                    page_cache::keep(Rc::clone(&text), parsed(Rc::clone(&records)));
-                    at += n;
-                    (records, text)
-                })
-                .collect()
-        }
-    };
+    let mut at = 0;
+    let known = sizes
+        .iter()
+        .zip(pages)
+        .map(|(&n, text)| {
+            let records: Rc<[T]> = Rc::from(&items[at..at + n]);
+            at += n;
+            (records, Rc::<str>::from(text.as_str()))
+        })
+        .collect();
     KnownRecords::read(known)
 }

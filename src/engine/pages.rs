@@ -9,7 +9,6 @@ use std::rc::{Rc, Weak};
 
 use serde_json::Value;
 
-use super::page_cache::{Cached, Written};
 use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::message::Message;
@@ -59,20 +58,31 @@ pub(crate) fn write_list<'a, T>(out: &mut String, cut: &mut ListCut, items: &'a 
 /// It also keeps its messages' own text, as `messages()` writes them (their wire values joined
 /// by commas), once a caller asked for them: cut from the page's text ([`messages_in`]), or
 /// written when the page is not laid out as this writer lays it. The list a turn sends is
-/// mostly pages that did not change, and a page taken from the thread's cache
-/// (`page_cache.rs`) shares the text the request that read it before made.
+/// mostly pages that did not change.
 #[derive(Debug)]
 pub(crate) struct KnownPage {
     entries: Vec<(Weak<Message>, u32, bool)>,
     /// The page's text, brackets included.
     text: Rc<str>,
-    messages: Written,
+    messages: std::cell::OnceCell<Box<str>>,
+    /// Its line of the head's facts (`deferred.rs`), once a save wrote it.
+    line: std::cell::OnceCell<Rc<str>>,
 }
 
 impl KnownPage {
-    /// The page of `entries` whose text is `text`, its messages' text in `messages`.
-    pub fn new(entries: &[Entry], text: Rc<str>, messages: Written) -> KnownPage {
-        KnownPage { entries: entries.iter().map(|e| (Rc::downgrade(&e.msg), e.tokens, e.pinned)).collect(), text, messages }
+    /// The page of `entries` whose text is `text`.
+    pub fn new(entries: &[Entry], text: Rc<str>) -> KnownPage {
+        KnownPage {
+            entries: entries.iter().map(|e| (Rc::downgrade(&e.msg), e.tokens, e.pinned)).collect(),
+            text,
+            messages: std::cell::OnceCell::new(),
+            line: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The page's line of the head's facts, made by `make` from its items the first time.
+    pub fn line(&self, make: impl FnOnce(&str) -> String) -> Rc<str> {
+        Rc::clone(self.line.get_or_init(|| Rc::from(make(&self.text[1..self.text.len() - 1]))))
     }
 
     /// The text of the page's messages, written now if no one asked before, when it holds
@@ -103,7 +113,7 @@ impl KnownPage {
 }
 
 /// How a working entry begins in the state's text: its message comes first.
-const ENTRY_HEAD: &str = "{\"message\":";
+pub(crate) const ENTRY_HEAD: &str = "{\"message\":";
 
 /// A working entry as the state holds it: `{"message": …, "tokens": …}`, its mark and its pin
 /// after them when it has them.
@@ -253,36 +263,27 @@ pub(crate) fn lists<'a, T>(items: &'a [T], counts: &[u32]) -> [&'a [T]; 3] {
 
 /// Puts the pages read back into the head (a JSON object): `counts[i]` pages of field `i`,
 /// taken in order from `pages`, each parsed as a JSON array. The head's `autocontextPages` goes.
-/// What the thread kept of the pages (see `page_cache.rs`) is not parsed: a `null` stands for
-/// each item of a page of the working list it kept, and a list it kept whole is left out.
 ///
 /// A page that is not a JSON array is a `STORE_FAILED` error whose index is its place in
 /// `pages` (the class names its key).
 ///
+/// The first `unparsed` pages of the working list are left out (each holds [`PAGE`] items, see
+/// `deferred.rs`), and the head's `pageFacts` goes too.
+///
 /// Returns how many items each page held, in order.
-pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], cached: &Cached) -> Result<Vec<usize>> {
+pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], unparsed: usize) -> Result<Vec<usize>> {
     let Value::Object(map) = head else {
         return Err(Error::new(ErrorCode::InvalidState, "state: the head of a paged state must be an object").at_field("state"));
     };
     map.remove("autocontextPages");
+    map.remove("pageFacts");
     let mut next = 0usize;
     let mut sizes = Vec::with_capacity(pages.len());
     for (i, (field, &count)) in FIELDS.iter().zip(counts).enumerate() {
-        let kept: Option<Vec<usize>> = match i {
-            1 => cached.offloads.as_ref().map(|p| p.iter().map(|p| p.len()).collect()),
-            2 => cached.events.as_ref().map(|p| p.iter().map(|p| p.len()).collect()),
-            _ => None,
-        };
-        if let Some(kept) = kept {
-            sizes.extend(kept);
-            next += count as usize;
-            continue;
-        }
         let mut items = Vec::new();
-        for _ in 0..count {
-            if let Some(Some((entries, _))) = cached.working.get(next) {
-                sizes.push(entries.len());
-                items.resize(items.len() + entries.len(), Value::Null);
+        for n in 0..count as usize {
+            if i == 0 && n < unparsed {
+                sizes.push(PAGE);
                 next += 1;
                 continue;
             }

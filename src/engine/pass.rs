@@ -80,19 +80,25 @@ impl<S, O> Parts<'_, S, O> {
     /// `maxContextTurns`, a new tool result to truncate, stale results whose rent has paid for
     /// their stubs, or a cold cache worth compacting deep). `cold`: nothing of the next request
     /// is in the provider's cache ([`Parts::cold`]).
+    ///
+    /// While pages of the working list are left unparsed (`deferred.rs`), it reads their facts;
+    /// when those say a batch of stale results may be due, which only the analysis of the list
+    /// settles, it says a pass must run, and the pass parses them and checks again.
     pub fn trigger_check(&self, forced: Option<u64>, cold: bool) -> Option<CompressResult> {
         let state = self.state.borrow();
+        let facts = state.facts();
         let tokens = state.request_tokens(self.config);
-        let target = forced.map_or_else(|| self.pass_target(tokens, cold, &state.working), Target::exactly);
-        let count = state.working.len();
+        let target = forced.map_or_else(|| self.pass_target(tokens, cold, &facts), Target::exactly);
+        let count = state.len();
         let turns =
             self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(state.turns) > self.config.max_context_turns as usize;
         let threshold = self.config.msg_threshold as usize;
+        let parsed = state.deferred.is_none().then_some(&state.working[..]);
         let pressure = tokens >= target.aim
             || state.count_pressure(threshold)
             || turns
             || self.fresh_oversized(&state.working)
-            || forced.is_none() && self.rent_due(&state.working, cold);
+            || forced.is_none() && self.rent_due(&facts, parsed, cold);
         (!pressure).then(|| {
             let mut idle = CompressResult::unchanged(tokens, count, target);
             if count >= threshold {
@@ -112,20 +118,23 @@ impl<S, O> Parts<'_, S, O> {
     }
 
     /// Whether the ladder stubs stale tool results and a batch of them has paid for its rewrite
-    /// in rent ([`rent`]).
-    pub fn rent_due(&self, work: &[Entry], cold: bool) -> bool {
+    /// in rent ([`rent`]): `facts` are those of the working list, `work` its entries when they
+    /// are all parsed (without them, a batch that may be due counts as due).
+    pub fn rent_due(&self, facts: &[rent::Fact], work: Option<&[Entry]>, cold: bool) -> bool {
         if !self.ladder.contains(&Strategy::ToolResultStub) {
             return false;
         }
         let trigger = self.state.borrow().calibration.trigger(self.config);
-        let horizon = rent::horizon(work, request_tokens(sum_tokens(work), self.config), trigger);
+        let tokens: u64 = facts.iter().map(|f| f.tokens as u64).sum();
+        let horizon = rent::horizon(facts, request_tokens(tokens, self.config), trigger);
         let prices = self.config.prices();
         // The entries alone first: the analysis only when a batch of their superset is due.
-        if rent::due(work, &rent::stale(work, None), &prices, cold, horizon).is_none() {
+        if rent::due(facts, &rent::stale(facts, None), &prices, cold, horizon).is_none() {
             return false;
         }
+        let Some(work) = work else { return true };
         let structure = Structure::analyze_with(work, &Rules::of(self.config), &|i| work[i].pinned);
-        rent::due(work, &rent::stale(work, Some(&structure)), &prices, cold, horizon).is_some()
+        rent::due(facts, &rent::stale(facts, Some(&structure)), &prices, cold, horizon).is_some()
     }
 
     /// Whether, with a cold cache, compacting `tokens` down to the low-water mark `low` pays
@@ -134,7 +143,7 @@ impl<S, O> Parts<'_, S, O> {
     /// many as the model calls so far, the session's own prediction), against the summarizer
     /// reading it and writing about a tenth of it. Only with a summarizer, and only for at
     /// least `minCompressionTokenThreshold` tokens.
-    fn deep_pays(&self, tokens: u64, low: u64, work: &[Entry]) -> bool {
+    fn deep_pays(&self, tokens: u64, low: u64, work: &[rent::Fact]) -> bool {
         let freed = tokens.saturating_sub(low);
         if self.summarizer.is_none() || freed < self.config.min_compression_token_threshold as u64 {
             return false;
@@ -188,7 +197,7 @@ impl<S, O> Parts<'_, S, O> {
     /// so does one below the trigger when the cache is cold (`cold`) and compacting `work`
     /// deep pays ([`Parts::deep_pays`]). Below the trigger otherwise (a pass of message-count,
     /// turn or rent pressure) both are the trigger.
-    pub fn pass_target(&self, tokens: u64, cold: bool, work: &[Entry]) -> Target {
+    pub fn pass_target(&self, tokens: u64, cold: bool, work: &[rent::Fact]) -> Target {
         let calibration = self.state.borrow().calibration;
         let trigger = calibration.trigger(self.config);
         let low = calibration.estimate_of(self.config.target_tokens()).clamp(1, trigger);
@@ -270,9 +279,20 @@ pub(crate) async fn compress<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S,
     if let Some(idle) = parts.trigger_check(forced, cold) {
         return Ok(idle);
     }
-    let rent = forced.is_none() && parts.rent_due(&parts.state.borrow().working, cold);
+    if parts.state.borrow().deferred.is_some() {
+        // The pass needs every message: the pages a load left unparsed are read now, and the
+        // check runs again on them.
+        parts.state.borrow_mut().materialize(parts.config.format)?;
+        if let Some(idle) = parts.trigger_check(forced, cold) {
+            return Ok(idle);
+        }
+    }
+    let rent = forced.is_none() && {
+        let state = parts.state.borrow();
+        parts.rent_due(&rent::Fact::all(&state.working), Some(&state.working), cold)
+    };
     let mut pass = Pass::snapshot(parts, Mode::Commit, cold, rent, |tokens, work| {
-        forced.map_or_else(|| parts.pass_target(tokens, cold, work), Target::exactly)
+        forced.map_or_else(|| parts.pass_target(tokens, cold, &rent::Fact::all(work)), Target::exactly)
     });
     let mut result = pass.result();
     if !pass.under_pressure() {

@@ -16,7 +16,10 @@
 //! counted again otherwise (a host's tokenizer may have changed between save and restore):
 //! counting is most of a restore, and a Worker restores on every request. Offloaded originals
 //! and the flushed part of the log live in the host's store, not in the state, so the state is
-//! sized by the working list and the offload index, not by the history.
+//! sized by the working list and the offload index, not by the history. A load from pages may
+//! leave the working list's first pages unparsed, read by the facts the state's head keeps of
+//! them ([`super::deferred`]); they are parsed, and checked as a restore checks them, when
+//! something needs their messages ([`State::materialize`]).
 //!
 //! Version 2 of the state holds the log as `log: {messages, head, tail, tokens}` and the retired
 //! records as `retired` (the same shape); version 1 held every original in `original`, and
@@ -39,10 +42,11 @@ use crate::format::Format;
 use crate::message::{Message, Role, Synthetic};
 use crate::options::Config;
 use crate::plan::Plan;
+use crate::strategy::rent::Fact;
 use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
+use super::deferred::Deferred;
 use super::log::{Chain, Log};
-use super::page_cache::{self, Written};
 use super::pages::{self, Cuts, KnownPage, KnownRecords, PAGE};
 use super::retired::{self, Retired};
 use super::texts::Texts;
@@ -62,7 +66,13 @@ const COPY_KINDS: [&str; 5] = [
 /// The state of one memory.
 #[derive(Default)]
 pub(crate) struct State {
+    /// The working list's entries; when a load left its first pages unparsed ([`State::deferred`]),
+    /// those after them.
     pub working: Vec<Entry>,
+    /// The pages at the front of the working list a load left unparsed (see
+    /// [`super::deferred`]); [`State::materialize`] parses them.
+    pub deferred: Option<Deferred>,
+    /// The working list's tokens (those of the pages left unparsed included).
     pub working_tokens: u64,
     /// Everything added: the tail here, the rest in the store.
     pub log: Log,
@@ -71,7 +81,8 @@ pub(crate) struct State {
     /// Offload records retired from the index: the tail here, the rest in the store.
     pub retired: Retired,
     pub events: Vec<CompressionEvent>,
-    /// The tool call ids of the working list (an id may not be reused while the list holds it).
+    /// The tool call ids of the working list (an id may not be reused while the list holds it);
+    /// of the parsed entries only, while pages are left unparsed.
     pub call_ids: HashSet<String>,
     /// Bumped by every commit that rewrites the working list.
     pub generation: u64,
@@ -91,7 +102,9 @@ pub(crate) struct State {
     /// The real user turns when the last pass ended at or over `msgThreshold`, and why. Until a
     /// turn is added or removed (or a pin changes), the count alone runs no pass: what made that
     /// pass stop (the current round, what the model has not read, what is kept) is all that came
-    /// since, and a pass on every add would only find so again.
+    /// since, and a pass on every add would only find so again. Saved with the state
+    /// (`countStuck`): a Worker restores its session at every request, and the pass a live
+    /// memory would not run, a restored one must not run either.
     pub count_stuck: Option<(usize, String)>,
     /// The pages of the working list whose text the memory read or wrote last, by position:
     /// what a save copies instead of writing again ([`pages::KnownPage`]).
@@ -163,17 +176,72 @@ impl State {
     /// Whether the message count calls for a pass: at or over `threshold`, unless a pass already
     /// stopped there in this turn ([`State::count_stuck`]).
     pub fn count_pressure(&self, threshold: usize) -> bool {
-        self.working.len() >= threshold && self.count_stuck.as_ref().is_none_or(|(turns, _)| *turns != self.turns)
+        self.len() >= threshold && self.count_stuck.as_ref().is_none_or(|(turns, _)| *turns != self.turns)
     }
 
     /// Records how a pass ended for [`State::count_pressure`]: under `threshold` messages, the
     /// count calls for passes again; exhausted at or over it, not until the turns change.
     pub fn passed(&mut self, threshold: usize, result: &super::CompressResult) {
-        if self.working.len() < threshold {
+        if self.len() < threshold {
             self.count_stuck = None;
         } else if let Some(why) = result.reason.as_ref().filter(|_| result.exhausted) {
             self.count_stuck = Some((self.turns, why.clone()));
         }
+    }
+
+    /// The working list's length.
+    pub fn len(&self) -> usize {
+        self.deferred.as_ref().map_or(0, Deferred::len) + self.working.len()
+    }
+
+    /// The facts of every working entry ([`Fact`]), those of the pages left unparsed included.
+    pub fn facts(&self) -> Vec<Fact> {
+        let mut out = Vec::with_capacity(self.len());
+        if let Some(d) = &self.deferred {
+            out.extend_from_slice(&d.facts);
+        }
+        out.extend(self.working.iter().map(Fact::of));
+        out
+    }
+
+    /// Parses the pages of the working list a load left unparsed ([`super::deferred`]), with the
+    /// checks a load runs (every message in `format`, every mark an offload of this session,
+    /// tool pairing), and that each entry is what the head's facts say. All or nothing: on an
+    /// error (`INVALID_STATE`) the pages stay as they were.
+    pub fn materialize(&mut self, format: Format) -> Result<()> {
+        let Some(d) = &self.deferred else { return Ok(()) };
+        let mut entries = Vec::with_capacity(d.len() + self.working.len());
+        let mut known = Vec::with_capacity(d.pages.len() + self.known_pages.len());
+        let check_mark = mark_check(&self.offloads, &self.offload_ids);
+        for (n, page) in d.pages.iter().enumerate() {
+            let start = entries.len();
+            let items = match serde_json::from_str::<Value>(&page.text) {
+                Ok(Value::Array(items)) if items.len() == page.spans.len() => items,
+                _ => return Err(bad(format!("state.working: page {n} is not the page its facts describe"))),
+            };
+            let mut all_read = true;
+            for item in items {
+                let i = entries.len();
+                let (m, pinned, tokens, as_read) = read_item(i, item, &|i, v| format.parse_owned(i, v), &check_mark, true)?;
+                let tokens = tokens.ok_or_else(|| bad(format!("state.working[{i}] has no count")))?;
+                all_read &= as_read;
+                entries.push(Entry::with_pin(Rc::new(m), tokens, pinned));
+            }
+            if let Some(i) = (start..entries.len()).find(|&i| Fact::of(&entries[i]) != d.facts[i]) {
+                return Err(bad(format!("state.working[{i}] is not what the state's facts of page {n} say")));
+            }
+            known.push(all_read.then(|| KnownPage::new(&entries[start..], Rc::clone(&page.text))));
+        }
+        entries.extend(self.working.iter().cloned());
+        if let Some(p) = crate::format::validate_tool_pairing(format, &entries).first() {
+            return Err(bad(format!("state.working is not a valid conversation: {}", p.message)));
+        }
+        known.append(&mut self.known_pages);
+        self.known_pages = known;
+        self.call_ids = call_ids_of(&entries);
+        self.working = entries;
+        self.deferred = None;
+        Ok(())
     }
 
     /// Request tokens of the working list now.
@@ -202,6 +270,10 @@ impl State {
             };
             parsed.push(m.map_err(|e| e.offset_index(base))?);
         }
+        if self.deferred.as_ref().is_some_and(|d| parsed.iter().flat_map(Message::call_ids).any(|id| d.may_call(id))) {
+            // A new call may reuse an id of the pages left unparsed: only they can say.
+            self.materialize(format)?;
+        }
         {
             // Gemini's calls without ids get unique ones, and their responses those ids.
             let open: Vec<&Message> = self.working[format.open_turn(&self.working)..].iter().map(|e| &*e.msg).collect();
@@ -224,7 +296,7 @@ impl State {
             entries.push(Entry::with_pin(Rc::new(m), tokens, pinned));
         }
         if !entries.is_empty() {
-            self.versions.bump(self.working.len());
+            self.versions.bump(self.len());
         }
         for e in entries {
             self.turns += usize::from(e.msg.is_real_user());
@@ -253,7 +325,7 @@ impl State {
             return Err(replaced());
         }
         let e = self.working.pop().expect("checked above");
-        self.versions.bump(self.working.len());
+        self.versions.bump(self.len());
         self.working_tokens -= e.tokens as u64;
         self.turns -= usize::from(e.msg.is_real_user());
         for id in e.msg.call_ids() {
@@ -270,7 +342,9 @@ impl State {
     }
 
     /// Pins or unpins working message `index`.
+    /// The state's pages left unparsed must be parsed first ([`State::materialize`]).
     pub fn set_pinned(&mut self, index: usize, pinned: bool) -> Result<()> {
+        debug_assert!(self.deferred.is_none());
         let n = self.working.len();
         let Some(e) = self.working.get_mut(index) else {
             return Err(Error::new(
@@ -286,9 +360,13 @@ impl State {
 
     /// The working list's version, the first index that changed since `version`, and the wire
     /// messages from there on (none when nothing changed).
+    ///
+    /// Of the parsed messages only: those of pages left unparsed are not values yet
+    /// ([`State::materialize`] parses them).
     pub fn messages_since(&self, version: Option<u64>) -> (u64, usize, Vec<Value>) {
-        let from = self.changed_from(version);
-        let tail = self.working[from.min(self.working.len())..].iter().map(|e| (*e.msg.wire).clone()).collect();
+        let skip = self.deferred.as_ref().map_or(0, Deferred::len);
+        let from = self.changed_from(version).max(skip);
+        let tail = self.working[(from - skip).min(self.working.len())..].iter().map(|e| (*e.msg.wire).clone()).collect();
         (self.versions.current(), from, tail)
     }
 
@@ -303,24 +381,37 @@ impl State {
     }
 
     /// The wire messages of the working list from `from` on, as a JSON array: a whole page
-    /// whose text the memory knows is written once and copied after that ([`KnownPage`]).
+    /// whose text the memory knows is written once and copied after that ([`KnownPage`]); the
+    /// messages of a page left unparsed are cut from its text.
     pub fn write_messages(&self, out: &mut String, from: usize) {
-        out.reserve(self.working.len().saturating_sub(from) * 256);
+        let skip = self.deferred.as_ref().map_or(0, Deferred::len);
+        out.reserve(self.len().saturating_sub(from) * 256);
         out.push('[');
-        let mut at = from.min(self.working.len());
-        while at < self.working.len() {
+        let mut at = from.min(self.len());
+        if let Some(d) = &self.deferred {
+            while at < skip {
+                if at > from {
+                    out.push(',');
+                }
+                let page = &d.pages[at / PAGE];
+                out.push_str(&page.text[page.spans[at % PAGE].clone()]);
+                at += 1;
+            }
+        }
+        while at < self.len() {
             if at > from {
                 out.push(',');
             }
-            let end = (at + PAGE).min(self.working.len());
-            let known = (at % PAGE == 0).then(|| self.known_pages.get(at / PAGE)).flatten().and_then(Option::as_ref);
-            match known.and_then(|k| k.messages_of(&self.working[at..end])) {
+            let i = at - skip;
+            let end = (i + PAGE).min(self.working.len());
+            let known = (i % PAGE == 0).then(|| self.known_pages.get(i / PAGE)).flatten().and_then(Option::as_ref);
+            match known.and_then(|k| k.messages_of(&self.working[i..end])) {
                 Some(text) => {
                     out.push_str(text);
-                    at = end;
+                    at = end + skip;
                 }
                 None => {
-                    crate::json::write(out, &self.working[at].msg.wire);
+                    crate::json::write(out, &self.working[i].msg.wire);
                     at += 1;
                 }
             }
@@ -332,7 +423,7 @@ impl State {
     fn changed_from(&self, version: Option<u64>) -> usize {
         match version {
             None => 0,
-            Some(v) => self.versions.first_changed_since(v).unwrap_or(self.working.len()),
+            Some(v) => self.versions.first_changed_since(v).unwrap_or(self.len()),
         }
     }
 
@@ -383,29 +474,61 @@ impl State {
     /// The whole state as versioned JSON text. The working list and the log's tail (nearly all
     /// of it) are written straight from the entries; the rest, small, through a [`Value`].
     pub fn to_json_text(&self, config: &Config) -> String {
-        self.write_json(config, &mut Cuts::default())
+        self.write_json(config, &mut Cuts::default(), false)
     }
 
-    /// [`State::to_json_text`] and where its paged lists' items lie in it (see
-    /// [`super::pages`]).
+    /// [`State::to_json_text`] as a save writes it, with the facts of each page of the working
+    /// list (`pageFacts`, see [`super::deferred`]), and where its paged lists' items lie in it
+    /// (see [`super::pages`]).
     pub fn to_json_cut(&self, config: &Config) -> (String, Cuts) {
         let mut cuts = Cuts::default();
-        (self.write_json(config, &mut cuts), cuts)
+        (self.write_json(config, &mut cuts, true), cuts)
     }
 
-    /// The state's text, noting in `cuts` where the paged lists and their items are.
-    fn write_json(&self, config: &Config, cuts: &mut Cuts) -> String {
-        let mut out = String::with_capacity(64 + self.working.len() * 64);
+    /// The state's text, noting in `cuts` where the paged lists and their items are; with the
+    /// pages' facts when `facts`.
+    fn write_json(&self, config: &Config, cuts: &mut Cuts, facts: bool) -> String {
+        let mut out = String::with_capacity(64 + self.len() * 64);
         out.push_str(&format!("{{\"autocontext\":{STATE_VERSION},\"counts\":{COUNT_VERSION}"));
         let working = &mut cuts[0];
         working.field.0 = out.len();
-        out.push_str(",\"working\":");
-        pages::write_list(&mut out, working, &self.working, |out, n, entries| {
-            match self.known_pages.get(n).and_then(Option::as_ref).and_then(|k| k.items_of(entries)) {
-                Some(items) => out.push_str(items),
-                None => crate::json::write_items(out, entries, pages::write_entry),
+        out.push_str(",\"working\":[");
+        let mut lines: Vec<Rc<str>> = Vec::new();
+        let unparsed = self.deferred.as_ref().map_or(&[][..], |d| &d.pages[..]);
+        for page in unparsed {
+            if !working.pages.is_empty() {
+                out.push(',');
             }
-        });
+            let start = out.len();
+            out.push_str(&page.text[1..page.text.len() - 1]);
+            working.pages.push((start, out.len()));
+            if facts {
+                lines.push(Rc::clone(&page.line));
+            }
+        }
+        for (n, entries) in self.working.chunks(PAGE).enumerate() {
+            if !working.pages.is_empty() {
+                out.push(',');
+            }
+            let start = out.len();
+            let known = self.known_pages.get(n).and_then(Option::as_ref).filter(|k| k.items_of(entries).is_some());
+            match known {
+                Some(k) => {
+                    out.push_str(k.items_of(entries).unwrap_or_default());
+                    if facts {
+                        lines.push(k.line(|items| super::deferred::line(items, entries)));
+                    }
+                }
+                None => {
+                    crate::json::write_items(&mut out, entries, pages::write_entry);
+                    if facts {
+                        lines.push(Rc::from(super::deferred::line(&out[start..], entries)));
+                    }
+                }
+            }
+            working.pages.push((start, out.len()));
+        }
+        out.push(']');
         working.field.1 = out.len();
         out.push_str(",\"log\":");
         self.log.write_json(&mut out);
@@ -442,6 +565,16 @@ impl State {
             out.push_str(",\"cache\":");
             crate::json::write(&mut out, &cache);
         }
+        if let Some((turns, why)) = &self.count_stuck {
+            out.push_str(&format!(",\"countStuck\":[{turns},"));
+            crate::json::write_str(&mut out, why);
+            out.push(']');
+        }
+        if facts {
+            out.push_str(",\"pageFacts\":[");
+            crate::json::write_items(&mut out, &lines, |o, l| crate::json::write_str(o, l));
+            out.push(']');
+        }
         out.push('}');
         out
     }
@@ -472,21 +605,20 @@ impl State {
     /// The state is taken, not borrowed: its messages become the memory's as they are, never
     /// copied (a Worker restores its session on every request).
     pub fn restore(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
-        Self::restore_read(state, counter, Taken::default()).map(|(config, counter, state, _)| (config, counter, state))
+        Self::restore_read(state, counter, None).map(|(config, counter, state, _)| (config, counter, state))
     }
 
     /// [`State::restore`], and for each working entry whether the state's text of it is what
     /// the writer writes of it now (its count read, its mark as saved), so that the page it came
     /// in can be kept ([`State::know_pages`]).
     ///
-    /// What `taken` holds was taken from the pages the thread kept (`page_cache.rs`) instead of
-    /// the state, and is read as parsing it would read it, with the same checks.
+    /// With `deferred`, the pages at the front of the working list a load left unparsed: the
+    /// state's `working` holds the entries after them.
     pub(crate) fn restore_read(
         state: Value,
         counter: Option<TokenCounter>,
-        taken: Taken,
+        deferred: Option<Deferred>,
     ) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
-        let cached = &taken.working[..];
         let shallow = State::check_shape(&state)?;
         let Value::Object(mut obj) = state else { unreachable!("checked to be an object") };
         let version = match obj.get("autocontext").and_then(Value::as_u64) {
@@ -504,10 +636,7 @@ impl State {
         };
         let format = config.format;
         let parse = |i: usize, v: Value| if shallow { format.parse_owned_shallow(i, v) } else { format.parse_owned(i, v) };
-        let offloads = match taken.offloads {
-            Some(offloads) => offloads,
-            None => fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?,
-        };
+        let offloads = fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?;
         let mut offload_ids = HashSet::new();
         for o in &offloads {
             if !crate::engine::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
@@ -547,13 +676,18 @@ impl State {
                 return Err(bad(format!("state.pending: {u:?} is not an offload uuid outside the offload index")));
             }
         }
-        let mut events = match taken.events {
-            Some(events) => events,
-            None => fields::list::<CompressionEvent>(obj.get("events"), "state.events").map_err(bad)?,
-        };
+        let mut events = fields::list::<CompressionEvent>(obj.get("events"), "state.events").map_err(bad)?;
         keep_recent(&mut events);
 
         let calibration = Calibration::from_json(obj.get("calibration"))?;
+        let count_stuck = match obj.get("countStuck") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(a)) => match (a.len(), a.first().and_then(Value::as_u64), a.get(1).and_then(Value::as_str)) {
+                (2, Some(turns), Some(why)) => Some((turns as usize, why.to_string())),
+                _ => return Err(bad("state.countStuck must be [turns, reason]")),
+            },
+            Some(_) => return Err(bad("state.countStuck must be [turns, reason]")),
+        };
         let cache = CacheWatch::from_json(obj.get("cache"))?;
         let plan = match obj.get("plan") {
             None | Some(Value::Null) => None,
@@ -596,105 +730,51 @@ impl State {
             Some(Value::Array(a)) => a,
             _ => return Err(bad("state.working must be an array")),
         };
-        let single: HashSet<&str> = offloads.iter().filter(|o| o.message_count == 1).map(|o| o.uuid.as_str()).collect();
-        // A mark as read, checked against the offload index: whether it names an offload of this
-        // session, and whether it is upgraded. States from before copies were marked: a message a
-        // shrinking step rewrote in place, whose offload holds one message, is a copy of that
-        // message.
-        let check_mark = |i: usize, s: &Synthetic| -> Result<bool> {
-            let Some(u) = &s.offload else { return Ok(false) };
-            if !offload_ids.contains(u) {
-                return Err(bad(format!("state.working[{i}] names offload {u}, which this session did not create")));
-            }
-            Ok(!s.copy && s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()))
-        };
+        // The entries before these stay in their pages, unparsed.
+        let skip = deferred.as_ref().map_or(0, Deferred::len);
+        if skip > 0 && !counted {
+            return Err(bad("state.working: pages left unparsed need the counts the state carries"));
+        }
+        let check_mark = mark_check(&offloads, &offload_ids);
         let mut read = Vec::with_capacity(working_values.len());
-        let mut from_cache: Vec<Option<&Entry>> = Vec::with_capacity(working_values.len());
         let mut as_read = Vec::with_capacity(working_values.len());
-        for (i, item) in working_values.into_iter().enumerate() {
-            if let Some(e) = cached.get(i).copied().flatten() {
-                let upgrade = match &e.msg.synthetic {
-                    Some(s) => check_mark(i, s)?,
-                    None => false,
-                };
-                let tokens = counted.then_some(e.tokens);
-                as_read.push(tokens.is_some() && !upgrade);
-                if upgrade {
-                    let mut m = Message::clone(&e.msg);
-                    if let Some(s) = &mut m.synthetic {
-                        s.copy = true;
-                    }
-                    read.push((m, (e.pinned, tokens)));
-                    from_cache.push(None);
-                } else {
-                    // Stands in the list of parsed messages until the entries are made.
-                    read.push((
-                        Message { role: Role::User, blocks: Vec::new(), wire: Value::Null.into(), synthetic: None },
-                        (e.pinned, tokens),
-                    ));
-                    from_cache.push(Some(e));
-                }
-                continue;
-            }
-            from_cache.push(None);
-            let Value::Object(mut item) = item else { return Err(bad(format!("state.working[{i}] has no message"))) };
-            let wire = item.remove("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
-            let mut m = parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
-            let mut upgraded = false;
-            if let Some(s) = item.remove("synthetic") {
-                let mut s: Synthetic = fields::record_at(&s, &|| format!("state.working[{i}].synthetic")).map_err(bad)?;
-                if check_mark(i, &s)? {
-                    s.copy = true;
-                    upgraded = true;
-                }
-                m.synthetic = Some(s);
-            }
-            let pinned = match item.get("pinned") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(_) => return Err(bad(format!("state.working[{i}].pinned must be true or false"))),
-            };
-            let tokens = match item.get("tokens") {
-                Some(t) if counted => Some(
-                    t.as_u64()
-                        .and_then(|t| u32::try_from(t).ok())
-                        .ok_or_else(|| bad(format!("state.working[{i}].tokens must be a whole number of tokens")))?,
-                ),
-                _ => None,
-            };
-            as_read.push(tokens.is_some() && !upgraded);
+        for (k, item) in working_values.into_iter().enumerate() {
+            let (m, pinned, tokens, read_as_written) = read_item(skip + k, item, &parse, &check_mark, counted)?;
+            as_read.push(read_as_written);
             read.push((m, (pinned, tokens)));
         }
         let (mut messages, known): (Vec<Message>, Vec<(bool, Option<u32>)>) = read.into_iter().unzip();
-        // A format that links its messages has no cached pages (`page_cache::entries`).
-        debug_assert!(!format.links() || from_cache.iter().all(Option::is_none));
         format.link_all(&mut messages);
         let mut working = Vec::with_capacity(messages.len());
         let mut working_tokens = 0u64;
-        for (i, ((m, (pinned, tokens)), kept)) in messages.into_iter().zip(known).zip(from_cache).enumerate() {
-            let entry = match kept {
-                Some(e) => Entry { pinned, ..e.clone() },
-                None => Entry::with_pin(Rc::new(m), 0, pinned),
-            };
+        for (i, (m, (pinned, tokens))) in messages.into_iter().zip(known).enumerate() {
+            let entry = Entry::with_pin(Rc::new(m), 0, pinned);
             let tokens = match tokens {
                 Some(t) => t,
-                None => counter.count_message(&entry.msg).map_err(|e| bad(format!("state.working[{i}]: {}", e.message())))?,
+                None => counter.count_message(&entry.msg).map_err(|e| bad(format!("state.working[{}]: {}", skip + i, e.message())))?,
             };
             working_tokens += tokens as u64;
             working.push(Entry { tokens, ..entry });
         }
         // Pairing is what the engine relies on; the format's softer rules (Anthropic's
         // alternation) may already be broken by what the host added, and restore keeps that.
-        if let Some(p) = crate::format::validate_tool_pairing(format, &working).first() {
+        // With pages left unparsed, the entries after them may answer calls in them: the whole
+        // list is checked when they are parsed ([`State::materialize`]).
+        if let Some(p) = crate::format::validate_tool_pairing(format, &working).first().filter(|_| skip == 0) {
             return Err(bad(format!("state.working is not a valid conversation: {}", p.message)));
         }
+        drop(check_mark);
+        let unparsed = deferred.as_ref().map_or(&[][..], |d| &d.facts[..]);
+        let (unparsed_turns, unparsed_tokens) =
+            (unparsed.iter().filter(|f| f.real_user).count(), unparsed.iter().map(|f| f.tokens as u64).sum::<u64>());
         let state = State {
-            count_stuck: None,
-            turns: count_turns(&working),
+            count_stuck,
+            turns: count_turns(&working) + unparsed_turns,
             call_ids: call_ids_of(&working),
             versions: Versions::default(),
             working,
-            working_tokens,
+            deferred,
+            working_tokens: working_tokens + unparsed_tokens,
             log,
             offloads,
             offload_ids,
@@ -716,10 +796,8 @@ impl State {
     /// Keeps the texts of the working list's `pages` (each [`PAGE`] entries, the last at most
     /// as many) the state was read from, except those holding an entry not read as written
     /// (`as_read`): the next save copies them. `sizes` are the pages' item counts as read; pages
-    /// not cut as the writer cuts them are not kept. `taken[k]` is the messages' text of page
-    /// `k` when it was taken from the thread's cache; the pages kept that were parsed go into
-    /// it, read in `format`.
-    pub(crate) fn know_pages(&mut self, pages: &[String], sizes: &[usize], as_read: &[bool], format: Format, taken: &[Option<Written>]) {
+    /// not cut as the writer cuts them are not kept.
+    pub(crate) fn know_pages(&mut self, pages: &[String], sizes: &[usize], as_read: &[bool]) {
         let n = self.working.len().div_ceil(PAGE);
         if pages.len() != n || sizes.len() != n || self.working.chunks(PAGE).zip(sizes).any(|(c, s)| c.len() != *s) {
             return;
@@ -729,21 +807,7 @@ impl State {
             .chunks(PAGE)
             .zip(pages)
             .zip(as_read.chunks(PAGE))
-            .enumerate()
-            .map(|(k, ((entries, text), read))| {
-                read.iter().all(|r| *r).then(|| {
-                    let text: Rc<str> = Rc::from(text.as_str());
-                    let written = match taken.get(k).cloned().flatten() {
-                        Some(written) => written,
-                        None => {
-                            let written = Written::default();
-                            page_cache::keep(Rc::clone(&text), page_cache::Parsed::Working(format, entries.into(), Rc::clone(&written)));
-                            written
-                        }
-                    };
-                    KnownPage::new(entries, text, written)
-                })
-            })
+            .map(|((entries, text), read)| read.iter().all(|r| *r).then(|| KnownPage::new(entries, Rc::from(text.as_str()))))
             .collect();
     }
 
@@ -754,13 +818,14 @@ impl State {
         let (text, cuts) = self.to_json_cut(config);
         let out = pages::cut(&text, &cuts);
         let mut old = std::mem::take(&mut self.known_pages).into_iter();
+        let unparsed = self.deferred.as_ref().map_or(0, |d| d.pages.len());
         self.known_pages = self
             .working
             .chunks(PAGE)
-            .zip(&out[2..])
+            .zip(&out[2 + unparsed..])
             .map(|(entries, text)| match old.next().flatten() {
                 Some(k) if k.items_of(entries).is_some() => Some(k),
-                _ => Some(KnownPage::new(entries, Rc::from(text.as_str()), Written::default())),
+                _ => Some(KnownPage::new(entries, Rc::from(text.as_str()))),
             })
             .collect();
         let [working, offloads, _] = [&cuts[0], &cuts[1], &cuts[2]].map(|c| c.pages.len());
@@ -771,18 +836,62 @@ impl State {
     }
 }
 
-/// What a restore takes from the pages a thread kept instead of the state (`page_cache.rs`):
-/// `working[i]`, when there is one, is working entry `i`, the state holding `null` in its place;
-/// the offload index's records and the events, when the state has none of them.
-#[derive(Default)]
-pub(crate) struct Taken<'a> {
-    pub(crate) working: Vec<Option<&'a Entry>>,
-    pub(crate) offloads: Option<Vec<OffloadRecord>>,
-    pub(crate) events: Option<Vec<CompressionEvent>>,
-}
-
 fn bad(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidState, message)
+}
+
+/// The check of a mark as read, against the offload index: whether it names an offload of this
+/// session (an error if not), and whether it is upgraded. States from before copies were
+/// marked: a message a shrinking step rewrote in place, whose offload holds one message, is a
+/// copy of that message.
+fn mark_check<'a>(offloads: &'a [OffloadRecord], offload_ids: &'a HashSet<String>) -> impl Fn(usize, &Synthetic) -> Result<bool> + 'a {
+    let single: HashSet<&str> = offloads.iter().filter(|o| o.message_count == 1).map(|o| o.uuid.as_str()).collect();
+    move |i: usize, s: &Synthetic| -> Result<bool> {
+        let Some(u) = &s.offload else { return Ok(false) };
+        if !offload_ids.contains(u) {
+            return Err(bad(format!("state.working[{i}] names offload {u}, which this session did not create")));
+        }
+        Ok(!s.copy && s.in_place && COPY_KINDS.contains(&s.kind.as_str()) && single.contains(u.as_str()))
+    }
+}
+
+/// Working item `i` of a state (`{message, tokens, synthetic, pinned}`): its message read by
+/// `parse`, its mark checked (and upgraded) by `check_mark`, its pin, its count when the state's
+/// counts are this build's (`counted`), and whether it was read as written (its count read, its
+/// mark not upgraded).
+fn read_item(
+    i: usize,
+    item: Value,
+    parse: &dyn Fn(usize, Value) -> Result<Message>,
+    check_mark: &dyn Fn(usize, &Synthetic) -> Result<bool>,
+    counted: bool,
+) -> Result<(Message, bool, Option<u32>, bool)> {
+    let Value::Object(mut item) = item else { return Err(bad(format!("state.working[{i}] has no message"))) };
+    let wire = item.remove("message").ok_or_else(|| bad(format!("state.working[{i}] has no message")))?;
+    let mut m = parse(i, wire).map_err(|e| bad(format!("state.working: {}", e.message())))?;
+    let mut upgraded = false;
+    if let Some(s) = item.remove("synthetic") {
+        let mut s: Synthetic = fields::record_at(&s, &|| format!("state.working[{i}].synthetic")).map_err(bad)?;
+        if check_mark(i, &s)? {
+            s.copy = true;
+            upgraded = true;
+        }
+        m.synthetic = Some(s);
+    }
+    let pinned = match item.get("pinned") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(bad(format!("state.working[{i}].pinned must be true or false"))),
+    };
+    let tokens = match item.get("tokens") {
+        Some(t) if counted => Some(
+            t.as_u64()
+                .and_then(|t| u32::try_from(t).ok())
+                .ok_or_else(|| bad(format!("state.working[{i}].tokens must be a whole number of tokens")))?,
+        ),
+        _ => None,
+    };
+    Ok((m, pinned, tokens, tokens.is_some() && !upgraded))
 }
 
 /// Real user messages of a list of entries.

@@ -74,6 +74,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let id = &self.config().session_id;
         let key = |uuid: &str| crate::engine::reload::key(id, uuid);
         let mut out = BTreeSet::new();
+        self.materialize()?;
         let heads = {
             let st = self.state.borrow();
             out.extend(st.offloads.iter().map(|o| key(&o.uuid)));

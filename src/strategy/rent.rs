@@ -65,15 +65,52 @@ pub(crate) struct Due {
     pub rewrite: f64,
 }
 
+/// What the rent and the trigger check read of a working entry: a few facts of its message
+/// beside its count and pin. A load that leaves a page of the working list unparsed reads them
+/// from the state's head (`engine/deferred.rs`), so a turn without a pass decides from them
+/// alone; a parsed entry gives them ([`Fact::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fact {
+    pub role: Role,
+    pub tokens: u32,
+    pub pinned: bool,
+    /// Its tool-result blocks.
+    pub results: u32,
+    /// A stub of this rung replaced it already.
+    pub stub: bool,
+    /// A real user turn ([`crate::message::Message::is_real_user`]).
+    pub real_user: bool,
+}
+
+impl Fact {
+    /// The facts of `e`.
+    pub fn of(e: &Entry) -> Fact {
+        let m = &e.msg;
+        Fact {
+            role: m.role,
+            tokens: e.tokens,
+            pinned: e.pinned,
+            results: m.blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count() as u32,
+            stub: m.synthetic.as_ref().is_some_and(|s| s.kind == super::Strategy::ToolResultStub.event_type()),
+            real_user: m.is_real_user(),
+        }
+    }
+
+    /// The facts of every entry of `work`.
+    pub fn all(work: &[Entry]) -> Vec<Fact> {
+        work.iter().map(Fact::of).collect()
+    }
+}
+
 /// Whether message `i` of `work` starts a model turn (an assistant message after anything
 /// else): each is one model call.
-fn starts_call(work: &[Entry], i: usize) -> bool {
-    work[i].msg.role == Role::Assistant && (i == 0 || work[i - 1].msg.role != Role::Assistant)
+fn starts_call(work: &[Fact], i: usize) -> bool {
+    work[i].role == Role::Assistant && (i == 0 || work[i - 1].role != Role::Assistant)
 }
 
 /// Model calls until the request reaches `trigger` tokens from `tokens`, at the pace of the last
 /// [`PACE_CALLS`] calls of `work` (the tokens they added each); unbounded when nothing grows.
-pub(crate) fn horizon(work: &[Entry], tokens: u64, trigger: u64) -> f64 {
+pub(crate) fn horizon(work: &[Fact], tokens: u64, trigger: u64) -> f64 {
     let starts: Vec<usize> = (0..work.len()).rev().filter(|&i| starts_call(work, i)).take(PACE_CALLS + 1).collect();
     let (Some(&last), Some(&first)) = (starts.first(), starts.last()) else { return f64::INFINITY };
     let calls = starts.len() - 1;
@@ -94,7 +131,7 @@ const PACE_CALLS: usize = 8;
 const HORIZON_MARGIN: f64 = 3.0;
 
 /// The model calls `work` records: its model turns.
-pub(crate) fn calls(work: &[Entry]) -> usize {
+pub(crate) fn calls(work: &[Fact]) -> usize {
     (0..work.len()).filter(|&i| starts_call(work, i)).count()
 }
 
@@ -103,7 +140,7 @@ pub(crate) fn calls(work: &[Entry]) -> usize {
 /// not pinned), found without allocating an analysis: when no batch of the superset is due
 /// ([`due`] asks less of a larger set), none of the stale results' is, so the trigger check
 /// analyses the list only when a batch may be due.
-pub(crate) fn stale(work: &[Entry], st: Option<&Structure>) -> Vec<Stale> {
+pub(crate) fn stale(work: &[Fact], st: Option<&Structure>) -> Vec<Stale> {
     let n = work.len();
     let last_turn = (0..n).rev().find(|&i| starts_call(work, i)).unwrap_or(0);
     let free = |i: usize| match st {
@@ -118,13 +155,12 @@ pub(crate) fn stale(work: &[Entry], st: Option<&Structure>) -> Vec<Stale> {
     let mut later: Vec<usize> = Vec::new();
     let mut out = Vec::new();
     for i in (0..n).rev() {
-        let m = &work[i].msg;
-        let results = m.blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count();
+        let results = work[i].results as usize;
         if results == 0 {
             continue;
         }
         // The result that made this one stale: the KEEP_RESULTS-th after it.
-        if later.len() >= KEEP_RESULTS && m.synthetic.as_ref().is_none_or(|s| s.kind != super::Strategy::ToolResultStub.event_type()) {
+        if later.len() >= KEEP_RESULTS && !work[i].stub {
             let made_stale = later[later.len() - KEEP_RESULTS];
             let tokens = work[i].tokens as u64;
             if tokens >= STUB_TOKENS + MIN_SAVED && free(i) {
@@ -140,7 +176,7 @@ pub(crate) fn stale(work: &[Entry], st: Option<&Structure>) -> Vec<Stale> {
 /// The batch of `stale` (from [`stale`]) to stub now, if one pays: the one whose rent exceeds
 /// its rewrite by the most. With a cold cache (`cold`) nothing is cached to rewrite, so every
 /// stale result is due.
-pub(crate) fn due(work: &[Entry], stale: &[Stale], prices: &Prices, cold: bool, horizon: f64) -> Option<Due> {
+pub(crate) fn due(work: &[Fact], stale: &[Stale], prices: &Prices, cold: bool, horizon: f64) -> Option<Due> {
     let first = stale.first()?;
     if prices.cache_read <= 0.0 {
         return None; // nothing is saved by removing what costs nothing to keep
@@ -208,8 +244,9 @@ mod tests {
 
     #[test]
     fn results_go_stale_after_the_newest_few_and_age_by_calls() {
-        let work = session(10, 4_000);
-        let st = analyse(&work);
+        let entries = session(10, 4_000);
+        let st = analyse(&entries);
+        let work = Fact::all(&entries);
         let stale = stale(&work, Some(&st));
         assert_eq!(stale.len(), 10 - KEEP_RESULTS, "the newest {KEEP_RESULTS} results stay fresh");
         // The first result went stale when the fifth came; six model calls followed that.
@@ -221,7 +258,7 @@ mod tests {
         let quick = super::stale(&work, None);
         assert!(stale.iter().all(|s| quick.contains(s)));
         let config = Config::default();
-        let protected = Structure::analyze_with(&work, &Rules::of(&config), &|i| i == 4);
+        let protected = Structure::analyze_with(&entries, &Rules::of(&config), &|i| i == 4);
         let fewer = super::stale(&work, Some(&protected));
         assert!(fewer.len() < stale.len() && fewer.iter().all(|s| quick.contains(s)), "{fewer:?}");
     }
@@ -230,14 +267,14 @@ mod tests {
     fn a_batch_is_due_once_its_rent_reaches_its_rewrite() {
         let anthropic = Prices::of(Format::Anthropic);
         // Few calls since the results went stale: the rent is below the rewrite.
-        let work = session(8, 4_000);
-        let st = analyse(&work);
+        let entries = session(8, 4_000);
+        let (st, work) = (analyse(&entries), Fact::all(&entries));
         assert_eq!(due(&work, &stale(&work, Some(&st)), &anthropic, false, f64::INFINITY), None);
         // A cold cache rewrites nothing: due at once, from the oldest.
         assert_eq!(due(&work, &stale(&work, Some(&st)), &anthropic, true, f64::INFINITY).map(|d| d.from), Some(2));
         // Many calls later the rent has paid for it.
-        let work = session(40, 4_000);
-        let st = analyse(&work);
+        let entries = session(40, 4_000);
+        let (st, work) = (analyse(&entries), Fact::all(&entries));
         let d = due(&work, &stale(&work, Some(&st)), &anthropic, false, f64::INFINITY).expect("due");
         assert!(d.rent >= d.rewrite && d.rewrite > 0.0, "{d:?}");
         // A cheaper write makes it due sooner; a free read never pays rent.

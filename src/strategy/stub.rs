@@ -12,7 +12,7 @@
 
 use futures_util::future::LocalBoxFuture;
 
-use super::rent::{due, stale};
+use super::rent::{due, stale, Fact};
 use super::{Ctx, Edit, Pressure, Rung, Strategy};
 use crate::host::DynSummarizer;
 use crate::message::{head_chars, offload_marker, Block, Synthetic};
@@ -38,10 +38,11 @@ impl Rung for ToolResultStub {
 }
 
 fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
-    let stale = stale(ctx.working, Some(ctx.st));
+    let facts = Fact::all(ctx.working);
+    let stale = stale(&facts, Some(ctx.st));
     let pressed = ctx.total >= ctx.target;
-    let horizon = super::rent::horizon(ctx.working, ctx.total, ctx.bound);
-    let from = match due(ctx.working, &stale, &ctx.config.prices(), ctx.cold || pressed, horizon) {
+    let horizon = super::rent::horizon(&facts, ctx.total, ctx.bound);
+    let from = match due(&facts, &stale, &ctx.config.prices(), ctx.cold || pressed, horizon) {
         Some(d) => d.from,
         None => return Vec::new(),
     };
