@@ -13,7 +13,9 @@
  *
  * The engine cuts the state into its head and pages (`WasmMemory.toJsonPages`) and takes them
  * back (`WasmMemory.fromPages`), so neither a save nor a load parses, writes or copies the whole
- * state in JavaScript: a Worker restores and saves its session on every request.
+ * state in JavaScript: a Worker restores and saves its session on every request. The head also
+ * carries a line of facts per page of the working list (`pageFacts`), with which the engine
+ * leaves the pages before the last exchange unparsed until something needs their messages.
  *
  * @module
  * @internal

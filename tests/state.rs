@@ -691,7 +691,7 @@ fn a_page_left_unparsed_is_checked_when_it_is_parsed() {
         ("materialize", lazy.materialize().err()),
         ("pin", lazy.pin(0).err()),
         ("pop", lazy.pop().err()),
-        ("prepare", block_on(lazy.prepare()).err()),
+        ("reachable_keys", block_on(lazy.reachable_keys(&[])).err()),
     ] {
         let e = e.unwrap_or_else(|| panic!("{what} parsed the forged page"));
         assert_eq!(e.code(), ErrorCode::InvalidState, "{what}: {}", e.message());

@@ -238,7 +238,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
 
     /// The indices of the pinned working messages.
     pub fn pinned(&self) -> Vec<usize> {
-        self.state.borrow().facts().iter().enumerate().filter(|(_, f)| f.pinned).map(|(i, _)| i).collect()
+        self.state.borrow().facts.iter().enumerate().filter(|(_, f)| f.pinned).map(|(i, _)| i).collect()
     }
 
     fn set_pinned(&self, index: usize, pinned: bool) -> Result<()> {
@@ -504,11 +504,12 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// free (down to its low-water mark, by at least `minFreedTokens`) if that is more, so what
     /// it prepares still suffices once that room has filled.
     pub async fn prepare(&self) -> Result<PrepareResult> {
-        self.materialize()?;
         let parts = self.parts();
         let (tokens, generation, pressure, calibration) = {
             let st = self.state.borrow();
-            let pressure = st.count_pressure(self.config.msg_threshold as usize) || parts.turn_pressure(&st.working);
+            let turns =
+                self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(st.turns) > self.config.max_context_turns as usize;
+            let pressure = st.count_pressure(self.config.msg_threshold as usize) || turns;
             (st.request_tokens(&self.config), st.generation, pressure, st.calibration)
         };
         let trigger = calibration.trigger(&self.config);
@@ -527,6 +528,8 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             result.reason = Some(reason.into());
             return Ok(result);
         }
+        // The dry run reads every message.
+        self.materialize()?;
         self.preparing.set(true);
         let _flag = Flag(&self.preparing);
         self.last_prepare.set(Some((generation, tokens)));

@@ -86,9 +86,9 @@ impl<S, O> Parts<'_, S, O> {
     /// settles, it says a pass must run, and the pass parses them and checks again.
     pub fn trigger_check(&self, forced: Option<u64>, cold: bool) -> Option<CompressResult> {
         let state = self.state.borrow();
-        let facts = state.facts();
+        let facts = &state.facts;
         let tokens = state.request_tokens(self.config);
-        let target = forced.map_or_else(|| self.pass_target(tokens, cold, &facts), Target::exactly);
+        let target = forced.map_or_else(|| self.pass_target(tokens, cold, facts), Target::exactly);
         let count = state.len();
         let turns =
             self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(state.turns) > self.config.max_context_turns as usize;
@@ -98,7 +98,7 @@ impl<S, O> Parts<'_, S, O> {
             || state.count_pressure(threshold)
             || turns
             || self.fresh_oversized(&state.working)
-            || forced.is_none() && self.rent_due(&facts, parsed, cold);
+            || forced.is_none() && self.rent_due(facts, parsed, cold);
         (!pressure).then(|| {
             let mut idle = CompressResult::unchanged(tokens, count, target);
             if count >= threshold {
@@ -124,9 +124,11 @@ impl<S, O> Parts<'_, S, O> {
         if !self.ladder.contains(&Strategy::ToolResultStub) {
             return false;
         }
-        let trigger = self.state.borrow().calibration.trigger(self.config);
-        let tokens: u64 = facts.iter().map(|f| f.tokens as u64).sum();
-        let horizon = rent::horizon(facts, request_tokens(tokens, self.config), trigger);
+        let (trigger, tokens) = {
+            let state = self.state.borrow();
+            (state.calibration.trigger(self.config), state.request_tokens(self.config))
+        };
+        let horizon = rent::horizon(facts, tokens, trigger);
         let prices = self.config.prices();
         // The entries alone first: the analysis only when a batch of their superset is due.
         if rent::due(facts, &rent::stale(facts, None), &prices, cold, horizon).is_none() {
@@ -289,7 +291,7 @@ pub(crate) async fn compress<S: Summarizer, O: OffloadStore>(parts: Parts<'_, S,
     }
     let rent = forced.is_none() && {
         let state = parts.state.borrow();
-        parts.rent_due(&rent::Fact::all(&state.working), Some(&state.working), cold)
+        parts.rent_due(&state.facts, Some(&state.working), cold)
     };
     let mut pass = Pass::snapshot(parts, Mode::Commit, cold, rent, |tokens, work| {
         forced.map_or_else(|| parts.pass_target(tokens, cold, &rent::Fact::all(work)), Target::exactly)

@@ -72,6 +72,9 @@ pub(crate) struct State {
     /// The pages at the front of the working list a load left unparsed (see
     /// [`super::deferred`]); [`State::materialize`] parses them.
     pub deferred: Option<Deferred>,
+    /// The facts of every working entry ([`Fact`]), those of the pages left unparsed included:
+    /// what the trigger check reads on every call, kept as the list changes.
+    pub facts: Vec<Fact>,
     /// The working list's tokens (those of the pages left unparsed included).
     pub working_tokens: u64,
     /// Everything added: the tail here, the rest in the store.
@@ -194,16 +197,6 @@ impl State {
         self.deferred.as_ref().map_or(0, Deferred::len) + self.working.len()
     }
 
-    /// The facts of every working entry ([`Fact`]), those of the pages left unparsed included.
-    pub fn facts(&self) -> Vec<Fact> {
-        let mut out = Vec::with_capacity(self.len());
-        if let Some(d) = &self.deferred {
-            out.extend_from_slice(&d.facts);
-        }
-        out.extend(self.working.iter().map(Fact::of));
-        out
-    }
-
     /// Parses the pages of the working list a load left unparsed ([`super::deferred`]), with the
     /// checks a load runs (every message in `format`, every mark an offload of this session,
     /// tool pairing), and that each entry is what the head's facts say. All or nothing: on an
@@ -305,6 +298,7 @@ impl State {
             }
             self.working_tokens += e.tokens as u64;
             self.log.push(e.msg.wire.shared(), e.tokens as u64);
+            self.facts.push(Fact::of(&e));
             self.working.push(e);
         }
         Ok(())
@@ -325,6 +319,7 @@ impl State {
             return Err(replaced());
         }
         let e = self.working.pop().expect("checked above");
+        self.facts.pop();
         self.versions.bump(self.len());
         self.working_tokens -= e.tokens as u64;
         self.turns -= usize::from(e.msg.is_real_user());
@@ -354,6 +349,7 @@ impl State {
             .at_field("index"));
         };
         e.pinned = pinned;
+        self.facts[index].pinned = pinned;
         self.count_stuck = None;
         Ok(())
     }
@@ -445,6 +441,7 @@ impl State {
         self.working_tokens = sum_tokens(&work);
         self.turns = count_turns(&work);
         self.call_ids = call_ids_of(&work);
+        self.facts = Fact::all(&work);
         self.working = work;
         for (uuid, digest, count) in offloads {
             self.offload_ids.insert(uuid.clone());
@@ -767,10 +764,14 @@ impl State {
         let unparsed = deferred.as_ref().map_or(&[][..], |d| &d.facts[..]);
         let (unparsed_turns, unparsed_tokens) =
             (unparsed.iter().filter(|f| f.real_user).count(), unparsed.iter().map(|f| f.tokens as u64).sum::<u64>());
+        let mut facts = Vec::with_capacity(unparsed.len() + working.len());
+        facts.extend_from_slice(unparsed);
+        facts.extend(working.iter().map(Fact::of));
         let state = State {
             count_stuck,
             turns: count_turns(&working) + unparsed_turns,
             call_ids: call_ids_of(&working),
+            facts,
             versions: Versions::default(),
             working,
             deferred,
