@@ -9,9 +9,10 @@
 //! digest, a filter of the call ids its messages make, and the facts of each of its entries.
 //! A load whose every page matches its line keeps the pages before the last exchange as their
 //! text and facts (the pages after them are the engine's too, so their pairing is checked with
-//! the whole list's when it is parsed); the memory parses them when something needs their messages (a pass, a
-//! reload, a pin, a new call whose id the filter may hold), checking them then as a load checks
-//! them, and the facts against what they say.
+//! the whole list's when it is parsed). The memory parses them when something needs their
+//! messages (a pass, a pin, `pop`, a preparation's dry run, a sweep, a new call whose id the
+//! filter may hold), checking them then as a load checks them, and the facts against what they
+//! say.
 //!
 //! The digest covers the page's text and its line: a page or a line changed by anything but
 //! the engine's save does not match, and the state is read whole, every check at once. The
