@@ -651,7 +651,7 @@ fn forged<S: autocontext::Summarizer + Clone>(
     let line = head["pageFacts"][0].as_str().unwrap();
     let rest = facts(&line[16..]);
     let items = &pages[0][1..pages[0].len() - 1];
-    let digest = xxhash_rust::xxh64::xxh64(rest.as_bytes(), xxhash_rust::xxh64::xxh64(items.as_bytes(), 0));
+    let digest = xxhash_rust::xxh64::xxh64(rest.as_bytes(), xxhash_rust::xxh64::xxh64(items.as_bytes(), 2));
     head["pageFacts"][0] = json!(format!("{digest:016x}{rest}"));
     (head, counts, pages)
 }

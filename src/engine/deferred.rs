@@ -52,8 +52,8 @@ fn filter_may_hold(filter: &Filter, id: &str) -> bool {
 }
 
 /// Writes the facts of `entries` as their codes: per entry its role's letter (`u` a real user
-/// turn, `v` another user message), its tokens, then `p` when pinned, `x` when a stub, `r` and
-/// the number of its tool results when it has any.
+/// turn, `v` another user message), its tokens, then `p` when pinned, `x` when a stub, `c` when
+/// it makes tool calls, `r` and the number of its tool results when it has any.
 fn write_codes(out: &mut String, facts: impl Iterator<Item = Fact>) {
     for f in facts {
         out.push(match f.role {
@@ -69,6 +69,9 @@ fn write_codes(out: &mut String, facts: impl Iterator<Item = Fact>) {
         }
         if f.stub {
             out.push('x');
+        }
+        if f.calls {
+            out.push('c');
         }
         if f.results > 0 {
             out.push('r');
@@ -117,13 +120,17 @@ fn read_codes(codes: &str) -> Option<Vec<Fact>> {
         };
         at += 1;
         let tokens = number(b, &mut at)?;
-        let mut f = Fact { role, tokens, pinned: false, results: 0, stub: false, real_user };
+        let mut f = Fact { role, tokens, pinned: false, results: 0, stub: false, calls: false, real_user };
         if b.get(at) == Some(&b'p') {
             f.pinned = true;
             at += 1;
         }
         if b.get(at) == Some(&b'x') {
             f.stub = true;
+            at += 1;
+        }
+        if b.get(at) == Some(&b'c') {
+            f.calls = true;
             at += 1;
         }
         if b.get(at) == Some(&b'r') {
@@ -155,9 +162,13 @@ pub(crate) fn line(items: &str, entries: &[Entry]) -> String {
     line
 }
 
+/// The rules of the lines: a line written under other rules (its codes read otherwise) does not
+/// match, and the state is read whole.
+const LINE_RULES: u64 = 2;
+
 /// The digest of a page's items and the rest of its line.
 fn digest(items: &str, rest: &str) -> u64 {
-    xxh64(rest.as_bytes(), xxh64(items.as_bytes(), 0))
+    xxh64(rest.as_bytes(), xxh64(items.as_bytes(), LINE_RULES))
 }
 
 /// A page of the working list left unparsed.
@@ -286,23 +297,23 @@ mod tests {
     use super::*;
 
     fn fact(role: Role, results: u32) -> Fact {
-        Fact { role, tokens: 10, pinned: false, results, stub: false, real_user: role == Role::User }
+        Fact { role, tokens: 10, pinned: false, results, stub: false, calls: false, real_user: role == Role::User }
     }
 
     #[test]
     fn codes_read_back_as_written() {
         let facts = vec![
-            Fact { role: Role::System, tokens: 0, pinned: true, results: 0, stub: false, real_user: false },
-            Fact { role: Role::User, tokens: 4_000_000_000, pinned: false, results: 0, stub: false, real_user: true },
-            Fact { role: Role::User, tokens: 7, pinned: true, results: 2, stub: true, real_user: false },
-            Fact { role: Role::Assistant, tokens: 12, pinned: false, results: 0, stub: false, real_user: false },
-            Fact { role: Role::Tool, tokens: 300, pinned: false, results: 1, stub: true, real_user: false },
+            Fact { role: Role::System, tokens: 0, pinned: true, results: 0, stub: false, calls: false, real_user: false },
+            Fact { role: Role::User, tokens: 4_000_000_000, pinned: false, results: 0, stub: false, calls: false, real_user: true },
+            Fact { role: Role::User, tokens: 7, pinned: true, results: 2, stub: true, calls: false, real_user: false },
+            Fact { role: Role::Assistant, tokens: 12, pinned: false, results: 0, stub: false, calls: true, real_user: false },
+            Fact { role: Role::Tool, tokens: 300, pinned: false, results: 1, stub: true, calls: false, real_user: false },
         ];
         let mut codes = String::new();
         write_codes(&mut codes, facts.iter().copied());
-        assert_eq!(codes, "s0pu4000000000v7pxr2a12t300xr1");
+        assert_eq!(codes, "s0pu4000000000v7pxr2a12ct300xr1");
         assert_eq!(read_codes(&codes), Some(facts));
-        for bad in ["q1", "u", "u1r", "u1xp", "u99999999999", "a1pp", "t1 "] {
+        for bad in ["q1", "u", "u1r", "u1xp", "a1cx", "u99999999999", "a1pp", "t1 "] {
             assert_eq!(read_codes(bad), None, "{bad}");
         }
     }

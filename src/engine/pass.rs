@@ -36,6 +36,7 @@ use crate::engine::events::CompressionEvent;
 use crate::engine::offload::Expansion;
 use crate::entry::Entry;
 use crate::error::{Error, ErrorCode, Result};
+use crate::format::Format;
 use crate::host::{Clock, DynSummarizer, NoSummarizer, OffloadStore, Summarizer};
 use crate::message::{Block, Role};
 use crate::options::Config;
@@ -131,12 +132,13 @@ impl<S, O> Parts<'_, S, O> {
         let horizon = rent::horizon(facts, tokens, trigger);
         let prices = self.config.prices();
         // The entries alone first: the analysis only when a batch of their superset is due.
-        if rent::due(facts, &rent::stale(facts, None), &prices, cold, horizon).is_none() {
+        let kept = self.config.protect_last_round.then(|| rent::last_round(facts, self.config.format == Format::OpenAiResponses)).flatten();
+        if rent::due(facts, &rent::stale(facts, None, kept), &prices, cold, horizon).is_none() {
             return false;
         }
         let Some(work) = work else { return true };
         let structure = Structure::analyze_with(work, &Rules::of(self.config), &|i| work[i].pinned);
-        rent::due(facts, &rent::stale(facts, Some(&structure)), &prices, cold, horizon).is_some()
+        rent::due(facts, &rent::stale(facts, Some(&structure), None), &prices, cold, horizon).is_some()
     }
 
     /// Whether, with a cold cache, compacting `tokens` down to the low-water mark `low` pays

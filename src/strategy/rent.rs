@@ -78,6 +78,8 @@ pub(crate) struct Fact {
     pub results: u32,
     /// A stub of this rung replaced it already.
     pub stub: bool,
+    /// It makes tool calls.
+    pub calls: bool,
     /// A real user turn ([`crate::message::Message::is_real_user`]).
     pub real_user: bool,
 }
@@ -92,6 +94,7 @@ impl Fact {
             pinned: e.pinned,
             results: m.blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count() as u32,
             stub: m.synthetic.as_ref().is_some_and(|s| s.kind == super::Strategy::ToolResultStub.event_type()),
+            calls: m.has_calls(),
             real_user: m.is_real_user(),
         }
     }
@@ -130,6 +133,31 @@ const PACE_CALLS: usize = 8;
 /// far, a margin of three cost 1.5% less than none; at 128k and above it changed nothing.
 const HORIZON_MARGIN: f64 = 3.0;
 
+/// The last completed round of `work`, as the analysis finds it from the same facts
+/// ([`Structure`]'s rounds: a real user turn starts one unless tool work before it is still
+/// unread), so that the quick check of [`stale`] leaves out what protects it. `responses`: the
+/// list is the Responses API's, whose model items one after another are one response.
+pub(crate) fn last_round(work: &[Fact], responses: bool) -> Option<std::ops::Range<usize>> {
+    let mut starts = Vec::new();
+    let mut unread = false;
+    for (i, f) in work.iter().enumerate() {
+        if f.role == Role::Assistant {
+            let same_response = responses && i > 0 && work[i - 1].role == Role::Assistant;
+            unread = f.calls || (same_response && unread);
+        } else if f.results > 0 || f.role == Role::Tool {
+            unread = true;
+        } else if f.real_user && !unread {
+            starts.push(i);
+        }
+    }
+    let current = match starts.last() {
+        Some(&s) => s,
+        None => work.iter().position(|f| f.role != Role::System).unwrap_or(work.len()),
+    };
+    let k = starts.iter().rposition(|&s| s < current)?;
+    Some(starts[k]..current)
+}
+
 /// The model calls `work` records: its model turns.
 pub(crate) fn calls(work: &[Fact]) -> usize {
     (0..work.len()).filter(|&i| starts_call(work, i)).count()
@@ -137,15 +165,16 @@ pub(crate) fn calls(work: &[Fact]) -> usize {
 
 /// The tool results of `work` that have gone stale, oldest first. Without the analysis of `work`
 /// (`st`), a superset of them, from what each entry says alone (read: a model turn follows it;
-/// not pinned), found without allocating an analysis: when no batch of the superset is due
+/// not pinned; not in `kept`, the last completed round when it is protected: see
+/// [`last_round`]), found without allocating an analysis: when no batch of the superset is due
 /// ([`due`] asks less of a larger set), none of the stale results' is, so the trigger check
 /// analyses the list only when a batch may be due.
-pub(crate) fn stale(work: &[Fact], st: Option<&Structure>) -> Vec<Stale> {
+pub(crate) fn stale(work: &[Fact], st: Option<&Structure>, kept: Option<std::ops::Range<usize>>) -> Vec<Stale> {
     let n = work.len();
     let last_turn = (0..n).rev().find(|&i| starts_call(work, i)).unwrap_or(0);
     let free = |i: usize| match st {
         Some(st) => st.free(i, MASK),
-        None => i < last_turn && !work[i].pinned,
+        None => i < last_turn && !work[i].pinned && !kept.as_ref().is_some_and(|k| k.contains(&i)),
     };
     // Model calls after each index, and the positions of result blocks after it, newest last.
     let mut calls_after = vec![0u64; n + 1];
@@ -247,7 +276,7 @@ mod tests {
         let entries = session(10, 4_000);
         let st = analyse(&entries);
         let work = Fact::all(&entries);
-        let stale = stale(&work, Some(&st));
+        let stale = stale(&work, Some(&st), None);
         assert_eq!(stale.len(), 10 - KEEP_RESULTS, "the newest {KEEP_RESULTS} results stay fresh");
         // The first result went stale when the fifth came; six model calls followed that.
         assert_eq!((stale[0].index, stale[0].calls), (2, 6));
@@ -255,12 +284,36 @@ mod tests {
         assert!(stale.iter().all(|s| s.saves == 1_004 - STUB_TOKENS));
         // What the entries alone say is a superset, whatever the protections: the trigger's
         // first, cheap check never misses a batch.
-        let quick = super::stale(&work, None);
+        let quick = super::stale(&work, None, None);
         assert!(stale.iter().all(|s| quick.contains(s)));
         let config = Config::default();
         let protected = Structure::analyze_with(&entries, &Rules::of(&config), &|i| i == 4);
-        let fewer = super::stale(&work, Some(&protected));
+        let fewer = super::stale(&work, Some(&protected), None);
         assert!(fewer.len() < stale.len() && fewer.iter().all(|s| quick.contains(s)), "{fewer:?}");
+    }
+
+    #[test]
+    fn the_quick_check_leaves_out_the_protected_last_round_and_stays_a_superset() {
+        // Two rounds of tool work: the first completed, the second the current one.
+        let mut entries = session(10, 4_000);
+        let mut wire = vec![json!({"role": "user", "content": "and now the tests"})];
+        for k in 0..6 {
+            wire.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("d{k}"), "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
+            wire.push(json!({"role": "tool", "tool_call_id": format!("d{k}"), "content": "y".repeat(4_000)}));
+        }
+        entries.extend(wire.iter().map(|v| Entry::new(Rc::new(Format::OpenAi.parse(0, v).unwrap()), 1_004)));
+        let work = Fact::all(&entries);
+        let config = Config::default();
+        let st = Structure::analyze_with(&entries, &Rules::of(&config), &|_| false);
+        let kept = last_round(&work, false);
+        assert_eq!(kept, st.last_round, "the facts find the analysis's last round");
+        let real = stale(&work, Some(&st), None);
+        let quick = stale(&work, None, kept.clone());
+        assert!(real.iter().all(|s| quick.contains(s)), "a superset still");
+        assert!(quick.iter().all(|s| !kept.as_ref().unwrap().contains(&s.index)), "{quick:?}");
+        assert!(stale(&work, None, None).len() > quick.len(), "the last round's results are left out");
+        // The Responses API's items of one response carry its unread calls.
+        assert_eq!(last_round(&work, true), st.last_round);
     }
 
     #[test]
@@ -269,16 +322,16 @@ mod tests {
         // Few calls since the results went stale: the rent is below the rewrite.
         let entries = session(8, 4_000);
         let (st, work) = (analyse(&entries), Fact::all(&entries));
-        assert_eq!(due(&work, &stale(&work, Some(&st)), &anthropic, false, f64::INFINITY), None);
+        assert_eq!(due(&work, &stale(&work, Some(&st), None), &anthropic, false, f64::INFINITY), None);
         // A cold cache rewrites nothing: due at once, from the oldest.
-        assert_eq!(due(&work, &stale(&work, Some(&st)), &anthropic, true, f64::INFINITY).map(|d| d.from), Some(2));
+        assert_eq!(due(&work, &stale(&work, Some(&st), None), &anthropic, true, f64::INFINITY).map(|d| d.from), Some(2));
         // Many calls later the rent has paid for it.
         let entries = session(40, 4_000);
         let (st, work) = (analyse(&entries), Fact::all(&entries));
-        let d = due(&work, &stale(&work, Some(&st)), &anthropic, false, f64::INFINITY).expect("due");
+        let d = due(&work, &stale(&work, Some(&st), None), &anthropic, false, f64::INFINITY).expect("due");
         assert!(d.rent >= d.rewrite && d.rewrite > 0.0, "{d:?}");
         // A cheaper write makes it due sooner; a free read never pays rent.
         let free_read = Prices { cache_read: 0.0, ..anthropic };
-        assert_eq!(due(&work, &stale(&work, Some(&st)), &free_read, false, f64::INFINITY), None);
+        assert_eq!(due(&work, &stale(&work, Some(&st), None), &free_read, false, f64::INFINITY), None);
     }
 }

@@ -39,7 +39,7 @@ impl Rung for ToolResultStub {
 
 fn plan(ctx: &Ctx<'_>) -> Vec<Edit> {
     let facts = Fact::all(ctx.working);
-    let stale = stale(&facts, Some(ctx.st));
+    let stale = stale(&facts, Some(ctx.st), None);
     let pressed = ctx.total >= ctx.target;
     let horizon = super::rent::horizon(&facts, ctx.total, ctx.bound);
     let from = match due(&facts, &stale, &ctx.config.prices(), ctx.cold || pressed, horizon) {
