@@ -244,13 +244,19 @@ pub(crate) const MIN_TURNS_TO_TRIM: usize = 5;
 
 /// The tools `names` calls, each once, by name (byte order), with `×n` after a tool called `n > 1`
 /// times: the tool list of a notice.
-pub(crate) fn tool_list(mut names: Vec<&str>) -> Vec<String> {
-    names.sort_unstable();
+///
+/// A span calls few distinct tools, however many calls it makes: they are counted in the order
+/// met and put in order by insertion, which the WebAssembly module holds in far less code than
+/// the library's sort of strings.
+pub(crate) fn tool_list(names: Vec<&str>) -> Vec<String> {
     let mut counted: Vec<(&str, usize)> = Vec::new();
     for name in names {
-        match counted.last_mut() {
-            Some((last, n)) if *last == name => *n += 1,
-            _ => counted.push((name, 1)),
+        match counted.iter_mut().find(|(t, _)| *t == name) {
+            Some((_, n)) => *n += 1,
+            None => {
+                let at = counted.iter().position(|(t, _)| *t > name).unwrap_or(counted.len());
+                counted.insert(at, (name, 1));
+            }
         }
     }
     counted.into_iter().map(|(t, c)| if c > 1 { format!("{t} ×{c}") } else { t.to_string() }).collect()
@@ -275,6 +281,35 @@ pub(crate) fn new_uuid() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tool_list_names_each_tool_once_in_byte_order_with_its_count() {
+        // What sorting the names and counting runs of them gives.
+        let sorted = |names: &[&str]| {
+            let mut names = names.to_vec();
+            names.sort_unstable();
+            let mut out: Vec<(String, usize)> = Vec::new();
+            for n in names {
+                match out.last_mut() {
+                    Some((last, c)) if last == n => *c += 1,
+                    _ => out.push((n.to_string(), 1)),
+                }
+            }
+            out.into_iter().map(|(t, c)| if c > 1 { format!("{t} ×{c}") } else { t }).collect::<Vec<_>>()
+        };
+        let pool = ["read", "grep", "Read", "edit", "bash", "read_file", "é", "", "grep"];
+        let mut state = 7u64;
+        for len in 0..60 {
+            let names: Vec<&str> = (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    pool[(state >> 33) as usize % pool.len()]
+                })
+                .collect();
+            assert_eq!(tool_list(names.clone()), sorted(&names), "{names:?}");
+        }
+        assert_eq!(tool_list(vec!["read", "bash", "read"]), ["bash", "read ×2"]);
+    }
 
     #[test]
     fn every_new_offload_uuid_is_a_distinct_v4_uuid_whose_marker_counts_the_same() {
