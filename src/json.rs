@@ -278,13 +278,24 @@ pub(crate) fn container_end(text: &str, start: usize) -> Option<usize> {
     container_end_in::<{ bytes16::ENABLED }>(text.as_bytes(), start)
 }
 
+/// Where the container that `depth` brackets opened before byte `from` of `text` ends, as
+/// [`container_end`] finds it (`from` outside any string): the rest of an object after the
+/// value of one of its fields, say.
+pub(crate) fn closing(text: &str, from: usize, depth: usize) -> Option<usize> {
+    closing_in::<{ bytes16::ENABLED }>(text.as_bytes(), from, depth)
+}
+
 /// [`container_end`], strings skipped sixteen bytes at a time when `LANES`.
 fn container_end_in<const LANES: bool>(b: &[u8], start: usize) -> Option<usize> {
     if !matches!(b.get(start), Some(b'{' | b'[')) {
         return None;
     }
-    let mut depth = 0usize;
-    let mut i = start;
+    closing_in::<LANES>(b, start, 0)
+}
+
+/// [`closing`], strings skipped sixteen bytes at a time when `LANES`.
+fn closing_in<const LANES: bool>(b: &[u8], from: usize, mut depth: usize) -> Option<usize> {
+    let mut i = from;
     while let Some(&c) = b.get(i) {
         match c {
             b'{' | b'[' => depth += 1,
@@ -399,7 +410,12 @@ mod tests {
             }
             assert_eq!(container_end(&text, 1), Some(text.len() - 1));
             assert_eq!(container_end(&text, 0), Some(text.len()));
+            // The rest of the item after its message, and of the page after it.
+            assert_eq!(closing(&text, start + value.len(), 1), Some(text.len() - 1));
+            assert_eq!(closing(&text, start + value.len(), 2), Some(text.len()));
         }
+        assert_eq!(closing(",\"a\":\"}\"}", 0, 1), Some(9));
+        assert_eq!(closing(",\"a\":1", 0, 1), None);
         // Nothing opens there, or it never closes.
         assert_eq!(container_end("{\"a\":1}", 1), None);
         assert_eq!(container_end("[1,[2]", 0), None);

@@ -24,7 +24,7 @@ use std::rc::Rc;
 
 use xxhash_rust::xxh64::xxh64;
 
-use super::pages::{ENTRY_HEAD, PAGE};
+use super::pages::{self, PAGE};
 use crate::entry::Entry;
 use crate::message::Role;
 use crate::strategy::rent::Fact;
@@ -178,22 +178,23 @@ pub(crate) struct Page {
     pub text: Rc<str>,
     /// Its line of the head's `pageFacts`: a save copies it too.
     pub line: Rc<str>,
-    /// Where each entry's message lies in `text`.
-    pub spans: Vec<Range<usize>>,
+    /// Where each entry's message lies in the page's items (`text` without its brackets), and
+    /// where the entry ends.
+    pub spans: Vec<(Range<usize>, usize)>,
     filter: Filter,
 }
 
-/// The pages at the front of the working list a load left unparsed, and their entries' facts.
+/// The pages at the front of the working list a load left unparsed (their entries' facts are
+/// the first of the state's, `State::facts`).
 #[derive(Debug, Default)]
 pub(crate) struct Deferred {
     pub pages: Vec<Page>,
-    pub facts: Vec<Fact>,
 }
 
 impl Deferred {
     /// The entries the pages hold.
     pub fn len(&self) -> usize {
-        self.facts.len()
+        self.pages.len() * PAGE
     }
 
     /// Whether a message of these pages may make call `id` (the filters are not exact: a
@@ -205,8 +206,9 @@ impl Deferred {
     /// The pages of the working list `texts` that a load may leave unparsed, each matched by
     /// its line of `lines`: every page must match (else none is left), the messages of each
     /// must be cut as a save writes them, and the last exchange is parsed, with the page it
-    /// begins in and every page after it. `None` when no page is left unparsed.
-    pub fn read(texts: &[String], lines: &[&str]) -> Option<Deferred> {
+    /// begins in and every page after it. `None` when no page is left unparsed; else the pages
+    /// left unparsed and their entries' facts.
+    pub fn read(texts: &[String], lines: &[&str]) -> Option<(Deferred, Vec<Fact>)> {
         if texts.len() < 2 || lines.len() != texts.len() {
             return None;
         }
@@ -237,14 +239,14 @@ impl Deferred {
         let mut pages = Vec::with_capacity(k);
         for (n, filter) in filters.into_iter().take(k).enumerate() {
             let text = &texts[n];
-            let spans = spans(text)?;
+            let spans = pages::item_spans(&text[1..text.len() - 1])?;
             if spans.len() != PAGE {
                 return None;
             }
             pages.push(Page { text: Rc::from(text.as_str()), line: Rc::from(lines[n]), spans, filter });
         }
         facts.truncate(k * PAGE);
-        Some(Deferred { pages, facts })
+        Some((Deferred { pages }, facts))
     }
 }
 
@@ -261,35 +263,6 @@ fn first_parsed(facts: &[Fact], pages: usize) -> usize {
         i -= 1;
     }
     (i.saturating_sub(1) / PAGE).min(pages - 1)
-}
-
-/// Where each entry's message lies in a page's `text` as a save writes it (each item its
-/// entry's head, its message, then its count, mark and pin, ending where its object closes);
-/// `None` for a page laid out otherwise.
-fn spans(text: &str) -> Option<Vec<Range<usize>>> {
-    let b = text.as_bytes();
-    if b.first() != Some(&b'[') || b.last() != Some(&b']') {
-        return None;
-    }
-    let mut out = Vec::with_capacity(PAGE);
-    let mut at = 1;
-    loop {
-        if !text.get(at..)?.starts_with(ENTRY_HEAD) {
-            return None;
-        }
-        let start = at + ENTRY_HEAD.len();
-        let end = crate::json::container_end(text, start)?;
-        let entry_end = crate::json::container_end(text, at)?;
-        if !text.get(end..)?.starts_with(",\"tokens\":") {
-            return None;
-        }
-        out.push(start..end);
-        match b.get(entry_end) {
-            Some(b',') => at = entry_end + 1,
-            Some(b']') if entry_end + 1 == b.len() => return Some(out),
-            _ => return None,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -353,23 +326,5 @@ mod tests {
         let mut long = vec![fact(User, 0), fact(Assistant, 0)];
         long.extend((0..2 * PAGE).map(|_| fact(Tool, 1)));
         assert_eq!(first_parsed(&long, 3), 0);
-    }
-
-    #[test]
-    fn spans_find_each_message_as_a_save_wrote_it() {
-        let text = r#"[{"message":{"role":"user","content":"a \"}\" b"},"tokens":3},{"message":{"role":"tool","content":"x"},"tokens":1,"pinned":true}]"#;
-        let spans = spans(text).expect("laid out as a save writes it");
-        let messages: Vec<&str> = spans.iter().map(|s| &text[s.clone()]).collect();
-        assert_eq!(messages, [r#"{"role":"user","content":"a \"}\" b"}"#, r#"{"role":"tool","content":"x"}"#]);
-        for bad in [
-            "[]",
-            r#"[{"tokens":3,"message":{}}]"#,
-            r#"[{"message":{},"tokens":3} ]"#,
-            r#"[{"message":{}}]"#,
-            r#"[{"message":{},"tokens":3},]"#,
-            r#"{"message":{},"tokens":3}"#,
-        ] {
-            assert_eq!(super::spans(bad), None, "{bad}");
-        }
     }
 }

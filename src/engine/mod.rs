@@ -697,7 +697,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                 let lines: Vec<&str> = state.get("pageFacts")?.as_array()?.iter().map(Value::as_str).collect::<Option<_>>()?;
                 deferred::Deferred::read(listed[0], &lines)
             });
-        let unparsed = deferred.as_ref().map_or(0, |d| d.pages.len());
+        let unparsed = deferred.as_ref().map_or(0, |(d, _)| d.pages.len());
         let sizes = pages::join(&mut state, counts, pages, unparsed)?;
         let [working_sizes, offload_sizes, event_sizes] = pages::lists(&sizes, counts);
         let [working, offload_pages, event_pages] = listed;

@@ -5,6 +5,7 @@
 //! the state is. (Walking the written text to find the items, a byte at a time, took longer than
 //! writing it.)
 
+use std::ops::Range;
 use std::rc::{Rc, Weak};
 
 use serde_json::Value;
@@ -137,22 +138,16 @@ fn write_entry_tail(out: &mut String, e: &Entry) {
     out.push('}');
 }
 
-/// The text of `entries`' messages as `messages()` writes them (their wire values joined by
-/// commas), cut from `items`, the text of a page's items they were read from or written as:
-/// when each item is exactly what [`write_entry`] writes of its entry around its message, the
-/// message is the text between, and it need not be written again. A load reads a page's
-/// messages as JSON trees, and writing the trees back out was most of what `messages()` cost
-/// after it; finding where each message ends skips its strings sixteen bytes at a time.
-///
-/// `None` when an item is not laid out so (a page another writer wrote, say); the messages are
-/// then written from their trees.
-pub(crate) fn messages_in(items: &str, entries: &[Entry]) -> Option<String> {
-    let mut spans = Vec::with_capacity(entries.len());
-    let mut tail = String::new();
-    let mut at = 0usize;
-    for (k, e) in entries.iter().enumerate() {
-        if k > 0 {
-            if items.as_bytes().get(at) != Some(&b',') {
+/// Where each item of a page of the working list lies in `items` (the page's text without its
+/// brackets), when every item is laid out as [`write_entry`] lays one out: its message's span
+/// (after the entry's head, before `,"tokens":`) and the end of the item. `None` for items laid
+/// out otherwise. Finding where a message ends skips its strings sixteen bytes at a time.
+pub(crate) fn item_spans(items: &str) -> Option<Vec<(Range<usize>, usize)>> {
+    let mut out = Vec::with_capacity(PAGE);
+    let mut at = 0;
+    while at < items.len() {
+        if !out.is_empty() {
+            if items.as_bytes()[at] != b',' {
                 return None;
             }
             at += 1;
@@ -162,20 +157,37 @@ pub(crate) fn messages_in(items: &str, entries: &[Entry]) -> Option<String> {
         }
         let start = at + ENTRY_HEAD.len();
         let end = crate::json::container_end(items, start)?;
-        tail.clear();
-        write_entry_tail(&mut tail, e);
-        if !items.get(end..)?.starts_with(tail.as_str()) {
+        if !items.get(end..)?.starts_with(",\"tokens\":") {
             return None;
         }
-        spans.push(start..end);
-        at = end + tail.len();
+        at = crate::json::closing(items, end, 1)?;
+        out.push((start..end, at));
     }
-    if at != items.len() {
-        return None;
+    Some(out)
+}
+
+/// The text of `entries`' messages as `messages()` writes them (their wire values joined by
+/// commas), cut from `items`, the text of a page's items they were read from or written as:
+/// when each item is exactly what [`write_entry`] writes of its entry around its message, the
+/// message is the text between, and it need not be written again. A load reads a page's
+/// messages as JSON trees, and writing the trees back out was most of what `messages()` cost
+/// after it.
+///
+/// `None` when an item is not laid out so (a page another writer wrote, say); the messages are
+/// then written from their trees.
+pub(crate) fn messages_in(items: &str, entries: &[Entry]) -> Option<String> {
+    let spans = item_spans(items).filter(|s| s.len() == entries.len())?;
+    let mut tail = String::new();
+    for ((span, end), e) in spans.iter().zip(entries) {
+        tail.clear();
+        write_entry_tail(&mut tail, e);
+        if items[span.end..*end] != tail {
+            return None;
+        }
     }
     // Made at its size: the text is kept as it is (boxed), and shrinking it would copy it again.
-    let mut out = String::with_capacity(spans.iter().map(|s| s.len() + 1).sum::<usize>().saturating_sub(1));
-    crate::json::write_items(&mut out, &spans, |o, span| o.push_str(&items[span.clone()]));
+    let mut out = String::with_capacity(spans.iter().map(|(s, _)| s.len() + 1).sum::<usize>().saturating_sub(1));
+    crate::json::write_items(&mut out, &spans, |o, (span, _)| o.push_str(&items[span.clone()]));
     Some(out)
 }
 
@@ -357,6 +369,26 @@ mod tests {
             ("cut short", &items[..items.len() - 1], &entries[..]),
         ] {
             assert_eq!(messages_in(items, entries), None, "{what}");
+        }
+    }
+
+    #[test]
+    fn item_spans_find_each_message_as_a_save_wrote_it() {
+        let items = r#"{"message":{"role":"user","content":"a \"}\" b"},"tokens":3},{"message":{"role":"tool","content":"x"},"tokens":1,"pinned":true}"#;
+        let spans = item_spans(items).expect("laid out as a save writes it");
+        let messages: Vec<&str> = spans.iter().map(|(s, _)| &items[s.clone()]).collect();
+        assert_eq!(messages, [r#"{"role":"user","content":"a \"}\" b"}"#, r#"{"role":"tool","content":"x"}"#]);
+        assert_eq!(spans.iter().map(|(_, end)| *end).collect::<Vec<_>>(), [items.find("},{").unwrap() + 1, items.len()]);
+        assert_eq!(item_spans(""), Some(vec![]));
+        for bad in [
+            r#"{"tokens":3,"message":{}}"#,
+            r#"{"message":{},"tokens":3} "#,
+            r#"{"message":{}}"#,
+            r#"{"message":{},"tokens":3},"#,
+            r#"{"message":{},"tokens":3}{"message":{},"tokens":3}"#,
+            r#"{"message":{},"tokens":3"#,
+        ] {
+            assert_eq!(item_spans(bad), None, "{bad}");
         }
     }
 

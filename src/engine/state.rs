@@ -220,7 +220,7 @@ impl State {
                 all_read &= as_read;
                 entries.push(Entry::with_pin(Rc::new(m), tokens, pinned));
             }
-            if let Some(i) = (start..entries.len()).find(|&i| Fact::of(&entries[i]) != d.facts[i]) {
+            if let Some(i) = (start..entries.len()).find(|&i| Fact::of(&entries[i]) != self.facts[i]) {
                 return Err(bad(format!("state.working[{i}] is not what the state's facts of page {n} say")));
             }
             known.push(all_read.then(|| KnownPage::new(&entries[start..], Rc::clone(&page.text))));
@@ -390,7 +390,7 @@ impl State {
                     out.push(',');
                 }
                 let page = &d.pages[at / PAGE];
-                out.push_str(&page.text[page.spans[at % PAGE].clone()]);
+                out.push_str(&page.text[1..][page.spans[at % PAGE].0.clone()]);
                 at += 1;
             }
         }
@@ -609,12 +609,12 @@ impl State {
     /// the writer writes of it now (its count read, its mark as saved), so that the page it came
     /// in can be kept ([`State::know_pages`]).
     ///
-    /// With `deferred`, the pages at the front of the working list a load left unparsed: the
-    /// state's `working` holds the entries after them.
+    /// With `deferred`, the pages at the front of the working list a load left unparsed and
+    /// their entries' facts: the state's `working` holds the entries after them.
     pub(crate) fn restore_read(
         state: Value,
         counter: Option<TokenCounter>,
-        deferred: Option<Deferred>,
+        deferred: Option<(Deferred, Vec<Fact>)>,
     ) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
         let shallow = State::check_shape(&state)?;
         let Value::Object(mut obj) = state else { unreachable!("checked to be an object") };
@@ -728,7 +728,7 @@ impl State {
             _ => return Err(bad("state.working must be an array")),
         };
         // The entries before these stay in their pages, unparsed.
-        let skip = deferred.as_ref().map_or(0, Deferred::len);
+        let skip = deferred.as_ref().map_or(0, |(d, _)| d.len());
         if skip > 0 && !counted {
             return Err(bad("state.working: pages left unparsed need the counts the state carries"));
         }
@@ -761,11 +761,9 @@ impl State {
             return Err(bad(format!("state.working is not a valid conversation: {}", p.message)));
         }
         drop(check_mark);
-        let unparsed = deferred.as_ref().map_or(&[][..], |d| &d.facts[..]);
+        let (deferred, mut facts) = deferred.map_or((None, Vec::new()), |(d, facts)| (Some(d), facts));
         let (unparsed_turns, unparsed_tokens) =
-            (unparsed.iter().filter(|f| f.real_user).count(), unparsed.iter().map(|f| f.tokens as u64).sum::<u64>());
-        let mut facts = Vec::with_capacity(unparsed.len() + working.len());
-        facts.extend_from_slice(unparsed);
+            (facts.iter().filter(|f| f.real_user).count(), facts.iter().map(|f| f.tokens as u64).sum::<u64>());
         facts.extend(working.iter().map(Fact::of));
         let state = State {
             count_stuck,
