@@ -15,7 +15,9 @@
  * back (`WasmMemory.fromPages`), so neither a save nor a load parses, writes or copies the whole
  * state in JavaScript: a Worker restores and saves its session on every request. The head also
  * carries a line of facts per page of the working list (`pageFacts`), with which the engine
- * leaves the pages before the last exchange unparsed until something needs their messages.
+ * leaves the pages before the last exchange unparsed until something needs their messages, and
+ * a digest of the events' pages (`eventsDigest`), with which it leaves the events unparsed until
+ * a pass or `events()` reads them.
  *
  * @module
  * @internal

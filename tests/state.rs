@@ -420,9 +420,12 @@ fn a_paged_state_is_the_state_cut_at_its_items_and_reads_back_as_it() {
                 rest = rest.replacen(&list, "", 1);
             }
             // The head is the state's text without its paged lists, and with the facts of each
-            // working page at its end.
+            // working page at its end, then the digest of the events' pages when there are any.
             let facts = cut[0].find(",\"pageFacts\":[").expect("the facts of the working pages");
-            let lines: Vec<String> = serde_json::from_str(&cut[0][facts + 13..cut[0].len() - 1]).unwrap();
+            let digest = cut[0].find(",\"eventsDigest\":");
+            assert_eq!(digest.is_some(), counts[2] > 0, "{name} at group {i}: a digest when there are events");
+            let end = digest.unwrap_or(cut[0].len() - 1);
+            let lines: Vec<String> = serde_json::from_str(&cut[0][facts + 13..end]).unwrap();
             assert_eq!(lines.len(), counts[0] as usize, "{name} at group {i}: a line of facts per working page");
             assert_eq!(
                 format!("{}}}", &cut[0][..facts]),
@@ -555,11 +558,12 @@ fn a_working_page_is_read_as_the_state_parsed_whole_is_read() {
     assert_eq!(read.messages()[0], first[0]["message"]);
 }
 
-/// [`pages_of`] without the head's facts of each page: a load then parses every page (as it
-/// parses a state saved before pages had facts).
+/// [`pages_of`] without the head's facts of each page and digest of the events: a load then
+/// parses every page (as it parses a state saved before pages had facts).
 fn pages_without_facts<S: autocontext::Summarizer + Clone>(m: &AutoContextMemory<S, FlakyStore>) -> (Value, Vec<u32>, Vec<String>) {
     let (mut head, counts, pages) = pages_of(m);
     head.as_object_mut().unwrap().remove("pageFacts").expect("a save writes each page's facts");
+    head.as_object_mut().unwrap().remove("eventsDigest");
     (head, counts, pages)
 }
 
@@ -720,4 +724,55 @@ fn a_page_left_unparsed_is_checked_when_it_is_parsed() {
 
 fn same_text(p: &str) -> String {
     p.to_string()
+}
+
+#[test]
+fn the_events_a_load_leaves_unparsed_are_checked_when_they_are_parsed() {
+    // A compressed memory saved in pages: the head's digest of the events' pages vouches for
+    // them, so a load leaves them as text; a save copies them, and `events()`, a pass or
+    // `materialize` parses them. Changed without the digest made again, they are read at the
+    // load and refused as the state parsed whole refuses them; forged to match, the first call
+    // that parses them refuses them, and nothing changes.
+    let store = FlakyStore::new();
+    let m = compressed(&store);
+    let load = |(head, counts, pages): (Value, Vec<u32>, Vec<String>)| {
+        Mem::from_pages(head, &counts, &pages, Some(FakeSummarizer::digest()), store.clone(), None)
+    };
+    let (head, counts, pages) = pages_of(&m);
+    assert!(counts[2] > 0 && head["eventsDigest"].as_str().is_some_and(|d| d.len() == 16));
+    let events = (counts[0] + counts[1]) as usize;
+    let lazy = load((head.clone(), counts.clone(), pages.clone())).unwrap();
+    assert_eq!(lazy.to_json_text(), m.to_json_text());
+    assert_eq!(lazy.to_json_pages(), m.to_json_pages(), "a save copies the pages left unparsed");
+    assert_eq!(serde_json::to_value(lazy.events()).unwrap(), serde_json::to_value(m.events()).unwrap());
+    // Events that are not events: the whole state's words, at the load or at the first parse.
+    let broken = "[{\"type\":7}]".to_string();
+    let mut whole = m.to_json();
+    whole["events"] = serde_json::from_str(&broken).unwrap();
+    let parsed = restore(&whole, &store).err().expect("the same state parsed whole");
+    let mut changed = pages.clone();
+    changed[events] = broken.clone();
+    changed.truncate(events + 1);
+    let mut fewer = counts.clone();
+    fewer[2] = 1;
+    let e = load((head.clone(), fewer.clone(), changed.clone())).err().expect("events changed without their digest");
+    assert_eq!((e.code(), e.message()), (parsed.code(), parsed.message()));
+    let mut vouched = head.clone();
+    let digest = xxhash_rust::xxh64::xxh64(&broken.as_bytes()[1..broken.len() - 1], 2);
+    vouched["eventsDigest"] = json!(format!("{digest:016x}"));
+    let forged = load((vouched, fewer, changed)).expect("events forged to match their digest are not parsed at the load");
+    forged.add(&Value::Array(tool_round("late", 1, 30_000))).unwrap();
+    // The lists (a pass's end also records the model call that follows it, and flushes the log).
+    let state = |m: &Mem| {
+        let s = m.to_json();
+        json!([s["working"], s["offloads"], s["events"]])
+    };
+    let before = state(&forged);
+    let e = forged.materialize().expect_err("events that are not events");
+    assert_eq!((e.code(), e.message()), (parsed.code(), parsed.message()));
+    assert!(forged.events().is_empty());
+    assert_eq!(forged.validate()[0].code, "INVALID_STATE");
+    let e = block_on(forged.compress_if_needed()).expect_err("a pass adds to the events");
+    assert_eq!(e.code(), ErrorCode::InvalidState);
+    assert!(state(&forged) == before, "a refused parse changes nothing");
 }

@@ -18,6 +18,11 @@
 //! the engine's save does not match, and the state is read whole, every check at once. The
 //! messages' text is cut from each page at the load, as a save wrote it (an entry's head, its
 //! message, its count, mark and pin); a page laid out otherwise is parsed too.
+//!
+//! The events are left unparsed the same way, whole: a turn that runs no pass never reads them
+//! (a pass adds to them, `events()` lists them), and they were most of what a load still parsed
+//! besides the last exchange. The head's `eventsDigest`, a digest of every page of them, vouches
+//! for their pages ([`EventPages`]); they are parsed with the working list's pages.
 
 use std::ops::Range;
 use std::rc::Rc;
@@ -248,6 +253,42 @@ impl Deferred {
         facts.truncate(k * PAGE);
         Some((Deferred { pages }, facts))
     }
+}
+
+/// The pages of the events a load left as their text, vouched for by the head's digest of them
+/// (`eventsDigest`): a save copies them as they are.
+#[derive(Debug)]
+pub(crate) struct EventPages {
+    /// Each page's text, brackets included.
+    pub texts: Vec<Rc<str>>,
+    /// The head's digest of them, as [`pages_digest`] makes it.
+    pub digest: u64,
+}
+
+impl EventPages {
+    /// The pages `texts` when `digest` (the head's `eventsDigest`) is theirs; `None` when there
+    /// are none, or another text made the digest.
+    pub fn read(texts: &[String], digest: &str) -> Option<EventPages> {
+        let digest = hex_at(digest, 0).filter(|_| digest.len() == 16 && !texts.is_empty())?;
+        let mut made = LINE_RULES;
+        for t in texts {
+            made = xxh64(t.strip_prefix('[')?.strip_suffix(']')?.as_bytes(), made);
+        }
+        (digest == made).then(|| EventPages { texts: texts.iter().map(|t| Rc::from(t.as_str())).collect(), digest })
+    }
+}
+
+/// The digest of a list's pages, each given as its items (its text without the brackets), as
+/// [`EventPages::read`] makes it.
+pub(crate) fn pages_digest<'a>(items: impl IntoIterator<Item = &'a str>) -> u64 {
+    items.into_iter().fold(LINE_RULES, |d, items| xxh64(items.as_bytes(), d))
+}
+
+/// Writes `digest` as [`EventPages::read`] reads it.
+pub(crate) fn write_digest(out: &mut String, digest: u64) {
+    out.push('"');
+    push_hex(out, digest);
+    out.push('"');
 }
 
 /// The first page a load parses, of `pages` whose entries have `facts`: the one the last

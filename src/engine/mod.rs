@@ -249,20 +249,23 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         self.state.borrow_mut().set_pinned(index, pinned)
     }
 
-    /// Parses the pages of the working list a load left unparsed (see [`AutoContextMemory::from_pages`]);
-    /// every call that needs their messages does so first. A load leaves unparsed only pages
-    /// its state's head vouches for (a digest of each page and of its facts), and this checks
-    /// them as a load checks a state.
+    /// Parses the pages a load left unparsed (see [`AutoContextMemory::from_pages`]): the
+    /// events', then the working list's; every call that needs their messages does so first. A
+    /// load leaves unparsed only pages its state's head vouches for (a digest of each working
+    /// page and of its facts, one of all the events' pages), and this checks them as a load
+    /// checks a state.
     ///
     /// # Errors
     /// `INVALID_STATE` when a page is not what a save of this engine wrote (a state forged to
     /// match its digests). The calls that cannot fail (`messages`, `working`, `messages_since`)
     /// then see only the parsed messages, and every call that can fails with this error.
     pub fn materialize(&self) -> Result<()> {
-        if self.state.borrow().deferred.is_none() {
+        if !self.state.borrow().unparsed() {
             return Ok(());
         }
-        self.state.borrow_mut().materialize(self.config.format)
+        let mut state = self.state.borrow_mut();
+        state.read_events()?;
+        state.materialize(self.config.format)
     }
 
     /// The working list in wire format, ready to send.
@@ -411,6 +414,9 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
     /// The most recent events, at most [`MAX_EVENTS`] (every event also comes back in its
     /// pass's result).
     pub fn events(&self) -> Vec<CompressionEvent> {
+        // A load may have left them unparsed; none when their pages fail the checks (a state
+        // forged to match its digest: `validate` says so).
+        let _ = self.state.borrow_mut().read_events();
         self.state.borrow().events.clone()
     }
 
@@ -697,15 +703,21 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
                 let lines: Vec<&str> = state.get("pageFacts")?.as_array()?.iter().map(Value::as_str).collect::<Option<_>>()?;
                 deferred::Deferred::read(listed[0], &lines)
             });
+        // The events stay unparsed when the head's digest of them vouches for their pages.
+        let events = state.get("eventsDigest").and_then(Value::as_str).and_then(|d| deferred::EventPages::read(listed[2], d));
         let unparsed = deferred.as_ref().map_or(0, |(d, _)| d.pages.len());
-        let sizes = pages::join(&mut state, counts, pages, unparsed)?;
+        let sizes = pages::join(&mut state, counts, pages, [unparsed, 0, events.as_ref().map_or(0, |e| e.texts.len())])?;
         let [working_sizes, offload_sizes, event_sizes] = pages::lists(&sizes, counts);
         let [working, offload_pages, event_pages] = listed;
         let (config, counter, mut state, as_read) = State::restore_read(state, counter, deferred)?;
         let (working, working_sizes) = (working.get(unparsed..).unwrap_or_default(), working_sizes.get(unparsed..).unwrap_or_default());
         state.know_pages(working, working_sizes, &as_read);
-        state.known_offloads = known_list(&state.offloads, offload_pages, offload_sizes);
-        state.known_events = known_list(&state.events, event_pages, event_sizes);
+        let texts = |pages: &[String]| pages.iter().map(|p| Rc::from(p.as_str())).collect::<Vec<_>>();
+        state.known_offloads = KnownRecords::read(&state.offloads, &texts(offload_pages), offload_sizes);
+        match events {
+            Some(events) => state.unparsed_events = Some(events),
+            None => state.known_events = KnownRecords::read(&state.events, &texts(event_pages), event_sizes),
+        }
         Self::restored(config, counter, state, summarizer, store)
     }
 
@@ -723,24 +735,4 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         *memory.state.borrow_mut() = state;
         Ok(memory)
     }
-}
-
-/// The pages of a restored list of records (`pages`, of `sizes` items) as a save may copy them,
-/// `items` being the list as restored. None when the restore did not keep every item as its
-/// pages hold it (it drops the oldest events beyond the number kept).
-fn known_list<T: Clone + PartialEq>(items: &[T], pages: &[String], sizes: &[usize]) -> KnownRecords<T> {
-    if sizes.iter().sum::<usize>() != items.len() || pages.len() != sizes.len() {
-        return KnownRecords::default();
-    }
-    let mut at = 0;
-    let known = sizes
-        .iter()
-        .zip(pages)
-        .map(|(&n, text)| {
-            let records: Rc<[T]> = Rc::from(&items[at..at + n]);
-            at += n;
-            (records, Rc::<str>::from(text.as_str()))
-        })
-        .collect();
-    KnownRecords::read(known)
 }

@@ -46,6 +46,21 @@ pub(crate) fn write_list<'a, T>(out: &mut String, cut: &mut ListCut, items: &'a 
     out.push(']');
 }
 
+/// Writes a list of `pages` (each a page's text, brackets included) as one JSON array, as
+/// [`write_list`] writes one, noting in `cut` where each page's items are.
+pub(crate) fn write_texts(out: &mut String, cut: &mut ListCut, pages: &[Rc<str>]) {
+    out.push('[');
+    for (n, page) in pages.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        let start = out.len();
+        out.push_str(&page[1..page.len() - 1]);
+        cut.pages.push((start, out.len()));
+    }
+    out.push(']');
+}
+
 /// A page of the working list whose text the memory already has (it read the page in a load,
 /// or wrote it in a save), with the entries it holds. Most of a list does not change between
 /// two saves, so a save copies these texts instead of writing their messages again: a Worker
@@ -208,8 +223,22 @@ impl<T> Default for KnownRecords<T> {
 }
 
 impl<T: PartialEq + Clone> KnownRecords<T> {
-    /// The pages read: each page's records and its text.
-    pub fn read(pages: Vec<(Rc<[T]>, Rc<str>)>) -> Self {
+    /// The pages of a list read back (`texts`, of `sizes` items), `records` being the list as
+    /// read. None known when the list is not every item as its pages hold it (a load drops the
+    /// oldest events beyond the number kept).
+    pub fn read(records: &[T], texts: &[Rc<str>], sizes: &[usize]) -> Self {
+        if sizes.iter().sum::<usize>() != records.len() || texts.len() != sizes.len() {
+            return KnownRecords::default();
+        }
+        let mut at = 0;
+        let pages = sizes
+            .iter()
+            .zip(texts)
+            .map(|(&n, text)| {
+                at += n;
+                (Rc::from(&records[at - n..at]), Rc::clone(text))
+            })
+            .collect();
         KnownRecords { pages }
     }
 
@@ -279,23 +308,25 @@ pub(crate) fn lists<'a, T>(items: &'a [T], counts: &[u32]) -> [&'a [T]; 3] {
 /// A page that is not a JSON array is a `STORE_FAILED` error whose index is its place in
 /// `pages` (the class names its key).
 ///
-/// The first `unparsed` pages of the working list are left out (each holds [`PAGE`] items, see
-/// `deferred.rs`), and the head's `pageFacts` goes too.
+/// The first `unparsed[i]` pages of field `i` are left out (see `deferred.rs`; a working page
+/// left out holds [`PAGE`] items, the events' are not counted), and the head's `pageFacts` and
+/// `eventsDigest` go too.
 ///
 /// Returns how many items each page held, in order.
-pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], unparsed: usize) -> Result<Vec<usize>> {
+pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], unparsed: [usize; 3]) -> Result<Vec<usize>> {
     let Value::Object(map) = head else {
         return Err(Error::new(ErrorCode::InvalidState, "state: the head of a paged state must be an object").at_field("state"));
     };
     map.remove("autocontextPages");
     map.remove("pageFacts");
+    map.remove("eventsDigest");
     let mut next = 0usize;
     let mut sizes = Vec::with_capacity(pages.len());
     for (i, (field, &count)) in FIELDS.iter().zip(counts).enumerate() {
         let mut items = Vec::new();
         for n in 0..count as usize {
-            if i == 0 && n < unparsed {
-                sizes.push(PAGE);
+            if n < unparsed[i] {
+                sizes.push(if i == 0 { PAGE } else { 0 });
                 next += 1;
                 continue;
             }

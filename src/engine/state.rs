@@ -45,7 +45,7 @@ use crate::plan::Plan;
 use crate::strategy::rent::Fact;
 use crate::tokens::{TokenCounter, Tokenizer, COUNT_VERSION, REQUEST_OVERHEAD};
 
-use super::deferred::Deferred;
+use super::deferred::{Deferred, EventPages};
 use super::log::{Chain, Log};
 use super::pages::{self, Cuts, KnownPage, KnownRecords, PAGE};
 use super::retired::{self, Retired};
@@ -83,7 +83,11 @@ pub(crate) struct State {
     pub offload_ids: HashSet<String>,
     /// Offload records retired from the index: the tail here, the rest in the store.
     pub retired: Retired,
+    /// The most recent events; none while a load left them unparsed ([`State::unparsed_events`]).
     pub events: Vec<CompressionEvent>,
+    /// The events' pages a load left unparsed (see [`super::deferred`]); [`State::read_events`]
+    /// parses them.
+    pub unparsed_events: Option<EventPages>,
     /// The tool call ids of the working list (an id may not be reused while the list holds it);
     /// of the parsed entries only, while pages are left unparsed.
     pub call_ids: HashSet<String>,
@@ -190,6 +194,30 @@ impl State {
         } else if let Some(why) = result.reason.as_ref().filter(|_| result.exhausted) {
             self.count_stuck = Some((self.turns, why.clone()));
         }
+    }
+
+    /// Whether a load left pages unparsed: the working list's first ones, or the events'.
+    pub fn unparsed(&self) -> bool {
+        self.deferred.is_some() || self.unparsed_events.is_some()
+    }
+
+    /// Parses the events' pages a load left unparsed, with the checks a load runs; on an error
+    /// (`INVALID_STATE`) they stay as they were.
+    pub fn read_events(&mut self) -> Result<()> {
+        let Some(p) = &self.unparsed_events else { return Ok(()) };
+        let (mut items, mut sizes) = (Vec::new(), Vec::with_capacity(p.texts.len()));
+        for (n, text) in p.texts.iter().enumerate() {
+            let Ok(Value::Array(page)) = serde_json::from_str::<Value>(text) else {
+                return Err(bad(format!("state.events: page {n} is not a page of events")));
+            };
+            sizes.push(page.len());
+            items.extend(page);
+        }
+        let events = events_of(Some(&Value::Array(items)))?;
+        self.known_events = KnownRecords::read(&events, &p.texts, &sizes);
+        self.events = events;
+        self.unparsed_events = None;
+        Ok(())
     }
 
     /// The working list's length.
@@ -432,6 +460,7 @@ impl State {
     /// (the pass has checked that the state did not move under it): the messages added since
     /// stay after it. Returns the number of working messages now.
     pub fn commit(&mut self, snapshot_len: usize, result: Commit) -> usize {
+        debug_assert!(!self.unparsed(), "a pass parses what a load left unparsed first");
         let Commit { mut work, offloads, events } = result;
         work.extend(self.working[snapshot_len..].iter().cloned());
         let same = self.working.iter().zip(&work).take_while(|(a, b)| Rc::ptr_eq(&a.msg, &b.msg)).count();
@@ -533,7 +562,7 @@ impl State {
         self.retired.0.write_json(&mut out);
         out.push_str(",\"config\":");
         crate::json::write(&mut out, &config.to_json());
-        let [_, offloads, events] = cuts;
+        let [_, offloads, event_cut] = cuts;
         offloads.field.0 = out.len();
         out.push_str(",\"offloads\":");
         pages::write_list(&mut out, offloads, &self.offloads, |out, n, page| match self.known_offloads.items_of(n, page) {
@@ -541,13 +570,16 @@ impl State {
             None => crate::json::write_items(out, page, |o, r| r.write(o)),
         });
         offloads.field.1 = out.len();
-        events.field.0 = out.len();
+        event_cut.field.0 = out.len();
         out.push_str(",\"events\":");
-        pages::write_list(&mut out, events, &self.events, |out, n, page| match self.known_events.items_of(n, page) {
-            Some(items) => out.push_str(items),
-            None => crate::json::write_items(out, page, |o, e| e.write(o)),
-        });
-        events.field.1 = out.len();
+        match &self.unparsed_events {
+            Some(p) => pages::write_texts(&mut out, event_cut, &p.texts),
+            None => pages::write_list(&mut out, event_cut, &self.events, |out, n, page| match self.known_events.items_of(n, page) {
+                Some(items) => out.push_str(items),
+                None => crate::json::write_items(out, page, |o, e| e.write(o)),
+            }),
+        }
+        event_cut.field.1 = out.len();
         out.push_str(",\"plan\":");
         crate::json::write(&mut out, &json!(self.plan));
         out.push_str(",\"calibration\":");
@@ -571,6 +603,15 @@ impl State {
             out.push_str(",\"pageFacts\":[");
             crate::json::write_items(&mut out, &lines, |o, l| crate::json::write_str(o, l));
             out.push(']');
+            let digest = match &self.unparsed_events {
+                Some(p) => Some(p.digest),
+                None => Some(super::deferred::pages_digest(event_cut.pages.iter().map(|&(a, b)| &out[a..b])))
+                    .filter(|_| !self.events.is_empty()),
+            };
+            if let Some(digest) = digest {
+                out.push_str(",\"eventsDigest\":");
+                super::deferred::write_digest(&mut out, digest);
+            }
         }
         out.push('}');
         out
@@ -673,8 +714,7 @@ impl State {
                 return Err(bad(format!("state.pending: {u:?} is not an offload uuid outside the offload index")));
             }
         }
-        let mut events = fields::list::<CompressionEvent>(obj.get("events"), "state.events").map_err(bad)?;
-        keep_recent(&mut events);
+        let events = events_of(obj.get("events"))?;
 
         let calibration = Calibration::from_json(obj.get("calibration"))?;
         let count_stuck = match obj.get("countStuck") {
@@ -779,6 +819,7 @@ impl State {
             offload_ids,
             retired,
             events,
+            unparsed_events: None,
             generation: 0,
             plan,
             abandoned: pending,
@@ -896,6 +937,13 @@ fn read_item(
 /// Real user messages of a list of entries.
 pub(crate) fn count_turns(work: &[Entry]) -> usize {
     work.iter().filter(|e| e.msg.is_real_user()).count()
+}
+
+/// The events of a state's `events` field, the most recent kept.
+fn events_of(value: Option<&Value>) -> Result<Vec<CompressionEvent>> {
+    let mut events = fields::list::<CompressionEvent>(value, "state.events").map_err(bad)?;
+    keep_recent(&mut events);
+    Ok(events)
 }
 
 /// Drops all but the [`MAX_EVENTS`] most recent events.
