@@ -500,9 +500,12 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
     /// Stages 4 to 6 of a pass whose plan is made: `result` is completed and returned.
     async fn finish(self, mut result: CompressResult) -> Result<CompressResult> {
         debug_assert_eq!(self.mode, Mode::Commit);
-        // The commit adds to the events: those a load left unparsed are read first, before
-        // anything is written (a pass that tried and found nothing to do never reads them).
-        self.parts.state.borrow_mut().read_events()?;
+        // A commit adds to the events (one per replacement kept, one per failed summary): those
+        // a load left unparsed are read first, before anything is written. A pass that tried
+        // and found nothing to do commits nothing, and never reads them.
+        if self.log.alive().next().is_some() || !self.failures.borrow().is_empty() {
+            self.parts.state.borrow_mut().read_events()?;
+        }
         let mut pending = Pending { state: self.parts.state, written: Vec::new() };
         let counts = match self.write_offloads(&mut pending.written).await {
             Ok(counts) => counts,

@@ -144,8 +144,8 @@ impl PassLog {
         matches!(self.origins[i], Origin::Replaced(_))
     }
 
-    /// The replacements alive at the end of the pass, in the order they were made.
-    #[cfg(test)]
+    /// The replacements alive at the end of the pass, in the order they were made: each is an
+    /// event of the pass ([`PassLog::events`]).
     pub fn alive(&self) -> impl Iterator<Item = &Replacement> {
         self.replacements.iter().filter(|r| r.alive)
     }
