@@ -498,7 +498,7 @@ fn units<M: AsRef<Message>>(format: Format, messages: &[M]) -> (Vec<Unit>, Vec<u
             turn_end += 1;
         }
         if (i..turn_end).any(|k| msg(k).role == Role::Assistant && msg(k).has_calls()) {
-            let mut pending: HashSet<&str> = (i..turn_end).flat_map(|k| msg(k).call_ids()).collect();
+            let mut pending = Pending::of((i..turn_end).flat_map(|k| msg(k).call_ids()));
             let mut j = turn_end;
             while j < n && !pending.is_empty() {
                 let r = msg(j);
@@ -522,6 +522,57 @@ fn units<M: AsRef<Message>>(format: Format, messages: &[M]) -> (Vec<Unit>, Vec<u
         }
     }
     (units, unit_of)
+}
+
+/// The calls of a turn not answered yet, each once. A turn makes a few: a list holds them for
+/// less than a hash set costs to build (the analysis runs for every step of a pass, over every
+/// turn). A turn of more than [`FEW_CALLS`] gets the set, so that no turn costs the square of
+/// its calls.
+enum Pending<'m> {
+    Few(Vec<&'m str>),
+    Many(HashSet<&'m str>),
+}
+
+/// The most calls a turn's [`Pending`] holds in a list.
+const FEW_CALLS: usize = 16;
+
+impl<'m> Pending<'m> {
+    fn of(ids: impl Iterator<Item = &'m str>) -> Self {
+        let ids: Vec<&str> = ids.collect();
+        if ids.len() > FEW_CALLS {
+            return Pending::Many(ids.into_iter().collect());
+        }
+        let mut few = Vec::with_capacity(ids.len());
+        for id in ids {
+            if !few.contains(&id) {
+                few.push(id);
+            }
+        }
+        Pending::Few(few)
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        match self {
+            Pending::Few(few) => few.contains(&id),
+            Pending::Many(many) => many.contains(id),
+        }
+    }
+
+    fn remove(&mut self, id: &str) {
+        match self {
+            Pending::Few(few) => few.retain(|p| *p != id),
+            Pending::Many(many) => {
+                many.remove(id);
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Pending::Few(few) => few.is_empty(),
+            Pending::Many(many) => many.is_empty(),
+        }
+    }
 }
 
 impl AsRef<Message> for Message {
@@ -590,6 +641,33 @@ mod tests {
         assert_eq!(s.protection(5).names(), ["latest answer", "last round"]);
         assert_eq!(s.protection(7).names(), ["unread", "current round", "lastKeep tail"]);
         assert!(s.free(3, Protection::CURRENT - Protection::LAST_ROUND) && !s.free(3, Protection::HISTORY));
+    }
+
+    #[test]
+    fn a_turn_of_few_or_many_calls_is_one_exchange_with_the_results_that_answer_it() {
+        // On both sides of the count a turn's pending calls move from a list to a set: the
+        // results in any order close the exchange, one missing leaves it incomplete, and a
+        // result of another call ends it.
+        for calls in [1, 3, FEW_CALLS, FEW_CALLS + 1, 40] {
+            let ids: Vec<String> = (0..calls).map(|k| format!("c{k}")).collect();
+            let turn = json!({"role": "assistant", "tool_calls": ids.iter().map(|id| call(id)).collect::<Vec<_>>()});
+            let results: Vec<Value> = ids.iter().rev().map(|id| json!({"role": "tool", "tool_call_id": id, "content": "r"})).collect();
+            let mut all = vec![json!({"role": "user", "content": "q"}), turn.clone()];
+            all.extend(results.iter().cloned());
+            all.push(json!({"role": "assistant", "content": "done"}));
+            let s = Structure::analyze(Format::OpenAi, &msgs(Value::Array(all)), 0);
+            assert_eq!(s.unit(1).span, 1..2 + calls, "{calls} calls");
+            assert!(s.unit(1).exchange && s.unit(1).complete, "{calls} calls");
+            let mut partial = vec![json!({"role": "user", "content": "q"}), turn.clone()];
+            partial.extend(results[1..].iter().cloned());
+            let s = Structure::analyze(Format::OpenAi, &msgs(Value::Array(partial)), 0);
+            assert_eq!(s.unit(1).span, 1..1 + calls, "{calls} calls, one unanswered");
+            assert!(!s.unit(1).complete, "{calls} calls, one unanswered");
+            let mut stray = vec![json!({"role": "user", "content": "q"}), turn];
+            stray.push(json!({"role": "tool", "tool_call_id": "other", "content": "r"}));
+            let s = Structure::analyze(Format::OpenAi, &msgs(Value::Array(stray)), 0);
+            assert_eq!(s.unit(1).span, 1..2, "{calls} calls, a stray result");
+        }
     }
 
     #[test]
