@@ -196,7 +196,7 @@ export function report(r) {
     const phase = (c, name) => c?.phases.find((p) => p.phase === name)?.ms;
     const cold = native('no pass');
     gaps.push(
-      `**A Worker turn without a pass, ${f1(noPass.threadMs)} ms.** ${cold ? `Natively the turn is ${f2(cold.turnMs)} ms, the restore ${f2(phase(cold, 'restore'))} of it. ` : ''}A load parses the state's head, the page the last exchange begins in and those after it, and the pages of the offload index and the events; the pages before the last exchange stay unparsed, read by the facts the head keeps of them, and \`messages()\` cuts their messages out of their text. What is left is mostly that text handed to the module and back, \`messages()\` parsed again in JavaScript, and the save.`,
+      `**A Worker turn without a pass, ${f1(noPass.threadMs)} ms.** ${cold ? `Natively the turn is ${f2(cold.turnMs)} ms, the restore ${f2(phase(cold, 'restore'))} of it. ` : ''}A load parses the state's head, the page the last exchange begins in and those after it, and the pages of the offload index; the pages before the last exchange stay unparsed, read by the facts the head keeps of them, and \`messages()\` cuts their messages out of their text; the events stay unparsed too, vouched for by the head's digest of their pages, until a pass adds to them. What is left is mostly that text handed to the module and back, \`messages()\` parsed again in JavaScript, and the save.`,
     );
   }
   if (trimOurs / trimTheirs > 0.35) {
