@@ -22,7 +22,8 @@
 //! The events are left unparsed the same way, whole: a turn that runs no pass never reads them
 //! (a pass adds to them, `events()` lists them), and they were most of what a load still parsed
 //! besides the last exchange. The head's `eventsDigest`, a digest of every page of them, vouches
-//! for their pages ([`EventPages`]); they are parsed with the working list's pages.
+//! for their pages ([`EventPages`]); they are parsed when read (`events()`), when a pass
+//! commits, and with the working list's pages (`materialize`).
 
 use std::ops::Range;
 use std::rc::Rc;
@@ -270,16 +271,13 @@ impl EventPages {
     /// are none, or another text made the digest.
     pub fn read(texts: &[String], digest: &str) -> Option<EventPages> {
         let digest = hex_at(digest, 0).filter(|_| digest.len() == 16 && !texts.is_empty())?;
-        let mut made = LINE_RULES;
-        for t in texts {
-            made = xxh64(t.strip_prefix('[')?.strip_suffix(']')?.as_bytes(), made);
-        }
-        (digest == made).then(|| EventPages { texts: texts.iter().map(|t| Rc::from(t.as_str())).collect(), digest })
+        let pages = texts.iter().all(|t| t.len() >= 2 && t.starts_with('[') && t.ends_with(']'));
+        (pages && digest == pages_digest(texts.iter().map(|t| &t[1..t.len() - 1])))
+            .then(|| EventPages { texts: texts.iter().map(|t| Rc::from(t.as_str())).collect(), digest })
     }
 }
 
-/// The digest of a list's pages, each given as its items (its text without the brackets), as
-/// [`EventPages::read`] makes it.
+/// The digest of a list's pages, each given as its items (its text without the brackets).
 pub(crate) fn pages_digest<'a>(items: impl IntoIterator<Item = &'a str>) -> u64 {
     items.into_iter().fold(LINE_RULES, |d, items| xxh64(items.as_bytes(), d))
 }

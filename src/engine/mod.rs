@@ -513,9 +513,7 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let parts = self.parts();
         let (tokens, generation, pressure, calibration) = {
             let st = self.state.borrow();
-            let turns =
-                self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(st.turns) > self.config.max_context_turns as usize;
-            let pressure = st.count_pressure(self.config.msg_threshold as usize) || turns;
+            let pressure = st.count_pressure(self.config.msg_threshold as usize) || parts.turn_pressure(st.turns);
             (st.request_tokens(&self.config), st.generation, pressure, st.calibration)
         };
         let trigger = calibration.trigger(&self.config);

@@ -302,6 +302,15 @@ pub(crate) fn lists<'a, T>(items: &'a [T], counts: &[u32]) -> [&'a [T]; 3] {
     })
 }
 
+/// The items of a page's text, when it is a JSON array: what a load, and a parse of a page a
+/// load left unparsed, read of each page.
+pub(crate) fn parse(text: &str) -> Option<Vec<Value>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(items)) => Some(items),
+        _ => None,
+    }
+}
+
 /// Puts the pages read back into the head (a JSON object): `counts[i]` pages of field `i`,
 /// taken in order from `pages`, each parsed as a JSON array. The head's `autocontextPages` goes.
 ///
@@ -330,8 +339,7 @@ pub(crate) fn join(head: &mut Value, counts: &[u32], pages: &[String], unparsed:
                 next += 1;
                 continue;
             }
-            let page = pages.get(next).map(|p| serde_json::from_str::<Value>(p));
-            let Some(Ok(Value::Array(page))) = page else {
+            let Some(page) = pages.get(next).and_then(|p| parse(p)) else {
                 return Err(Error::new(ErrorCode::StoreFailed, format!("page {next} of the saved state is not a page"))
                     .at_field("page")
                     .at_index(next));

@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use super::pass_log::PassLog;
 use super::results::{CompressResult, Target, FAILURE_EVENT};
-use super::state::{request_tokens, sum_tokens, Commit, State};
+use super::state::{count_turns, request_tokens, sum_tokens, Commit, State};
 use crate::engine::events::CompressionEvent;
 use crate::engine::offload::Expansion;
 use crate::entry::Entry;
@@ -91,8 +91,7 @@ impl<S, O> Parts<'_, S, O> {
         let tokens = state.request_tokens(self.config);
         let target = forced.map_or_else(|| self.pass_target(tokens, cold, facts), Target::exactly);
         let count = state.len();
-        let turns =
-            self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(state.turns) > self.config.max_context_turns as usize;
+        let turns = self.turn_pressure(state.turns);
         let threshold = self.config.msg_threshold as usize;
         let parsed = state.deferred.is_none().then_some(&state.working[..]);
         let pressure = tokens >= target.aim
@@ -184,10 +183,10 @@ impl<S, O> Parts<'_, S, O> {
         })
     }
 
-    /// Whether the ladder trims turns and `work` has more than `maxContextTurns` of them.
-    pub fn turn_pressure(&self, work: &[Entry]) -> bool {
-        self.ladder.contains(&Strategy::TurnTrim)
-            && self.config.counted_turns(work.iter().filter(|e| e.msg.is_real_user()).count()) > self.config.max_context_turns as usize
+    /// Whether the ladder trims turns and a list of `turns` real user turns has more than
+    /// `maxContextTurns` of them.
+    pub fn turn_pressure(&self, turns: usize) -> bool {
+        self.ladder.contains(&Strategy::TurnTrim) && self.config.counted_turns(turns) > self.config.max_context_turns as usize
     }
 
     /// The window (`maxToken`) in the estimate's units (calibrated).
@@ -362,7 +361,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
         self.tokens_before >= self.target.aim
             || self.rent
             || self.snapshot.len() >= self.parts.config.msg_threshold as usize
-            || self.parts.turn_pressure(&self.snapshot)
+            || self.parts.turn_pressure(count_turns(&self.snapshot))
             || self.parts.fresh_oversized(&self.snapshot)
     }
 
@@ -398,7 +397,7 @@ impl<'a, S: Summarizer, O: OffloadStore> Pass<'a, S, O> {
                     let total = request_tokens(sum_tokens(&self.work), config);
                     let count_pressure = self.work.len() >= config.msg_threshold as usize;
                     let token_pressure = total >= self.target.aim;
-                    let turn_pressure = self.parts.turn_pressure(&self.work);
+                    let turn_pressure = self.parts.turn_pressure(count_turns(&self.work));
                     let fresh = self.parts.fresh_oversized(&self.work);
                     if !token_pressure && !count_pressure && !turn_pressure && !fresh && !self.rent {
                         return Ok(());

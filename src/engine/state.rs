@@ -207,7 +207,7 @@ impl State {
         let Some(p) = &self.unparsed_events else { return Ok(()) };
         let (mut items, mut sizes) = (Vec::new(), Vec::with_capacity(p.texts.len()));
         for (n, text) in p.texts.iter().enumerate() {
-            let Ok(Value::Array(page)) = serde_json::from_str::<Value>(text) else {
+            let Some(page) = pages::parse(text) else {
                 return Err(bad(format!("state.events: page {n} is not a page of events")));
             };
             sizes.push(page.len());
@@ -236,9 +236,8 @@ impl State {
         let check_mark = mark_check(&self.offloads, &self.offload_ids);
         for (n, page) in d.pages.iter().enumerate() {
             let start = entries.len();
-            let items = match serde_json::from_str::<Value>(&page.text) {
-                Ok(Value::Array(items)) if items.len() == page.spans.len() => items,
-                _ => return Err(bad(format!("state.working: page {n} is not the page its facts describe"))),
+            let Some(items) = pages::parse(&page.text).filter(|items| items.len() == page.spans.len()) else {
+                return Err(bad(format!("state.working: page {n} is not the page its facts describe")));
             };
             let mut all_read = true;
             for item in items {
