@@ -240,7 +240,7 @@ pub(crate) mod texts {
     /// separators, escapes, backslashes, quotes, control characters and characters of two, three
     /// and four bytes, after every length of plain run, and in pseudo-random sequences.
     pub(crate) fn adversarial() -> Vec<String> {
-        const PIECES: [&str; 38] = [
+        const PIECES: [&str; 44] = [
             "a",
             "Z",
             "7",
@@ -269,6 +269,12 @@ pub(crate) mod texts {
             "€",
             "😀",
             "—",
+            "→",
+            "─",
+            "ↀ",
+            "⁰",
+            "⏿",
+            "€→",
             "Ω",
             "C:\\",
             "\\\\nas",

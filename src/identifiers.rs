@@ -124,6 +124,24 @@ fn plainly_not_alphanumeric(c: char) -> bool {
     matches!(c as u32, 0x2000..=0x206F | 0x2190..=0x23FF | 0x2500..=0x25FF | 0x1F300..=0x1FAFF)
 }
 
+/// Whether the character at byte `i` of `b` is one of the three-byte characters of
+/// [`plainly_not_alphanumeric`] that begin with 0xE2 (U+2000 to U+206F, U+2190 to U+23FF, U+2500
+/// to U+25FF): the arrow of every numbered line a tool prints, box drawing, dashes and quotes,
+/// most of a conversation's characters that are not ASCII. The walk steps over them without
+/// decoding them ([`wide`] gives them no class either).
+#[inline(always)]
+fn plain_e2(b: &[u8], i: usize) -> bool {
+    match b.get(i..i + 3) {
+        Some(&[0xE2, second, third]) => match second {
+            0x80 | 0x87..=0x8F | 0x94..=0x97 => true,
+            0x81 => third <= 0xAF,
+            0x86 => third >= 0x90,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// The character at byte `i` of `text`, which is not ASCII: its length in bytes and its class
 /// (0 when it ends a run; letters and digits of any script continue one, as [`WIDE`]).
 #[cold]
@@ -220,6 +238,19 @@ fn plain_words(b: &[u8; 16]) -> usize {
         .or(v.eq(b'\\'))
         .or(v.within(0x80, 0xff))
         .bits();
+    // Characters of three bytes from the blocks of `plainly_not_alphanumeric` that begin with
+    // 0xE2 (the arrow of numbered lines, box drawing, dashes and quotes), whole in the block:
+    // between runs, as the byte-by-byte walk reads them (see `plain_e2`).
+    let e2 = v.eq(0xE2).bits() & 0x3fff;
+    let other = if e2 == 0 {
+        other
+    } else {
+        let whole = v.eq(0x80).or(v.within(0x87, 0x8F)).or(v.within(0x94, 0x97)).bits() >> 1;
+        let by_third =
+            (v.eq(0x86).bits() >> 1 & v.within(0x90, 0xBF).bits() >> 2) | (v.eq(0x81).bits() >> 1 & v.within(0x80, 0xAF).bits() >> 2);
+        let plain = e2 & (whole | by_third);
+        other & !(plain | plain << 1 | plain << 2)
+    };
     let between = !(lower | upper | other) & 0xffff;
     // An uppercase letter after a lowercase one: the word may be a name (`getUser`, `HttpServer`).
     let name = upper & (lower << 1);
@@ -248,6 +279,7 @@ fn scan_in<'t, const LANES: bool>(text: &'t str, json: bool, mut f: impl FnMut(&
         // Whether the run is a path anchored by a drive or a share: asked at a backslash only.
         let path = || !json && anchored(b, start);
         let (len, class) = match CLASS[b[i] as usize] {
+            LEAD if plain_e2(b, i) => (3, 0),
             LEAD => wide(text, i),
             BACKSLASH => match escape(b, i, json, path()) {
                 0 => (1, SEP),
@@ -271,6 +303,7 @@ fn scan_in<'t, const LANES: bool>(text: &'t str, json: bool, mut f: impl FnMut(&
                 continue;
             }
             let (len, class) = match class {
+                LEAD if plain_e2(b, i) => (3, 0),
                 LEAD => wide(text, i),
                 BACKSLASH => match escape(b, i, json, path()) {
                     0 => (1, SEP),
@@ -478,15 +511,25 @@ fn kind_of(w: &str, flag: bool) -> Option<Kind> {
         }
         // One walk over the segments: none empty (`a..b`), each a word, each named (a letter, or
         // two characters or more), and the last one.
-        let (mut count, mut named, mut last) = (0, true, "");
-        for s in w.split('.') {
-            if s.is_empty() || !s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') {
+        let (mut count, mut named, mut start) = (0, true, 0);
+        for end in 0..=b.len() {
+            match b.get(end) {
+                Some(b'.') | None => {}
+                Some(&c) if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' => continue,
+                Some(_) => return None,
+            }
+            let s = &b[start..end];
+            if s.is_empty() {
                 return None;
             }
-            named &= s.len() >= 2 || s.as_bytes()[0].is_ascii_alphabetic();
+            named &= s.len() >= 2 || s[0].is_ascii_alphabetic();
             count += 1;
-            last = s;
+            if end < b.len() {
+                start = end + 1;
+            }
         }
+        // Every byte cut at is a dot, so the last segment starts at a character's boundary.
+        let last = &w[start..];
         let ext_like = last.len() <= 8 && last.as_bytes()[0].is_ascii_alphabetic() && last.bytes().all(|c| c.is_ascii_alphanumeric());
         // `e.g`, `i.e` and sentences run together (`end.Next`) are not names.
         if count == 2 && ext_like && last.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) {
@@ -530,8 +573,31 @@ fn texts(m: &Message) -> impl Iterator<Item = (usize, &str, bool)> {
 /// An identifier's key in the sets of what is in view: a hash of its text, so a pass over a
 /// long list allocates nothing per identifier (two identifiers sharing a key would only leave
 /// one out of an index).
+///
+/// The scan takes one for every identifier it meets, a few bytes to [`MAX_LEN`] long: whole
+/// words of eight bytes, the last one overlapping, each multiplied in, and the result mixed so
+/// that its low bits (a set's bucket) and its top bits (the set's tag) both depend on every
+/// byte. Keys live in memory only, never in a saved state, so the hash need not be a standard
+/// one; xxh64 cost about three times as much on words this short.
 pub(crate) fn key(w: &str) -> u64 {
-    xxhash_rust::xxh64::xxh64(w.as_bytes(), 0)
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let b = w.as_bytes();
+    let n = b.len();
+    let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("eight bytes"));
+    let mut h = (n as u64).wrapping_mul(K);
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 < n {
+            h = (h ^ word(at)).wrapping_mul(K).rotate_left(29);
+            at += 8;
+        }
+        h ^= word(n - 8);
+    } else {
+        // Up to seven bytes, each in its own place.
+        h ^= b.iter().enumerate().fold(0, |x, (i, &c)| x | u64::from(c) << (8 * i));
+    }
+    h = (h ^ h >> 32).wrapping_mul(K);
+    h ^ h >> 29
 }
 
 /// The keys of the identifiers in view.
@@ -541,7 +607,7 @@ pub(crate) type Visible = HashSet<u64, Keyed>;
 /// [`scan`]: each caller is a copy of the scanner in the WebAssembly module).
 pub(crate) fn identifiers_of(m: &Message, out: &mut Visible) {
     for (_, t, call) in texts(m) {
-        out.extend(scan_distinct(t, call).iter().map(|id| id.key));
+        scan_distinct(t, call, |ids| out.extend(ids.iter().map(|id| id.key)));
     }
 }
 
@@ -581,17 +647,33 @@ struct Id {
 }
 
 /// The distinct identifiers of `text` (JSON text when `json`), in order of first occurrence.
-fn scan_distinct(text: &str, json: bool) -> Vec<Id> {
-    let mut ids: Vec<Id> = Vec::new();
-    let mut seen: HashSet<u64, Keyed> = HashSet::default();
-    let base = text.as_ptr() as usize;
-    scan(text, json, |w, kind| {
-        let key = key(w);
-        if seen.insert(key) {
-            ids.push(Id { key, start: (w.as_ptr() as usize - base) as u32, len: w.len() as u32, kind });
-        }
-    });
-    ids
+///
+/// The set that tells them apart and the list that gathers them are the thread's, emptied and
+/// used again for each text: a pass scans a few hundred texts, and a set made for each grew by
+/// doubling through every one of them.
+fn scan_distinct<R>(text: &str, json: bool, then: impl FnOnce(&[Id]) -> R) -> R {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<(HashSet<u64, Keyed>, Vec<Id>)> = std::cell::RefCell::default();
+    }
+    SCRATCH.with(|scratch| {
+        // A scan never calls itself; a borrow that fails would mean it did, and gets its own.
+        let mut fresh = Default::default();
+        let mut held = scratch.try_borrow_mut();
+        let (seen, ids) = match held.as_deref_mut() {
+            Ok(s) => s,
+            Err(_) => &mut fresh,
+        };
+        seen.clear();
+        ids.clear();
+        let base = text.as_ptr() as usize;
+        scan(text, json, |w, kind| {
+            let key = key(w);
+            if seen.insert(key) {
+                ids.push(Id { key, start: (w.as_ptr() as usize - base) as u32, len: w.len() as u32, kind });
+            }
+        });
+        then(ids)
+    })
 }
 
 /// Texts shorter than this are scanned every time: scanning them costs about what looking them
@@ -625,7 +707,7 @@ thread_local! {
 /// same text read as plain text: their escapes differ).
 fn ids_of_text(text: &str, json: bool) -> std::rc::Rc<[Id]> {
     if text.len() < REMEMBERED_MIN {
-        return scan_distinct(text, json).into();
+        return scan_distinct(text, json, |ids| std::rc::Rc::from(ids));
     }
     let k = text_key(text);
     let k = if json { (!k.0, k.1) } else { k };
@@ -637,7 +719,7 @@ fn ids_of_text(text: &str, json: bool) -> std::rc::Rc<[Id]> {
     if let Some(ids) = found {
         return ids;
     }
-    let ids: std::rc::Rc<[Id]> = scan_distinct(text, json).into();
+    let ids: std::rc::Rc<[Id]> = scan_distinct(text, json, |ids| std::rc::Rc::from(ids));
     RECENT.with(|r| {
         let mut r = r.borrow_mut();
         if r.slots.is_empty() || r.ids + ids.len() > REMEMBERED_IDS {
@@ -713,6 +795,20 @@ mod tests {
         for c in (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|&c| plainly_not_alphanumeric(c)) {
             assert!(!c.is_alphanumeric(), "U+{:04X} is alphanumeric", c as u32);
         }
+    }
+
+    #[test]
+    fn the_characters_stepped_over_undecoded_are_those_wide_gives_no_class() {
+        let mut plain = 0;
+        for c in ('\u{2000}'..='\u{2fff}').chain(['a', 'é', '€', '😀']) {
+            let text = format!("{c}x");
+            let want = if c.is_ascii() { false } else { wide(&text, 0) == (3, 0) && plainly_not_alphanumeric(c) };
+            assert_eq!(plain_e2(text.as_bytes(), 0), want, "U+{:04X}", c as u32);
+            plain += usize::from(want);
+        }
+        assert_eq!(plain, 0x70 + 0x270 + 0x100);
+        // Cut short, it is no such character.
+        assert!(!plain_e2("→".as_bytes(), 1) && !plain_e2(&"→".as_bytes()[..2], 0));
     }
 
     #[test]
