@@ -703,15 +703,22 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
             });
         // The events stay unparsed when the head's digest of them vouches for their pages.
         let events = state.get("eventsDigest").and_then(Value::as_str).and_then(|d| deferred::EventPages::read(listed[2], d));
+        // The offload index is read from its pages' text when a save laid every record out.
+        let offloads = offload::read_pages(listed[1]);
         let unparsed = deferred.as_ref().map_or(0, |(d, _)| d.pages.len());
-        let sizes = pages::join(&mut state, counts, pages, [unparsed, 0, events.as_ref().map_or(0, |e| e.texts.len())])?;
+        let skipped = [unparsed, offloads.as_ref().map_or(0, |_| listed[1].len()), events.as_ref().map_or(0, |e| e.texts.len())];
+        let sizes = pages::join(&mut state, counts, pages, skipped)?;
         let [working_sizes, offload_sizes, event_sizes] = pages::lists(&sizes, counts);
         let [working, offload_pages, event_pages] = listed;
-        let (config, counter, mut state, as_read) = State::restore_read(state, counter, deferred)?;
+        let (offloads, offload_sizes) = match offloads {
+            Some((records, sizes)) => (Some(records), sizes),
+            None => (None, offload_sizes.to_vec()),
+        };
+        let (config, counter, mut state, as_read) = State::restore_read(state, counter, deferred, offloads)?;
         let (working, working_sizes) = (working.get(unparsed..).unwrap_or_default(), working_sizes.get(unparsed..).unwrap_or_default());
         state.know_pages(working, working_sizes, &as_read);
         let texts = |pages: &[String]| pages.iter().map(|p| Rc::from(p.as_str())).collect::<Vec<_>>();
-        state.known_offloads = KnownRecords::read(&state.offloads, &texts(offload_pages), offload_sizes);
+        state.known_offloads = KnownRecords::read(&state.offloads, &texts(offload_pages), &offload_sizes);
         match events {
             Some(events) => state.unparsed_events = Some(events),
             None => state.known_events = KnownRecords::read(&state.events, &texts(event_pages), event_sizes),

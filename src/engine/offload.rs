@@ -65,6 +65,67 @@ impl OffloadRecord {
     }
 }
 
+/// The offload index's pages as a save wrote them, read without a JSON tree: the records and
+/// how many each page holds, or `None` when any record of any page is laid out otherwise.
+///
+/// A Worker loads its session on every request, and the offload index was most of what a load
+/// that leaves the working list's pages unparsed still parsed: a tree of a few small objects per
+/// offload, a hash of each of their keys. A save writes each record one way
+/// ([`OffloadRecord::write`]: `uuid`, `messageCount`, then `digest` if any, no space, no escape
+/// in the strings the engine makes), and a record laid out exactly so means what the JSON
+/// reader would make of it. Anything else (another order, a space, an escape, a number the
+/// reader would not take as it stands) is read by the JSON reader, with every check and error
+/// as before: what this takes, it takes as that reader would.
+pub(crate) fn read_pages(pages: &[String]) -> Option<(Vec<OffloadRecord>, Vec<usize>)> {
+    let mut records = Vec::new();
+    let mut sizes = Vec::with_capacity(pages.len());
+    for page in pages {
+        let before = records.len();
+        let mut rest = page.strip_prefix('[')?.strip_suffix(']')?;
+        while !rest.is_empty() {
+            let (record, after) = read_written(rest)?;
+            records.push(record);
+            rest = match after.strip_prefix(',') {
+                Some(next) if !next.is_empty() => next,
+                Some(_) => return None,
+                None if after.is_empty() => after,
+                None => return None,
+            };
+        }
+        sizes.push(records.len() - before);
+    }
+    Some((records, sizes))
+}
+
+/// One record at the start of `s` as [`OffloadRecord::write`] lays it out, and what follows it.
+fn read_written(s: &str) -> Option<(OffloadRecord, &str)> {
+    let (uuid, s) = plain_string(s.strip_prefix(r#"{"uuid":""#)?)?;
+    let s = s.strip_prefix(r#","messageCount":"#)?;
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    let (count, s) = s.split_at(digits);
+    // JSON has no leading zero; a count past a `u64` the reader keeps as a float, one past a
+    // `usize` is refused: each is left to the reader.
+    if count.is_empty() || count.len() > 1 && count.starts_with('0') {
+        return None;
+    }
+    let message_count = usize::try_from(count.parse::<u64>().ok()?).ok()?;
+    let (digest, s) = match s.strip_prefix(r#","digest":""#) {
+        Some(s) => {
+            let (digest, s) = plain_string(s)?;
+            (Some(digest.to_string()), s)
+        }
+        None => (None, s),
+    };
+    Some((OffloadRecord { uuid: uuid.to_string(), message_count, digest }, s.strip_prefix('}')?))
+}
+
+/// The text of a string whose JSON text is itself (no escape, no control character), up to
+/// its closing quote, and what follows the quote.
+fn plain_string(s: &str) -> Option<(&str, &str)> {
+    let end = s.bytes().position(|b| b == b'"' || b == b'\\' || b < 0x20)?;
+    (s.as_bytes()[end] == b'"').then(|| (&s[..end], &s[end + 1..]))
+}
+
 impl Record for OffloadRecord {
     const FIELDS: &'static [&'static str] = &["uuid", "messageCount", "digest"];
     fn read(f: &Fields) -> std::result::Result<OffloadRecord, Fault> {
@@ -338,5 +399,92 @@ mod tests {
         }
         let garbled = raw.replace(r#""at":0"#, r#""at":"first""#);
         assert_eq!(open(&garbled, &want).unwrap_err().code(), ErrorCode::StoreFailed);
+    }
+
+    /// What the JSON reader makes of a page of records, as a load reads a state's lists.
+    fn by_json(page: &str) -> Option<Vec<OffloadRecord>> {
+        let v: Value = serde_json::from_str(page).ok()?;
+        crate::fields::list::<OffloadRecord>(Some(&v), "state.offloads").ok()
+    }
+
+    #[test]
+    fn the_offload_index_read_from_its_text_is_what_the_json_reader_reads() {
+        // Pages as a save cuts them: every record read back, and how many each page holds.
+        let records: Vec<OffloadRecord> = (0..70usize)
+            .map(|i| OffloadRecord {
+                uuid: format!("{i:08x}-0000-4000-8000-{:012x}", i * 7919),
+                message_count: [1, 0, 38, 4_000_000_000][i % 4],
+                digest: (i % 3 != 0).then(|| format!("{:016x}", i * 31)),
+            })
+            .collect();
+        let pages: Vec<String> = records
+            .chunks(32)
+            .map(|page| {
+                let mut text = String::from("[");
+                for (k, r) in page.iter().enumerate() {
+                    if k > 0 {
+                        text.push(',');
+                    }
+                    r.write(&mut text);
+                }
+                text.push(']');
+                text
+            })
+            .collect();
+        let (read, sizes) = read_pages(&pages).expect("the pages a save writes");
+        assert_eq!(read, records);
+        assert_eq!(sizes, [32, 32, 6]);
+        for page in &pages {
+            assert_eq!(read_pages(std::slice::from_ref(page)).map(|r| r.0), by_json(page));
+        }
+        assert_eq!(read_pages(&[]), Some((Vec::new(), Vec::new())));
+        // Taken as they stand: each is what the JSON reader reads.
+        let taken = [
+            "[]",
+            r#"[{"uuid":"u-1","messageCount":3,"digest":"00ff"}]"#,
+            r#"[{"uuid":"u-1","messageCount":3},{"uuid":"u-2","messageCount":0,"digest":"x"}]"#,
+            r#"[{"uuid":"é😀","messageCount":18446744073709551615}]"#,
+            r#"[{"uuid":"","messageCount":7,"digest":""}]"#,
+        ];
+        for page in taken {
+            let fast = read_pages(&[page.to_string()]).map(|r| r.0);
+            assert!(fast.is_some(), "{page}");
+            assert_eq!(fast, by_json(page), "{page}");
+        }
+        // Laid out otherwise: left to the JSON reader, which reads some and refuses the rest.
+        let left = [
+            r#"[{"uuid":"u","messageCount":03}]"#,
+            r#"[{"uuid":"u","messageCount":3.0}]"#,
+            r#"[{"uuid":"u","messageCount":-3}]"#,
+            r#"[{"uuid":"u","messageCount":3e0}]"#,
+            r#"[{"uuid":"u","messageCount":18446744073709551616}]"#,
+            r#"[{"uuid":"u","messageCount":}]"#,
+            r#"[{"uuid":"u\u0041","messageCount":3}]"#,
+            r#"[{"uuid":"u\\","messageCount":3}]"#,
+            "[{\"uuid\":\"a\tb\",\"messageCount\":3}]",
+            r#"[{"uuid":"u","messageCount":3,"digest":null}]"#,
+            r#"[{"uuid":"u","messageCount":3,"digest":7}]"#,
+            r#"[{"messageCount":3,"uuid":"u"}]"#,
+            r#"[{"uuid":"u"}]"#,
+            r#"[ {"uuid":"u","messageCount":3}]"#,
+            r#"[{"uuid": "u","messageCount":3}]"#,
+            r#"[{"uuid":"u","messageCount":3,"other":1}]"#,
+            r#"[{"uuid":"u","messageCount":3,"digest":"d","other":1}]"#,
+            r#"[{"uuid":"u","messageCount":3},]"#,
+            r#"[{"uuid":"u","messageCount":3}{"uuid":"v","messageCount":3}]"#,
+            r#"[{"uuid":"u","messageCount":3}"#,
+            r#"{"uuid":"u","messageCount":3}"#,
+            r#"[{"uuid":"u,"messageCount":3}]"#,
+            "",
+        ];
+        for page in left {
+            assert_eq!(read_pages(&[page.to_string()]), None, "{page}");
+        }
+        // One page laid out otherwise leaves the whole index to the JSON reader.
+        assert_eq!(read_pages(&[pages[0].clone(), left[0].to_string()]), None);
+        // On a 32-bit target a count past a `usize` is refused by the JSON reader's path too.
+        if usize::BITS == 32 {
+            assert_eq!(read_pages(&[r#"[{"uuid":"u","messageCount":4294967296}]"#.to_string()]), None);
+        }
     }
 }

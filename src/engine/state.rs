@@ -642,7 +642,7 @@ impl State {
     /// The state is taken, not borrowed: its messages become the memory's as they are, never
     /// copied (a Worker restores its session on every request).
     pub fn restore(state: Value, counter: Option<TokenCounter>) -> Result<(Config, TokenCounter, State)> {
-        Self::restore_read(state, counter, None).map(|(config, counter, state, _)| (config, counter, state))
+        Self::restore_read(state, counter, None, None).map(|(config, counter, state, _)| (config, counter, state))
     }
 
     /// [`State::restore`], and for each working entry whether the state's text of it is what
@@ -650,11 +650,14 @@ impl State {
     /// in can be kept ([`State::know_pages`]).
     ///
     /// With `deferred`, the pages at the front of the working list a load left unparsed and
-    /// their entries' facts: the state's `working` holds the entries after them.
+    /// their entries' facts: the state's `working` holds the entries after them. With
+    /// `offloads`, the offload index a load read from its pages ([`super::offload::read_pages`]),
+    /// checked here as the state's own list is.
     pub(crate) fn restore_read(
         state: Value,
         counter: Option<TokenCounter>,
         deferred: Option<(Deferred, Vec<Fact>)>,
+        offloads: Option<Vec<OffloadRecord>>,
     ) -> Result<(Config, TokenCounter, State, Vec<bool>)> {
         let shallow = State::check_shape(&state)?;
         let Value::Object(mut obj) = state else { unreachable!("checked to be an object") };
@@ -673,7 +676,10 @@ impl State {
         };
         let format = config.format;
         let parse = |i: usize, v: Value| if shallow { format.parse_owned_shallow(i, v) } else { format.parse_owned(i, v) };
-        let offloads = fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?;
+        let offloads = match offloads {
+            Some(read) => read,
+            None => fields::list::<OffloadRecord>(obj.get("offloads"), "state.offloads").map_err(bad)?,
+        };
         let mut offload_ids = HashSet::new();
         for o in &offloads {
             if !crate::engine::reload::is_uuid(&o.uuid) || !offload_ids.insert(o.uuid.clone()) {
