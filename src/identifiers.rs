@@ -607,7 +607,7 @@ pub(crate) type Visible = HashSet<u64, Keyed>;
 /// [`scan`]: each caller is a copy of the scanner in the WebAssembly module).
 pub(crate) fn identifiers_of(m: &Message, out: &mut Visible) {
     for (_, t, call) in texts(m) {
-        scan_distinct(t, call, |ids| out.extend(ids.iter().map(|id| id.key)));
+        out.extend(scan_distinct(t, call).iter().map(|id| id.key));
     }
 }
 
@@ -651,7 +651,7 @@ struct Id {
 /// The set that tells them apart and the list that gathers them are the thread's, emptied and
 /// used again for each text: a pass scans a few hundred texts, and a set made for each grew by
 /// doubling through every one of them.
-fn scan_distinct<R>(text: &str, json: bool, then: impl FnOnce(&[Id]) -> R) -> R {
+fn scan_distinct(text: &str, json: bool) -> std::rc::Rc<[Id]> {
     thread_local! {
         static SCRATCH: std::cell::RefCell<(HashSet<u64, Keyed>, Vec<Id>)> = std::cell::RefCell::default();
     }
@@ -672,7 +672,7 @@ fn scan_distinct<R>(text: &str, json: bool, then: impl FnOnce(&[Id]) -> R) -> R 
                 ids.push(Id { key, start: (w.as_ptr() as usize - base) as u32, len: w.len() as u32, kind });
             }
         });
-        then(ids)
+        std::rc::Rc::from(&ids[..])
     })
 }
 
@@ -707,7 +707,7 @@ thread_local! {
 /// same text read as plain text: their escapes differ).
 fn ids_of_text(text: &str, json: bool) -> std::rc::Rc<[Id]> {
     if text.len() < REMEMBERED_MIN {
-        return scan_distinct(text, json, |ids| std::rc::Rc::from(ids));
+        return scan_distinct(text, json);
     }
     let k = text_key(text);
     let k = if json { (!k.0, k.1) } else { k };
@@ -719,7 +719,7 @@ fn ids_of_text(text: &str, json: bool) -> std::rc::Rc<[Id]> {
     if let Some(ids) = found {
         return ids;
     }
-    let ids: std::rc::Rc<[Id]> = scan_distinct(text, json, |ids| std::rc::Rc::from(ids));
+    let ids: std::rc::Rc<[Id]> = scan_distinct(text, json);
     RECENT.with(|r| {
         let mut r = r.borrow_mut();
         if r.slots.is_empty() || r.ids + ids.len() > REMEMBERED_IDS {
