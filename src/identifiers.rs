@@ -719,7 +719,7 @@ fn ids_of_text(text: &str, json: bool) -> std::rc::Rc<[Id]> {
     if let Some(ids) = found {
         return ids;
     }
-    let ids: std::rc::Rc<[Id]> = scan_distinct(text, json);
+    let ids = scan_distinct(text, json);
     RECENT.with(|r| {
         let mut r = r.borrow_mut();
         if r.slots.is_empty() || r.ids + ids.len() > REMEMBERED_IDS {

@@ -710,15 +710,14 @@ impl<S: Summarizer, O: OffloadStore> AutoContextMemory<S, O> {
         let sizes = pages::join(&mut state, counts, pages, skipped)?;
         let [working_sizes, offload_sizes, event_sizes] = pages::lists(&sizes, counts);
         let [working, offload_pages, event_pages] = listed;
-        let (offloads, offload_sizes) = match offloads {
-            Some((records, sizes)) => (Some(records), sizes),
-            None => (None, offload_sizes.to_vec()),
-        };
+        // Pages read from their text hold the records the reader counted; `join` knows none.
+        let (offloads, read_sizes) = offloads.unzip();
+        let offload_sizes = read_sizes.as_deref().unwrap_or(offload_sizes);
         let (config, counter, mut state, as_read) = State::restore_read(state, counter, deferred, offloads)?;
         let (working, working_sizes) = (working.get(unparsed..).unwrap_or_default(), working_sizes.get(unparsed..).unwrap_or_default());
         state.know_pages(working, working_sizes, &as_read);
         let texts = |pages: &[String]| pages.iter().map(|p| Rc::from(p.as_str())).collect::<Vec<_>>();
-        state.known_offloads = KnownRecords::read(&state.offloads, &texts(offload_pages), &offload_sizes);
+        state.known_offloads = KnownRecords::read(&state.offloads, &texts(offload_pages), offload_sizes);
         match events {
             Some(events) => state.unparsed_events = Some(events),
             None => state.known_events = KnownRecords::read(&state.events, &texts(event_pages), event_sizes),
